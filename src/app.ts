@@ -1,0 +1,143 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Config } from './config.js'
+import type { AppContext } from './context.js'
+import { openDatabase } from './db/connect.js'
+import { migrateToLatest } from './db/migrate.js'
+import { DatabaseRegistry } from './db/tenant-db.js'
+import { systemClock, type Clock } from './lib/clock.js'
+import { genReqId } from './plugins/request-id.js'
+import requestId from './plugins/request-id.js'
+import errors from './plugins/errors.js'
+import validation from './plugins/validation.js'
+import docs from './plugins/docs.js'
+import securityHeaders from './plugins/security-headers.js'
+import shutdown from './plugins/shutdown.js'
+import { modules } from './modules/index.js'
+import rateLimit from './plugins/rate-limit.js'
+import gate from './plugins/gate.js'
+import { ensureSetting } from './modules/system/settings.js'
+import { TenantCache } from './modules/tenants/cache.js'
+import { Keystore } from './auth/keystore.js'
+import { KeyVerifier } from './auth/key-verifier.js'
+import { createPasswordHasher } from './lib/hashing.js'
+import { deriveKey } from './lib/crypto-box.js'
+import { randomToken } from './lib/tokens.js'
+import { bootstrap } from './bootstrap.js'
+import pkg from '../package.json' with { type: 'json' }
+
+export interface AppOptions {
+  /** Where logs go (tests capture them); stdout otherwise. */
+  readonly logStream?: { write(line: string): void }
+  readonly clock?: Clock
+  /** Registered before any route, e.g. the tests' contract guard (it needs onRoute). */
+  readonly beforeRoutes?: (app: FastifyInstance) => void | Promise<void>
+  /** Redis key prefix of the rate-limit counters (tests isolate themselves with it). */
+  readonly rateLimitNamespace?: string
+}
+
+// Why: these hold credentials; pino replaces them before a line is written.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-client-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.refreshToken',
+  '*.accessToken',
+  '*.secret',
+  '*.key',
+  '*.url',
+  'err.config',
+]
+
+const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+(:[^/\s@]*)?@/gi
+
+/** Removes `user:password@` from any URL inside a log message. */
+export function scrubUrlCredentials(s: string): string {
+  return s.replace(URL_CREDENTIALS, '$1[REDACTED]@')
+}
+
+/** Builds the whole service (database, plugins, modules) without listening. Close it with app.close(). */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[REDACTED]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+      serializers: {
+        req: (req: { method: string; url: string; id: string; ip?: string }) => ({
+          method: req.method,
+          // Why: query strings may carry secrets pasted by mistake; the path is enough to debug.
+          url: req.url.split('?')[0],
+          id: req.id,
+          ip: req.ip,
+        }),
+        err: (err: Error & { code?: string }) => ({
+          type: err.name,
+          code: err.code,
+          message: scrubUrlCredentials(err.message ?? ''),
+          stack: scrubUrlCredentials(err.stack ?? ''),
+        }),
+      },
+    },
+    genReqId,
+    requestIdLogLabel: 'requestId',
+    bodyLimit: 64 * 1024,
+    trustProxy: config.trustProxy,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  })
+
+  const opened = await openDatabase(config.databaseUrl, {
+    dataDir: config.dataDir,
+    poolMax: config.databasePoolMax,
+    logger: app.log,
+  })
+  try {
+    const applied = await migrateToLatest(opened.db)
+    if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied')
+  } catch (err) {
+    await opened.close()
+    throw err
+  }
+  const dbs = new DatabaseRegistry(opened.db, opened.stats)
+  const clock = options.clock ?? systemClock
+  // Why: outside production an unset secret is generated once and kept, so restarts keep tokens valid.
+  const jwtSecret = config.jwtSecret ?? (await ensureSetting(opened.db, 'jwt_secret', () => randomToken(32)))
+  const secretsKey = deriveKey(config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))))
+  const hasher = createPasswordHasher({ cost: 12 })
+  const ctx: AppContext = {
+    config,
+    dbs,
+    pingMain: opened.ping,
+    clock,
+    startedAt: Date.now(),
+    version: pkg.version,
+    tenants: new TenantCache(opened.db, config.platformTenantCode),
+    keystore: new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock),
+    keys: new KeyVerifier(opened.db, config.platformTenantCode, clock),
+    hasher,
+    secretsKey,
+    redisStatus: () => 'disabled',
+  }
+  await bootstrap(opened.db, config, hasher)
+  app.decorate('ctx', ctx)
+  app.addHook('onClose', async () => {
+    await hasher.close()
+    await dbs.closeAll()
+    await opened.close()
+  })
+
+  await app.register(requestId)
+  await app.register(shutdown)
+  await app.register(securityHeaders, { corsOrigins: config.corsOrigins })
+  await app.register(validation)
+  await app.register(errors)
+  await app.register(rateLimit, { redisUrl: config.redisUrl, namespace: options.rateLimitNamespace })
+  await app.register(gate)
+  if (options.beforeRoutes) await options.beforeRoutes(app)
+  await app.register(docs)
+  for (const mod of modules) await app.register(mod)
+  return app
+}

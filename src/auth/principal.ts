@@ -1,0 +1,50 @@
+/** Who is making a request, as established by the credential layer (`request.principal`). */
+export type Principal = UserPrincipal | KeyPrincipal
+
+interface PrincipalBase {
+  readonly tenantId: string
+  readonly tenantCode: string
+  /** True when the credential belongs to the platform tenant (PLATFORM_TENANT_CODE). */
+  readonly isPlatform: boolean
+  /** The credential's own permission set: the token's claims as issued, or the key's scopes. */
+  readonly permissions: ReadonlySet<string>
+}
+
+export interface UserPrincipal extends PrincipalBase {
+  readonly kind: 'user'
+  readonly userId: string
+  readonly sessionId: string
+  readonly roles: readonly string[]
+  /** The verified access-token claims. */
+  readonly claims: Readonly<Record<string, unknown>>
+}
+
+export interface KeyPrincipal extends PrincipalBase {
+  readonly kind: 'client_key'
+  readonly keyId: string
+}
+
+/** True when `set` grants `permission`: exact, its `resource:*`, or `admin:*`. */
+export function holds(set: ReadonlySet<string>, permission: string): boolean {
+  if (set.has(permission) || set.has('admin:*')) return true
+  const colon = permission.indexOf(':')
+  return colon > 0 && set.has(`${permission.slice(0, colon)}:*`)
+}
+
+/** True when the principal holds `admin:*` (only possible in the platform tenant). */
+export function isSuperAdmin(p: Principal): boolean {
+  return p.isPlatform && p.permissions.has('admin:*')
+}
+
+/** The audit actor fields for a principal. */
+export function actorOf(p: Principal | null | undefined): { actor_type: 'user' | 'client_key' | null; actor_id: string | null } {
+  if (!p) return { actor_type: null, actor_id: null }
+  return p.kind === 'user' ? { actor_type: 'user', actor_id: p.userId } : { actor_type: 'client_key', actor_id: p.keyId }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the credential layer on every non-public route; absent on public ones. */
+    principal?: Principal
+  }
+}

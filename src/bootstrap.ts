@@ -1,0 +1,70 @@
+import type { Kysely } from 'kysely'
+import type { Config } from './config.js'
+import type { Database } from './db/database.js'
+import type { PasswordHasher } from './lib/hashing.js'
+import { normalizeEmail } from './lib/identifiers.js'
+import { insertClientKey } from './modules/client-keys/queries.js'
+import { isUniqueViolation } from './lib/db-errors.js'
+import { findTenantByCode } from './modules/tenants/queries.js'
+import { provisionTenant } from './modules/tenants/provision.js'
+import { findUserForLogin } from './modules/users/queries.js'
+
+/** Makes sure the platform tenant exists (first start); safe when two instances start at once. */
+export async function ensurePlatformTenant(db: Kysely<Database>, code: string) {
+  const found = await findTenantByCode(db, code)
+  if (found) return found
+  try {
+    return (await provisionTenant(db, { code, name: 'Platform' })).tenant
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err
+    const again = await findTenantByCode(db, code)
+    if (!again) throw err
+    return again
+  }
+}
+
+/** Makes sure a platform Client Key with exactly this value and scope `admin:*` exists. */
+export async function ensureBootstrapKey(db: Kysely<Database>, tenantId: string, value: string): Promise<boolean> {
+  return (await insertClientKey(db, { tenantId, name: 'bootstrap', scopes: ['admin:*'], value })) !== null
+}
+
+/** Makes sure a platform admin user with this email exists (its password is set only on creation). */
+export async function ensureBootstrapAdmin(
+  db: Kysely<Database>,
+  tenantId: string,
+  email: string,
+  password: string,
+  hasher: PasswordHasher,
+): Promise<{ userId: string; created: boolean }> {
+  const normalized = normalizeEmail(email)
+  if (!normalized) throw new Error('BOOTSTRAP_ADMIN_EMAIL is not a valid email address')
+  const existing = await findUserForLogin(db, tenantId, 'email', normalized)
+  if (existing) return { userId: existing.id, created: false }
+  const passwordHash = await hasher.hash(password)
+  return db.transaction().execute(async (trx) => {
+    const user = await trx
+      .insertInto('users')
+      .values({ tenant_id: tenantId, email: normalized, password_hash: passwordHash, email_verified: true })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const role = await trx
+      .selectFrom('roles')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('name', '=', 'admin')
+      .executeTakeFirstOrThrow()
+    await trx.insertInto('user_roles').values({ tenant_id: tenantId, user_id: user.id, role_id: role.id }).execute()
+    return { userId: user.id, created: true }
+  })
+}
+
+/** Everything first start needs: the platform tenant, then the configured bootstrap key and admin. */
+export async function bootstrap(db: Kysely<Database>, config: Config, hasher: PasswordHasher) {
+  const platform = await ensurePlatformTenant(db, config.platformTenantCode)
+  const keyCreated = config.bootstrapClientKey ? await ensureBootstrapKey(db, platform.id, config.bootstrapClientKey) : false
+  const admin =
+    config.bootstrapAdminEmail && config.bootstrapAdminPassword
+      ? await ensureBootstrapAdmin(db, platform.id, config.bootstrapAdminEmail, config.bootstrapAdminPassword, hasher)
+      : null
+  return { platformTenantId: platform.id, keyCreated, admin }
+}

@@ -1,0 +1,116 @@
+/** Service configuration, read once from the environment (contract section 10). */
+export interface Config {
+  readonly nodeEnv: string
+  readonly port: number
+  readonly host: string
+  readonly logLevel: string
+  /** `undefined` → embedded PGlite under dataDir; `memory://`; or a postgres:// URL. */
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  readonly databasePoolMax: number
+  readonly jwtSecret: string | undefined
+  readonly secretsKey: string | undefined
+  /** Fastify `trustProxy`: boolean, or a comma-separated list of proxy-addr ranges. */
+  readonly trustProxy: boolean | string
+  readonly redisUrl: string | undefined
+  readonly platformTenantCode: string
+  readonly routingAllowedHosts: readonly string[]
+  readonly corsOrigins: readonly string[]
+  readonly bootstrapClientKey: string | undefined
+  readonly bootstrapAdminEmail: string | undefined
+  readonly bootstrapAdminPassword: string | undefined
+  readonly metricsToken: string | undefined
+  readonly shutdownTimeoutMs: number
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const TENANT_CODE = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/
+
+/** Reads and validates the environment; collects every problem and throws once with all of them. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const str = (name: string): string | undefined => {
+    const v = env[name]?.trim()
+    return v === undefined || v === '' ? undefined : v
+  }
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name)
+    if (raw === undefined) return def
+    const n = Number(raw)
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}`)
+      return def
+    }
+    return n
+  }
+  const list = (name: string): string[] =>
+    (str(name) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+
+  const nodeEnv = str('NODE_ENV') ?? 'development'
+  const logLevel = str('LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+
+  const databaseUrl = str('DATABASE_URL')
+  if (databaseUrl !== undefined && !/^(memory:\/\/|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be memory:// or a postgres:// URL')
+  }
+
+  const jwtSecret = str('JWT_SECRET')
+  const secretsKey = str('SECRETS_KEY')
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) problems.push('JWT_SECRET must be at least 32 bytes')
+  if (secretsKey !== undefined && Buffer.byteLength(secretsKey) < 32) problems.push('SECRETS_KEY must be at least 32 bytes')
+  if (nodeEnv === 'production') {
+    if (!jwtSecret) problems.push('JWT_SECRET is required when NODE_ENV=production')
+    if (!secretsKey) problems.push('SECRETS_KEY is required when NODE_ENV=production')
+  }
+
+  const rawTrust = str('TRUST_PROXY') ?? 'loopback,linklocal,uniquelocal'
+  const trustProxy = rawTrust === 'true' ? true : rawTrust === 'false' ? false : rawTrust
+
+  const platformTenantCode = (str('PLATFORM_TENANT_CODE') ?? 'platform').toLowerCase()
+  if (!TENANT_CODE.test(platformTenantCode)) problems.push('PLATFORM_TENANT_CODE is not a valid tenant code')
+
+  const bootstrapClientKey = str('BOOTSTRAP_CLIENT_KEY')
+  if (bootstrapClientKey !== undefined && !/^ck_[A-Za-z0-9_-]{43,}$/.test(bootstrapClientKey)) {
+    problems.push('BOOTSTRAP_CLIENT_KEY must be ck_ followed by at least 43 base64url characters')
+  }
+  const bootstrapAdminEmail = str('BOOTSTRAP_ADMIN_EMAIL')
+  const bootstrapAdminPassword = env.BOOTSTRAP_ADMIN_PASSWORD || undefined
+  if ((bootstrapAdminEmail === undefined) !== (bootstrapAdminPassword === undefined)) {
+    problems.push('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together')
+  }
+
+  const corsOrigins = list('CORS_ORIGINS')
+  for (const o of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(o)) problems.push(`CORS_ORIGINS entry is not an origin: ${o}`)
+  }
+
+  const config: Config = {
+    nodeEnv,
+    port: int('PORT', 3000, 0, 65535),
+    host: str('HOST') ?? '127.0.0.1',
+    logLevel,
+    databaseUrl,
+    dataDir: str('DATA_DIR') ?? './.data',
+    databasePoolMax: int('DATABASE_POOL_MAX', 10, 1, 500),
+    jwtSecret,
+    secretsKey,
+    trustProxy,
+    redisUrl: str('REDIS_URL'),
+    platformTenantCode,
+    routingAllowedHosts: list('DATABASE_ROUTING_ALLOWED_HOSTS').map((h) => h.toLowerCase()),
+    corsOrigins,
+    bootstrapClientKey,
+    bootstrapAdminEmail,
+    bootstrapAdminPassword,
+    metricsToken: str('METRICS_TOKEN'),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 100, 600000),
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)
+  return Object.freeze(config)
+}

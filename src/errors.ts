@@ -1,0 +1,86 @@
+/** Every error code of contract section 3 with its HTTP status; a missing row is a compile error. */
+export const errorStatus = {
+  VALIDATION_ERROR: 400,
+  PASSWORD_POLICY_VIOLATION: 400,
+  UNAUTHORIZED: 401,
+  TOKEN_EXPIRED: 401,
+  INVALID_CREDENTIALS: 401,
+  INVALID_REFRESH_TOKEN: 401,
+  FORBIDDEN: 403,
+  ROLE_HIERARCHY_VIOLATION: 403,
+  USER_INACTIVE: 403,
+  IP_NOT_ALLOWED: 403,
+  ORIGIN_NOT_ALLOWED: 403,
+  TENANT_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  ROLE_NOT_FOUND: 404,
+  PERMISSION_NOT_FOUND: 404,
+  CLIENT_KEY_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  USER_ALREADY_EXISTS: 409,
+  ROLE_ALREADY_EXISTS: 409,
+  PERMISSION_ALREADY_EXISTS: 409,
+  TENANT_ALREADY_EXISTS: 409,
+  SYSTEM_RESOURCE_PROTECTED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  DATABASE_ROUTING_FAILED: 422,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>
+
+export type ErrorCode = keyof typeof errorStatus
+
+/** Public default messages: safe to show to any caller, never carrying internals. */
+const defaultMessage: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: 'Request validation failed',
+  PASSWORD_POLICY_VIOLATION: 'Password does not meet the password policy',
+  UNAUTHORIZED: 'Unauthorized',
+  TOKEN_EXPIRED: 'Token expired',
+  INVALID_CREDENTIALS: 'Invalid credentials',
+  INVALID_REFRESH_TOKEN: 'Invalid refresh token',
+  FORBIDDEN: 'Forbidden',
+  ROLE_HIERARCHY_VIOLATION: 'The role hierarchy forbids this action',
+  USER_INACTIVE: 'User is not active',
+  IP_NOT_ALLOWED: 'IP address not allowed for this key',
+  ORIGIN_NOT_ALLOWED: 'Origin not allowed for this key',
+  TENANT_NOT_FOUND: 'Tenant not found',
+  USER_NOT_FOUND: 'User not found',
+  ROLE_NOT_FOUND: 'Role not found',
+  PERMISSION_NOT_FOUND: 'Permission not found',
+  CLIENT_KEY_NOT_FOUND: 'Client key not found',
+  NOT_FOUND: 'Route not found',
+  USER_ALREADY_EXISTS: 'User already exists',
+  ROLE_ALREADY_EXISTS: 'Role already exists',
+  PERMISSION_ALREADY_EXISTS: 'Permission already exists',
+  TENANT_ALREADY_EXISTS: 'Tenant already exists',
+  SYSTEM_RESOURCE_PROTECTED: 'System resource is protected',
+  PAYLOAD_TOO_LARGE: 'Payload too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  DATABASE_ROUTING_FAILED: 'Database routing failed',
+  RATE_LIMIT_EXCEEDED: 'Rate limit exceeded',
+  INTERNAL_ERROR: 'Internal server error',
+  SERVICE_UNAVAILABLE: 'Service unavailable',
+}
+
+/** An expected failure: the error handler turns it into the failure envelope with its status. */
+export class AppError extends Error {
+  readonly statusCode: number
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: unknown,
+  ) {
+    super(message ?? defaultMessage[code])
+    this.name = 'AppError'
+    this.statusCode = errorStatus[code]
+  }
+}
+
+/** Throws an AppError; usable in expressions (`row ?? fail('USER_NOT_FOUND')`). */
+export function fail(code: ErrorCode, message?: string, details?: unknown): never {
+  throw new AppError(code, message, details)
+}
+
+export const errorCodes = Object.keys(errorStatus) as ErrorCode[]

@@ -1,0 +1,23 @@
+/** The shape of one entry of generated/routes.ts: everything the document says about an operation. */
+export interface RouteSpec {
+  readonly operationId: string
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Fastify form, `:param`. */
+  readonly url: string
+  /** Document form, `{param}`. */
+  readonly path: string
+  /** From the operation's `security`: who may call it. */
+  readonly auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+  /** `x-permission`: the permission the credential must hold, or null. */
+  readonly permission: string | null
+  /** `x-rate-limit`: a route budget overriding the global one. */
+  readonly rateLimit: { readonly max: number; readonly timeWindow: number } | null
+  readonly bodyRequired: boolean
+  readonly successStatus: number
+  readonly schema: {
+    readonly params?: object
+    readonly querystring?: object
+    readonly body?: object
+    readonly response?: Readonly<Record<string, object>>
+  }
+}

@@ -1,0 +1,57 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { operations } from '../../generated/openapi.js'
+import { routes, type OperationId } from '../../generated/routes.js'
+
+type Op<K extends OperationId> = operations[K]
+type JsonBody<T> = T extends { requestBody?: { content: { 'application/json': infer B } } } ? B : unknown
+type Part<T, P extends 'query' | 'path'> = T extends { parameters: { [k in P]?: infer Q } }
+  ? [Q] extends [undefined | never]
+    ? unknown
+    : NonNullable<Q>
+  : unknown
+type DataOf<R> = R extends { content: { 'application/json': { data: infer D } } } ? D : never
+
+/** The Fastify generic for an operation: body, query and params as the document types them. */
+export interface RouteTypes<K extends OperationId> {
+  Body: JsonBody<Op<K>>
+  Querystring: Part<Op<K>, 'query'>
+  Params: Part<Op<K>, 'path'>
+}
+
+/** The `data` of an operation's success envelope (its 200 or 201 response). */
+export type Data<K extends OperationId> = Op<K> extends { responses: infer R }
+  ? R extends { 201: infer C }
+    ? DataOf<C>
+    : R extends { 200: infer S }
+      ? DataOf<S>
+      : never
+  : never
+
+export type Req<K extends OperationId> = FastifyRequest<RouteTypes<K>>
+
+/**
+ * Registers one operation of the document: method, url, schemas, permission and rate-limit override all
+ * come from generated/routes.ts; the handler returns the envelope's `data` only.
+ */
+export function defineRoute<K extends OperationId>(
+  app: FastifyInstance,
+  id: K,
+  handler: (req: Req<K>, reply: FastifyReply) => Promise<Data<K>>,
+): void {
+  const spec = routes[id]
+  app.route<RouteTypes<K>>({
+    method: spec.method,
+    url: spec.url,
+    schema: spec.schema,
+    config: {
+      operationId: id,
+      spec,
+      ...(spec.rateLimit ? { rateLimit: { max: spec.rateLimit.max, timeWindow: spec.rateLimit.timeWindow } } : {}),
+    },
+    handler: async (req, reply) => {
+      const data = await handler(req, reply)
+      reply.code(spec.successStatus)
+      return { success: true, data }
+    },
+  })
+}

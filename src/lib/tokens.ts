@@ -1,0 +1,53 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** Length of the display prefix kept for a Client Key (`ck_` plus 9 characters of the secret part). */
+export const KEY_PREFIX_LENGTH = 12
+
+// Why an upper bound: the shape check runs on unauthenticated input before any lookup, so it also
+// caps how much a caller can make us hash. 43 is 256 bits in base64url; operators may bootstrap longer keys.
+const CLIENT_KEY_RE = /^ck_[A-Za-z0-9_-]{43,256}$/
+
+/** Returns `bytes` cryptographically random bytes as unpadded base64url (32 bytes → 43 characters). */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
+/** SHA-256 of the UTF-8 bytes of `s` as 64 lowercase hex characters: how keys and tokens are stored. */
+export function sha256Hex(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex')
+}
+
+/** A new Client Key value: `ck_` followed by 43 base64url characters (256 random bits). Shown once. */
+export function newClientKeyValue(): string {
+  return 'ck_' + randomToken(32)
+}
+
+/** The display prefix of a key value (its first 12 characters); safe to store and show. */
+export function keyPrefix(value: string): string {
+  return value.slice(0, KEY_PREFIX_LENGTH)
+}
+
+/** True when `s` has the shape of a Client Key (`ck_` + 43..256 base64url characters); not that it exists. */
+export function isClientKeyShape(s: string): boolean {
+  return CLIENT_KEY_RE.test(s)
+}
+
+/** A new opaque refresh token (256 random bits, base64url); store only its `sha256Hex`. */
+export function newRefreshToken(): string {
+  return randomToken(32)
+}
+
+/** A short random key id for a signing secret (72 bits, 12 base64url characters). */
+export function newKid(): string {
+  // Why this is enough: a kid is looked up within one tenant, never globally, so it only has to differ
+  // from that tenant's current and previous kid.
+  return randomToken(9)
+}
+
+/** Compares two strings in time independent of where they differ and of their lengths. */
+export function timingSafeEqualStr(a: string, b: string): boolean {
+  // Why hash first: timingSafeEqual needs equal lengths, and an early length check would leak the length.
+  const da = createHash('sha256').update(a, 'utf8').digest()
+  const db = createHash('sha256').update(b, 'utf8').digest()
+  return timingSafeEqual(da, db)
+}

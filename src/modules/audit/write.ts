@@ -1,0 +1,60 @@
+import type { Kysely } from 'kysely'
+import type { FastifyRequest } from 'fastify'
+import type { Database } from '../../db/database.js'
+import { actorOf, type Principal } from '../../auth/principal.js'
+
+export type AuditAction =
+  | 'LOGIN'
+  | 'LOGOUT'
+  | 'REFRESH_TOKEN'
+  | 'REGISTER'
+  | 'USER_DELETE'
+  | 'ROLE_ASSIGN'
+  | 'ROLE_REMOVE'
+  | 'PERMISSION_GRANT'
+  | 'PERMISSION_REVOKE'
+
+/** Where a request came from, as the audit log records it. */
+export interface RequestMeta {
+  readonly ip: string | null
+  readonly userAgent: string | null
+}
+
+/** Request ip (X-Forwarded-For per TRUST_PROXY, IPv4-mapped IPv6 unwrapped) and user agent. */
+export function requestMeta(req: FastifyRequest): RequestMeta {
+  const ip = req.ip?.startsWith('::ffff:') && req.ip.includes('.') ? req.ip.slice(7) : (req.ip ?? null)
+  const ua = req.headers['user-agent']
+  return { ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null }
+}
+
+export interface AuditEntry {
+  readonly tenantId: string
+  readonly action: AuditAction
+  readonly success: boolean
+  readonly userId?: string | null
+  readonly errorMessage?: string | null
+  readonly actor?: Principal | null
+  readonly metadata?: { role?: string; permission?: string; reason?: string }
+  readonly meta: RequestMeta
+}
+
+/**
+ * Appends one audit row. Pass the transaction that makes the change so both commit together; for a
+ * failure row pass a handle outside any rolled-back transaction (commit, then fail).
+ */
+export async function writeAudit(db: Kysely<Database>, e: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      tenant_id: e.tenantId,
+      user_id: e.userId ?? null,
+      action: e.action,
+      success: e.success,
+      error_message: e.success ? null : (e.errorMessage ?? 'failed'),
+      ip_address: e.meta.ip,
+      user_agent: e.meta.userAgent,
+      ...actorOf(e.actor),
+      metadata: JSON.stringify(e.metadata ?? {}),
+    })
+    .execute()
+}

@@ -1,0 +1,157 @@
+import type { AppContext } from '../../context.js'
+import { AppError, fail } from '../../errors.js'
+import { holds, type Principal, type UserPrincipal } from '../../auth/principal.js'
+import { normalizeCpfCnpj, normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
+import { checkPassword } from '../../lib/password-policy.js'
+import { sha256Hex } from '../../lib/tokens.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { loadGrants } from '../permissions/effective.js'
+import { assertMayGiveRole } from '../roles/hierarchy.js'
+import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
+import { findUserById, toUserDto, userColumns } from '../users/queries.js'
+import { revokeSessions } from './sessions.js'
+import { isUniqueViolation } from '../../lib/db-errors.js'
+
+/** POST /logout: revokes the caller's own refresh token (and its session); `revoked` says whether one was. */
+export async function logout(ctx: AppContext, actor: UserPrincipal, token: string, meta: RequestMeta) {
+  const db = ctx.dbs.forTenant(actor.tenantId)
+  const now = new Date(ctx.clock.now())
+  const revoked = await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('refresh_tokens')
+      .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+      .select(['refresh_tokens.session_id'])
+      .where('refresh_tokens.tenant_id', '=', actor.tenantId)
+      .where('refresh_tokens.token_hash', '=', sha256Hex(token))
+      .where('sessions.user_id', '=', actor.userId)
+      .where('refresh_tokens.revoked_at', 'is', null)
+      .where('refresh_tokens.expires_at', '>', now)
+      .forUpdate()
+      .executeTakeFirst()
+    if (row) await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now)
+    await writeAudit(trx, {
+      tenantId: actor.tenantId,
+      action: 'LOGOUT',
+      success: row !== undefined,
+      userId: actor.userId,
+      actor,
+      errorMessage: row ? null : 'refresh token not active for this user',
+      meta,
+    })
+    return row !== undefined
+  })
+  return { revoked }
+}
+
+export interface RegisterInput {
+  email?: string
+  username?: string
+  cpf_cnpj?: string
+  password: string
+  roles?: string[]
+  emailVerified?: boolean
+  tenantCode?: string
+}
+
+/** POST /register: creates a user in the credential's tenant; one REGISTER row, failures included. */
+export async function register(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
+  const db = ctx.dbs.forTenant(actor.tenantId)
+  try {
+    return await registerUnaudited(ctx, actor, input, meta)
+  } catch (err) {
+    await writeAudit(db, {
+      tenantId: actor.tenantId,
+      action: 'REGISTER',
+      success: false,
+      actor,
+      errorMessage: err instanceof AppError ? err.code : 'internal error',
+      meta,
+    }).catch(() => undefined)
+    throw err
+  }
+}
+
+async function registerUnaudited(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
+  if (!holds(actor.permissions, 'users:create')) fail('FORBIDDEN', 'Missing permission users:create')
+  const tenant = (await ctx.tenants.byId(actor.tenantId)) ?? fail('TENANT_NOT_FOUND')
+  if (input.tenantCode !== undefined && input.tenantCode.toLowerCase() !== tenant.code) {
+    fail('FORBIDDEN', 'tenantCode does not match the credential’s tenant')
+  }
+  const issues: { path: string; message: string }[] = []
+  const email = input.email === undefined ? null : normalizeEmail(input.email)
+  const username = input.username === undefined ? null : normalizeUsername(input.username) && input.username.trim()
+  const cpf = input.cpf_cnpj === undefined ? null : normalizeCpfCnpj(input.cpf_cnpj)
+  if (input.email !== undefined && !email) issues.push({ path: 'body.email', message: 'is not a valid email' })
+  if (input.username !== undefined && !username) issues.push({ path: 'body.username', message: 'is not a valid username' })
+  if (input.cpf_cnpj !== undefined && !cpf) issues.push({ path: 'body.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
+  const enabled = tenant.authConfig.loginIdentifiers
+  const usable = (email && enabled.includes('email')) || (username && enabled.includes('username')) || (cpf && enabled.includes('cpf_cnpj'))
+  if (issues.length === 0 && !usable) {
+    issues.push({ path: 'body', message: `must include an identifier of an enabled kind: ${enabled.join(', ')}` })
+  }
+  if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
+  const failedRules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
+  if (failedRules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, failedRules)
+
+  const roleNames = [...new Set(input.roles ?? ['user'])]
+  const roles = await findRolesByName(tdb(ctx, actor), tenant.id, roleNames)
+  if (roles.length !== roleNames.length) fail('ROLE_NOT_FOUND')
+  const perms = await permissionsOfRoles(tdb(ctx, actor), tenant.id, roles, tenant.isPlatform)
+  for (const r of roles) await assertMayGiveRole(tdb(ctx, actor), actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
+
+  const passwordHash = await ctx.hasher.hash(input.password)
+  try {
+    return await tdb(ctx, actor)
+      .transaction()
+      .execute(async (trx) => {
+        const row = await trx
+          .insertInto('users')
+          .values({
+            tenant_id: tenant.id,
+            email,
+            username: username || null,
+            cpf_cnpj: cpf,
+            password_hash: passwordHash,
+            email_verified: input.emailVerified ?? false,
+          })
+          .returning(userColumns)
+          .executeTakeFirstOrThrow()
+        const user = row
+        if (roles.length > 0) {
+          await trx
+            .insertInto('user_roles')
+            .values(roles.map((r) => ({ tenant_id: tenant.id, user_id: user.id, role_id: r.id })))
+            .execute()
+        }
+        await writeAudit(trx, { tenantId: tenant.id, action: 'REGISTER', success: true, userId: user.id, actor, meta })
+        return toUserDto(user, tenant.code, roles.map((r) => r.name).sort())
+      })
+  } catch (err) {
+    if (isUniqueViolation(err)) fail('USER_ALREADY_EXISTS')
+    throw err
+  }
+}
+
+const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
+
+/** GET /me: the user as stored now, with its effective permissions. A deleted user is USER_NOT_FOUND. */
+export async function me(ctx: AppContext, actor: UserPrincipal) {
+  const d = tdb(ctx, actor)
+  const [user, grants] = await Promise.all([
+    findUserById(d, actor.tenantId, actor.userId),
+    loadGrants(d, actor.tenantId, actor.userId, actor.isPlatform),
+  ])
+  if (!user) fail('USER_NOT_FOUND')
+  return { ...toUserDto(user, actor.tenantCode, grants.roles), permissions: grants.permissions }
+}
+
+/** POST /validate: the verified claims and how long the token has left. */
+export function validate(ctx: AppContext, actor: UserPrincipal) {
+  const exp = Number(actor.claims.exp)
+  return {
+    valid: true as const,
+    claims: actor.claims,
+    expiresAt: new Date(exp * 1000).toISOString(),
+    expiresIn: Math.max(0, exp - Math.floor(ctx.clock.now() / 1000)),
+  }
+}

@@ -1,0 +1,184 @@
+import type { Kysely } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
+import { AppError } from '../../errors.js'
+import { classifyIdentifier } from '../../lib/identifiers.js'
+import { sha256Hex } from '../../lib/tokens.js'
+import { issueAccessToken } from '../../auth/access-token.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { loadGrants } from '../permissions/effective.js'
+import type { TenantInfo } from '../tenants/cache.js'
+import { findUserById, findUserForLogin } from '../users/queries.js'
+import {
+  consumeRefreshToken,
+  findRefreshToken,
+  insertRefreshToken,
+  openSession,
+  refreshTokenTenant,
+  revokeSessions,
+} from './sessions.js'
+
+export interface LoginInput {
+  tenantCode: string
+  identifier: string
+  password: string
+}
+
+async function tokensFor(
+  ctx: AppContext,
+  db: Kysely<Database>,
+  tenant: TenantInfo,
+  user: { id: string; email: string | null; username: string | null },
+  sessionId: string,
+  refreshToken: string,
+) {
+  const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
+  const { accessToken, expiresIn } = await issueAccessToken(
+    ctx.keystore,
+    {
+      userId: user.id,
+      tenantId: tenant.id,
+      tenantCode: tenant.code,
+      email: user.email,
+      username: user.username,
+      roles: grants.roles,
+      permissions: grants.permissions,
+      sessionId,
+    },
+    tenant.authConfig.accessTokenExpiresIn,
+    ctx.clock.now(),
+  )
+  return {
+    accessToken,
+    refreshToken,
+    expiresIn,
+    user: { id: user.id, email: user.email, username: user.username, tenantId: tenant.id, tenantCode: tenant.code },
+  }
+}
+
+/**
+ * POST /login. Unknown identifier and wrong password cost one bcrypt compare each and give the same
+ * response; every attempt on an existing tenant writes one LOGIN row.
+ */
+export async function login(ctx: AppContext, input: LoginInput, meta: RequestMeta) {
+  const tenant = await ctx.tenants.byCode(input.tenantCode)
+  if (!tenant) throw new AppError('TENANT_NOT_FOUND')
+  const db = ctx.dbs.forTenant(tenant.id)
+  const failed = async (code: 'INVALID_CREDENTIALS' | 'USER_INACTIVE' | 'TENANT_NOT_FOUND', userId: string | null, reason: string) => {
+    await writeAudit(db, {
+      tenantId: tenant.id,
+      action: 'LOGIN',
+      success: false,
+      userId,
+      errorMessage: reason,
+      metadata: { reason },
+      meta,
+    })
+    return new AppError(code)
+  }
+  if (tenant.status !== 'ACTIVE') throw await failed('TENANT_NOT_FOUND', null, 'tenant inactive')
+
+  const id = classifyIdentifier(input.identifier)
+  const enabled = id !== null && tenant.authConfig.loginIdentifiers.includes(id.kind)
+  const user = enabled ? await findUserForLogin(db, tenant.id, id.kind, id.value) : undefined
+  if (!user) {
+    // Why: same cost for unknown users, so timing reveals nothing about which identifiers exist.
+    await ctx.hasher.dummyVerify(input.password)
+    throw await failed('INVALID_CREDENTIALS', null, 'unknown identifier')
+  }
+  const check = await ctx.hasher.verify(input.password, user.password_hash)
+  if (!check.ok) throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
+  if (user.status !== 'ACTIVE') throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+
+  const newHash = check.needsRehash ? await ctx.hasher.hash(input.password) : null
+  const nowMs = ctx.clock.now()
+  const now = new Date(nowMs)
+  const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
+  const { sessionId, refreshToken } = await db.transaction().execute(async (trx) => {
+    const opened = await openSession(trx, {
+      tenantId: tenant.id,
+      userId: user.id,
+      max: tenant.authConfig.maxConcurrentSessions,
+      now,
+      expiresAt,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+    })
+    await trx
+      .updateTable('users')
+      .set(newHash ? { last_login_at: now, password_hash: newHash } : { last_login_at: now })
+      .where('tenant_id', '=', tenant.id)
+      .where('id', '=', user.id)
+      .execute()
+    await writeAudit(trx, { tenantId: tenant.id, action: 'LOGIN', success: true, userId: user.id, meta })
+    return opened
+  })
+  return tokensFor(ctx, db, tenant, user, sessionId, refreshToken)
+}
+
+/**
+ * POST /refresh. Rotation is one conditional UPDATE, so among concurrent refreshes of one token exactly
+ * one wins. A rotated token presented after the reuse grace revokes its whole session (commit, then fail).
+ */
+export async function refresh(ctx: AppContext, token: string, meta: RequestMeta) {
+  const tenantId = refreshTokenTenant(token)
+  const tenant = tenantId ? await ctx.tenants.byId(tenantId) : null
+  if (!tenant) throw new AppError('INVALID_REFRESH_TOKEN')
+  const db = ctx.dbs.forTenant(tenant.id)
+  const hash = sha256Hex(token)
+  const nowMs = ctx.clock.now()
+  const now = new Date(nowMs)
+  const failed = async (userId: string | null, reason: string) => {
+    await writeAudit(db, {
+      tenantId: tenant.id,
+      action: 'REFRESH_TOKEN',
+      success: false,
+      userId,
+      errorMessage: reason,
+      metadata: { reason },
+      meta,
+    })
+    return new AppError('INVALID_REFRESH_TOKEN')
+  }
+
+  const outcome = await db.transaction().execute(async (trx) => {
+    const consumed = tenant.status === 'ACTIVE' ? await consumeRefreshToken(trx, tenant.id, hash, now) : undefined
+    if (!consumed) return { ok: false as const }
+    const session = await trx
+      .selectFrom('sessions')
+      .select(['id', 'user_id', 'revoked_at'])
+      .where('tenant_id', '=', tenant.id)
+      .where('id', '=', consumed.session_id)
+      .executeTakeFirst()
+    const user = session ? await findUserById(trx, tenant.id, session.user_id) : undefined
+    if (!session || session.revoked_at !== null || !user || user.status !== 'ACTIVE') {
+      return { ok: false as const, userId: session?.user_id ?? null, reason: 'session or user not active' }
+    }
+    const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
+    const next = await insertRefreshToken(trx, tenant.id, session.id, now, expiresAt)
+    const nextRow = await trx.selectFrom('refresh_tokens').select('id').where('token_hash', '=', sha256Hex(next)).executeTakeFirstOrThrow()
+    await trx.updateTable('refresh_tokens').set({ replaced_by: nextRow.id }).where('id', '=', consumed.id).execute()
+    await trx
+      .updateTable('sessions')
+      .set({ last_used_at: now, expires_at: expiresAt })
+      .where('id', '=', session.id)
+      .execute()
+    await writeAudit(trx, { tenantId: tenant.id, action: 'REFRESH_TOKEN', success: true, userId: user.id, meta })
+    return { ok: true as const, user, sessionId: session.id, next }
+  })
+  if (outcome.ok) return tokensFor(ctx, db, tenant, outcome.user, outcome.sessionId, outcome.next)
+  if ('reason' in outcome) throw await failed(outcome.userId, outcome.reason)
+
+  const seen = await findRefreshToken(db, tenant.id, hash)
+  if (!seen) throw await failed(null, 'unknown token')
+  if (tenant.status !== 'ACTIVE') throw await failed(seen.user_id, 'tenant inactive')
+  if (seen.rotated_at !== null) {
+    const graceMs = tenant.authConfig.refreshReuseGraceSeconds * 1000
+    if (nowMs - new Date(seen.rotated_at).getTime() > graceMs && seen.session_revoked_at === null) {
+      await db.transaction().execute((trx) => revokeSessions(trx, tenant.id, [seen.session_id], 'refresh_token_reuse', now))
+      throw await failed(seen.user_id, 'refresh token reuse: session revoked')
+    }
+    throw await failed(seen.user_id, 'refresh token already rotated')
+  }
+  throw await failed(seen.user_id, seen.revoked_at !== null ? 'token revoked' : 'token expired')
+}

@@ -1,0 +1,85 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+
+/** A user's roles and effective permissions, as stored now. */
+export interface Grants {
+  readonly roles: string[]
+  /** Highest level among the user's roles (its rank); -1 with no role. */
+  readonly rank: number
+  readonly permissions: string[]
+  readonly direct: string[]
+  readonly fromRoles: { role: string; permissions: string[] }[]
+}
+
+// Why: a tenant admin never holds these; `admin:*` only in the platform tenant (contract section 6).
+const NEVER_FOR_TENANT_ADMIN = new Set(['admin:*', 'tenants:create', 'tenants:delete'])
+
+/** The permission set of the built-in `admin` role, from the names of the permissions that exist. */
+export function adminPermissions(existing: readonly string[], isPlatform: boolean): string[] {
+  if (isPlatform) return ['admin:*']
+  const out = new Set<string>()
+  for (const name of existing) {
+    if (NEVER_FOR_TENANT_ADMIN.has(name)) continue
+    out.add(name)
+    const resource = name.slice(0, name.indexOf(':'))
+    if (resource !== 'tenants') out.add(`${resource}:*`)
+  }
+  return [...out].sort()
+}
+
+/**
+ * Computes roles, rank and effective permissions of one user in one round trip: role grants, direct
+ * grants, and (for the built-in admin role) every permission that exists in the tenant.
+ */
+export async function loadGrants(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  isPlatform: boolean,
+): Promise<Grants> {
+  const { rows } = await sql<{ kind: 'role' | 'rp' | 'direct' | 'all'; role: string | null; name: string; level: number }>`
+    with ur as (
+      select r.id, r.name, r.level, r.is_system
+      from user_roles x join roles r on r.id = x.role_id
+      where x.user_id = ${userId} and x.tenant_id = ${tenantId}
+    )
+    select 'role' as kind, ur.name as role, ur.name as name, ur.level as level from ur
+    union all
+    select 'rp', ur.name, p.name, 0 from ur
+      join role_permissions rp on rp.role_id = ur.id join permissions p on p.id = rp.permission_id
+    union all
+    select 'direct', null, p.name, 0 from user_permissions up join permissions p on p.id = up.permission_id
+      where up.user_id = ${userId} and up.tenant_id = ${tenantId}
+    union all
+    select 'all', null, p.name, 0 from permissions p
+      where exists (select 1 from ur where ur.is_system and ur.name = 'admin')
+        and (p.tenant_id is null or p.tenant_id = ${tenantId})
+  `.execute(db)
+  const roles: string[] = []
+  let rank = -1
+  const byRole = new Map<string, string[]>()
+  const direct: string[] = []
+  const existing: string[] = []
+  for (const r of rows) {
+    if (r.kind === 'role') {
+      roles.push(r.name)
+      rank = Math.max(rank, Number(r.level))
+      if (!byRole.has(r.name)) byRole.set(r.name, [])
+    } else if (r.kind === 'rp') byRole.get(r.role ?? '')?.push(r.name)
+    else if (r.kind === 'direct') direct.push(r.name)
+    else existing.push(r.name)
+  }
+  if (existing.length > 0 || roles.includes('admin')) {
+    const admin = byRole.get('admin')
+    if (admin) admin.push(...adminPermissions(existing, isPlatform))
+  }
+  const all = new Set<string>(direct)
+  for (const perms of byRole.values()) for (const p of perms) all.add(p)
+  return {
+    roles: roles.sort(),
+    rank,
+    permissions: [...all].sort(),
+    direct: [...new Set(direct)].sort(),
+    fromRoles: [...byRole.entries()].map(([role, permissions]) => ({ role, permissions: [...new Set(permissions)].sort() })),
+  }
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { defineRoute } from '../../lib/route.js'
+import { AppError } from '../../errors.js'
+import type { Data } from '../../lib/route.js'
+
+type Health = Data<'getHealth'>
+
+/** Reads every component's status; the main database decides between 200 and 503. */
+async function readHealth(app: FastifyInstance): Promise<{ up: boolean; health: Health }> {
+  const { ctx } = app
+  let latencyMs: number | null = null
+  try {
+    latencyMs = await ctx.pingMain()
+  } catch {
+    latencyMs = null
+  }
+  const pool = ctx.dbs.poolStats()
+  const redis = ctx.redisStatus()
+  const up = latencyMs !== null
+  const health: Health = {
+    status: up && redis !== 'down' ? 'ok' : 'degraded',
+    database: up ? { status: 'up', latencyMs } : { status: 'down', latencyMs: null },
+    redis: { status: redis },
+    routingPool: pool,
+    uptimeSeconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
+    version: ctx.version,
+  }
+  return { up, health }
+}
+
+async function health(app: FastifyInstance, reply: FastifyReply): Promise<Health> {
+  const { up, health } = await readHealth(app)
+  if (!up) throw new AppError('SERVICE_UNAVAILABLE', 'Database unavailable', health)
+  void reply
+  return health
+}
+
+/** System endpoints: health on both paths (load balancers probe /health). */
+export default async function systemRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, 'getHealth', async (_req, reply) => health(app, reply))
+  defineRoute(app, 'getHealthRoot', async (_req, reply) => health(app, reply))
+}

@@ -1,0 +1,56 @@
+import type { PasswordPolicy } from '../../lib/password-policy.js'
+
+import type { IdentifierKind } from '../../lib/identifiers.js'
+export type { IdentifierKind }
+
+/** A tenant's resolved `auth_config` (contract section 7): every key present. */
+export interface AuthConfig {
+  accessTokenExpiresIn: number
+  refreshTokenExpiresIn: number
+  refreshReuseGraceSeconds: number
+  maxConcurrentSessions: number
+  passwordPolicy: PasswordPolicy
+  loginIdentifiers: IdentifierKind[]
+  rateLimits: { requestsPerMinute: number | null; loginPerMinute: number | null }
+}
+
+/** The defaults every tenant starts from. */
+export function defaultAuthConfig(): AuthConfig {
+  return {
+    accessTokenExpiresIn: 900,
+    refreshTokenExpiresIn: 2_592_000,
+    refreshReuseGraceSeconds: 10,
+    maxConcurrentSessions: 10,
+    passwordPolicy: {
+      minLength: 8,
+      requireUppercase: false,
+      requireLowercase: false,
+      requireDigit: false,
+      requireSymbol: false,
+      rejectCommon: true,
+    },
+    loginIdentifiers: ['email'],
+    rateLimits: { requestsPerMinute: null, loginPerMinute: null },
+  }
+}
+
+type Patch = { [k: string]: unknown }
+const isPlain = (v: unknown): v is Patch => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Merges a patch key by key (nested objects too; arrays replaced), as PATCH /tenants/:id/config does. */
+export function mergeAuthConfig(base: AuthConfig, patch: Patch | null | undefined): AuthConfig {
+  const merge = (a: Patch, b: Patch): Patch => {
+    const out: Patch = { ...a }
+    for (const [k, v] of Object.entries(b)) {
+      if (v === undefined) continue
+      out[k] = isPlain(v) && isPlain(a[k]) ? merge(a[k] as Patch, v) : v
+    }
+    return out
+  }
+  return merge(base as unknown as Patch, patch ?? {}) as unknown as AuthConfig
+}
+
+/** Reads a stored auth_config (which may predate newer keys) with the defaults filled in. */
+export function resolveAuthConfig(stored: unknown): AuthConfig {
+  return mergeAuthConfig(defaultAuthConfig(), isPlain(stored) ? stored : {})
+}

@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { defaultAuthConfig, mergeAuthConfig, type AuthConfig } from './auth-config.js'
+import { insertBuiltinRoles, insertTenant } from './queries.js'
+
+/**
+ * Creates a tenant with its built-in roles (and, optionally, a first admin user holding `admin`) in one
+ * transaction. The caller hashes the admin password beforehand (off the event loop).
+ */
+export async function provisionTenant(
+  db: Kysely<Database>,
+  t: {
+    code: string
+    name: string
+    status?: 'ACTIVE' | 'INACTIVE'
+    authConfig?: Partial<AuthConfig> | Record<string, unknown>
+    admin?: { email: string | null; username: string | null; cpf_cnpj: string | null; passwordHash: string }
+  },
+) {
+  const authConfig = mergeAuthConfig(defaultAuthConfig(), t.authConfig as Record<string, unknown> | undefined)
+  return db.transaction().execute(async (trx) => {
+    const tenant = await insertTenant(trx, { code: t.code, name: t.name, status: t.status ?? 'ACTIVE', authConfig })
+    const roles = await insertBuiltinRoles(trx, tenant.id)
+    let adminUserId: string | undefined
+    if (t.admin) {
+      const user = await trx
+        .insertInto('users')
+        .values({
+          tenant_id: tenant.id,
+          email: t.admin.email,
+          username: t.admin.username,
+          cpf_cnpj: t.admin.cpf_cnpj,
+          password_hash: t.admin.passwordHash,
+          email_verified: false,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      const adminRole = roles.find((r) => r.name === 'admin')
+      if (adminRole) {
+        await trx.insertInto('user_roles').values({ tenant_id: tenant.id, user_id: user.id, role_id: adminRole.id }).execute()
+      }
+      adminUserId = user.id
+    }
+    return { tenant, adminUserId }
+  })
+}

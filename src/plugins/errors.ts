@@ -1,0 +1,104 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError, errorStatus, type ErrorCode } from '../errors.js'
+import { isDatabaseUnavailable } from '../db/connect.js'
+
+export interface ErrorBody {
+  success: false
+  error: string
+  code: ErrorCode
+  details?: unknown
+}
+
+/** Builds the failure envelope; nothing else is ever added to it. */
+export function errorBody(code: ErrorCode, error: string, details?: unknown): ErrorBody {
+  return details === undefined ? { success: false, error, code } : { success: false, error, code, details }
+}
+
+interface AjvIssue {
+  instancePath?: string
+  message?: string
+  keyword?: string
+  params?: Record<string, unknown>
+}
+
+/** Ajv errors as the contract's `{ path, message }` list: `body.email`, `query.limit`, `params.id`. */
+export function validationDetails(issues: AjvIssue[], context: string | undefined): { path: string; message: string }[] {
+  const part = context === 'querystring' ? 'query' : (context ?? 'body')
+  return issues.map((i) => {
+    const segs = (i.instancePath ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    const extra = i.params?.missingProperty ?? i.params?.additionalProperty
+    if (typeof extra === 'string') segs.push(extra)
+    const message =
+      i.keyword === 'additionalProperties' ? 'is not allowed' : (i.message ?? 'is invalid').replace(/^must /, 'must ')
+    return { path: [part, ...segs].join('.'), message }
+  })
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_ERROR',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'VALIDATION_ERROR',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'VALIDATION_ERROR',
+  FST_ERR_VALIDATION: 'VALIDATION_ERROR',
+}
+
+/** Maps any thrown value to a public code, message and details, never leaking internals. */
+export function toPublicError(err: unknown): { code: ErrorCode; message: string; details?: unknown } {
+  if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details }
+  const e = err as FastifyError & { validationContext?: string }
+  if (e && Array.isArray(e.validation)) {
+    return {
+      code: 'VALIDATION_ERROR',
+      message: 'Request validation failed',
+      details: validationDetails(e.validation as AjvIssue[], e.validationContext),
+    }
+  }
+  if (e && typeof e.code === 'string' && FASTIFY_CODES[e.code]) {
+    const code = FASTIFY_CODES[e.code]
+    return { code, message: code === 'VALIDATION_ERROR' ? 'Malformed request body' : new AppError(code).message }
+  }
+  if (e && e.statusCode === 429) return { code: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded' }
+  if (isDatabaseUnavailable(err)) return { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable' }
+  if (e && e.statusCode === 413) return { code: 'PAYLOAD_TOO_LARGE', message: 'Payload too large' }
+  if (e && e.statusCode === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported media type' }
+  if (e && e.statusCode === 400) return { code: 'VALIDATION_ERROR', message: 'Malformed request' }
+  return { code: 'INTERNAL_ERROR', message: 'Internal server error' }
+}
+
+/** Sends the failure envelope for `err` with its status. */
+export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
+  const { code, message, details } = toPublicError(err)
+  return reply.code(errorStatus[code]).send(errorBody(code, message, details))
+}
+
+async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler((err, req: FastifyRequest, reply) => {
+    const pub = toPublicError(err)
+    if (pub.code === 'INTERNAL_ERROR') req.log.error({ err }, 'unhandled error')
+    else if (pub.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, 'database unavailable')
+    const e = err as { headers?: Record<string, string> }
+    if (pub.code === 'RATE_LIMIT_EXCEEDED' && e.headers) reply.headers(e.headers)
+    return reply.code(errorStatus[pub.code]).send(errorBody(pub.code, pub.message, pub.details))
+  })
+
+  // The gate's hooks run for this handler too, so a 404 spends the same per-IP budget as any route.
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('NOT_FOUND', 'Route not found')))
+
+  // Why: an empty body with a JSON content type is "no body" (POST /validate), not a parse error.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(text))
+    } catch {
+      done(Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }))
+    }
+  })
+}
+
+export default fp(errorsPlugin, { name: 'errors', dependencies: [] })

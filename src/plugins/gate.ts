@@ -1,0 +1,83 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError } from '../errors.js'
+import type { RouteSpec } from '../lib/route-spec.js'
+import { verifyAccessToken } from '../auth/access-token.js'
+import { holds, type Principal } from '../auth/principal.js'
+import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
+
+const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
+
+/** Reads the request's one credential (JWT, or Client Key by header or `Bearer ck_`) and verifies it. */
+async function resolveCredential(app: FastifyInstance, req: FastifyRequest, spec: RouteSpec): Promise<Principal> {
+  const { ctx } = app
+  const authz = req.headers.authorization
+  const xkey = req.headers['x-client-key']
+  let bearer: string | undefined
+  if (authz !== undefined) {
+    const m = BEARER.exec(authz)
+    if (!m) throw new AppError('UNAUTHORIZED', 'Malformed Authorization header')
+    bearer = m[1]
+  }
+  if (Array.isArray(xkey)) throw new AppError('UNAUTHORIZED', 'More than one client key')
+  if (xkey !== undefined && bearer !== undefined) {
+    throw new AppError('UNAUTHORIZED', 'Send either an access token or a client key, not both')
+  }
+  const keyValue = xkey ?? (bearer?.startsWith('ck_') ? bearer : undefined)
+  if (keyValue !== undefined) {
+    if (spec.auth === 'jwt') throw new AppError('UNAUTHORIZED', 'This endpoint requires a user access token')
+    const origin = req.headers.origin
+    return ctx.keys.verify(keyValue, req.ip, typeof origin === 'string' ? origin : undefined)
+  }
+  if (bearer === undefined) throw new AppError('UNAUTHORIZED', 'Missing credential')
+  return verifyAccessToken(ctx.keystore, ctx.tenants, bearer, ctx.clock.now())
+}
+
+/** The per-IP budget for this request: the default, or the tenant's raised one (auth_config.rateLimits). */
+async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Bucket, principal?: Principal) {
+  let tenantId = principal?.tenantId
+  if (!tenantId && bucket === 'login') {
+    const code = (req.body as { tenantCode?: unknown } | undefined)?.tenantCode
+    if (typeof code === 'string' && code.length <= 64) tenantId = (await app.ctx.tenants.byCode(code))?.id
+  }
+  if (!tenantId) return DEFAULT_BUDGET[bucket]
+  const limits = (await app.ctx.tenants.byId(tenantId))?.authConfig.rateLimits
+  const raised = bucket === 'login' ? limits?.loginPerMinute : limits?.requestsPerMinute
+  return raised ?? DEFAULT_BUDGET[bucket]
+}
+
+/**
+ * The one gate every request passes before schema validation: credential → per-IP rate limit →
+ * credential failure or missing permission. Permissions come from the document (`x-permission`),
+ * so no handler checks them by hand.
+ */
+async function gatePlugin(app: FastifyInstance): Promise<void> {
+  app.addHook('preValidation', async (req, reply) => {
+    const spec = req.routeOptions.config?.spec
+    if (!spec) {
+      await app.checkRateLimit(req, reply, 'global', DEFAULT_BUDGET.global)
+      return
+    }
+    let principal: Principal | undefined
+    let authError: unknown
+    if (spec.auth === 'jwt' || spec.auth === 'jwt-or-key') {
+      try {
+        principal = await resolveCredential(app, req, spec)
+      } catch (err) {
+        authError = err
+      }
+    }
+    const bucket: Bucket = spec.rateLimit ? 'login' : 'global'
+    // Why: a failed tenant lookup must not hide the 429 or the credential error; the default applies.
+    const max = await budgetFor(app, req, bucket, principal).catch(() => DEFAULT_BUDGET[bucket])
+    await app.checkRateLimit(req, reply, bucket, max)
+    if (authError) throw authError
+    if (!principal) return
+    if (spec.permission && !holds(principal.permissions, spec.permission)) {
+      throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
+    }
+    req.principal = principal
+  })
+}
+
+export default fp(gatePlugin, { name: 'gate', dependencies: ['rate-limit'] })

@@ -1,0 +1,35 @@
+import { loadConfig } from './config.js'
+import { buildApp } from './app.js'
+
+/** Starts the service: config from the environment, listen, and a bounded graceful stop on signals. */
+async function main(): Promise<void> {
+  const config = loadConfig()
+  const app = await buildApp(config)
+  let stopping = false
+  const stop = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    app.log.info({ signal }, 'shutting down')
+    // Why: a stuck request or pool must not keep the process alive past the promised bound.
+    const timer = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    timer.unref()
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'error during shutdown')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  await app.listen({ port: config.port, host: config.host })
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err)
+  process.exit(1)
+})

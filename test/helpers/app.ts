@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type AppOptions } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { installContractGuard } from './contract-guard.js'
+import { createTestDatabaseUrl } from './db.js'
+
+/** The tap test object, as far as these helpers need it. */
+export interface TestLike {
+  teardown(fn: () => unknown): void
+}
+
+export interface TestApp extends FastifyInstance {
+  /** Responses that broke the OpenAPI contract (also turned into 500s). */
+  contractViolations: string[]
+}
+
+/** A fixed bootstrap key of the platform tenant, present in every test app. */
+export const PLATFORM_KEY = 'ck_' + 'p'.repeat(43)
+
+/**
+ * Builds the app on a fresh database (PGlite in memory, or a new database on TEST_DATABASE_URL's server
+ * when `backend` is 'postgres'), with the contract guard installed; closes both in teardown.
+ */
+export async function buildTestApp(
+  t: TestLike,
+  env: Record<string, string> = {},
+  options: AppOptions & { backend?: 'pglite' | 'postgres' } = {},
+): Promise<TestApp> {
+  const { url, drop } = await createTestDatabaseUrl(options.backend)
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
+    JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
+    SECRETS_KEY: 'test-secrets-key-0123456789abcdef0123',
+    ...env,
+  })
+  const violations: string[] = []
+  const app = (await buildApp(config, {
+    rateLimitNamespace: `t-${randomUUID()}:`,
+    ...options,
+    beforeRoutes: async (a) => {
+      installContractGuard(a, violations)
+      await options.beforeRoutes?.(a)
+    },
+  })) as TestApp
+  app.contractViolations = violations
+  t.teardown(async () => {
+    await app.close()
+    await drop()
+    if (violations.length > 0) throw new Error(`contract violations:\n${violations.join('\n')}`)
+  })
+  return app
+}
+
+/** The back-ends database tests run on: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set. */
+export function backends(): ('pglite' | 'postgres')[] {
+  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite']
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify'
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import { routes } from '../../generated/routes.js'
+
+const addFormats = addFormatsModule.default
+
+// Routes that are not API operations and so are not in the document.
+const EXEMPT = /^\/docs(\/|$)/
+
+const documented = new Set(Object.values(routes).map((r) => `${r.method} ${r.url}`))
+
+let ajv: Ajv | undefined
+const validators = new Map<string, ValidateFunction>()
+
+function validatorFor(op: string, status: number): ValidateFunction | null | undefined {
+  const key = `${op} ${status}`
+  if (validators.has(key)) return validators.get(key)
+  const schema = routes[op as keyof typeof routes]?.schema.response?.[String(status)]
+  if (!schema) return schema === undefined ? undefined : null
+  ajv ??= addFormats(new Ajv({ strict: false, allErrors: true })) as Ajv
+  const v = ajv.compile(schema)
+  validators.set(key, v)
+  return v
+}
+
+/**
+ * Test-only: every response is checked against the document's schema for its operation and status.
+ * A mismatch, an undeclared status or an undocumented route is recorded and turns the response into a
+ * 500, so the test that made the request fails where it asserts.
+ */
+export function installContractGuard(app: FastifyInstance, violations: string[]): void {
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const m of methods) {
+      if (m === 'HEAD' || m === 'OPTIONS' || EXEMPT.test(route.url)) continue
+      if (!documented.has(`${m} ${route.url}`)) violations.push(`route not in the document: ${m} ${route.url}`)
+    }
+  })
+  app.addHook('onSend', async (req, reply, payload) => {
+    const op = req.routeOptions.config?.operationId
+    if (!op) return payload
+    const status = reply.statusCode
+    const declared = routes[op as keyof typeof routes].schema.response ?? {}
+    const ctype = String(reply.getHeader('content-type') ?? '')
+    let problem: string | null = null
+    if (!(String(status) in declared)) {
+      // A text/plain operation (metrics) declares no JSON schema; its statuses are checked elsewhere.
+      if (ctype.startsWith('application/json')) problem = `status ${status} is not declared`
+    } else {
+      const validate = validatorFor(op, status)
+      let body: unknown
+      try {
+        body = typeof payload === 'string' ? JSON.parse(payload) : payload
+      } catch {
+        problem = 'body is not JSON'
+      }
+      if (!problem && validate && !validate(body)) {
+        problem = `body does not match: ${JSON.stringify(validate.errors)} body=${String(payload).slice(0, 500)}`
+      }
+    }
+    if (!problem) return payload
+    const msg = `${op} ${req.method} ${req.url} → ${status}: ${problem}`
+    violations.push(msg)
+    reply.code(500)
+    return JSON.stringify({ success: false, error: `contract violation: ${msg}`, code: 'INTERNAL_ERROR' })
+  })
+}
