@@ -17,7 +17,16 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Obj = { [k: string]: Json }
 
 // Why: Fastify's Ajv runs draft-07; these are OpenAPI annotations it would reject or ignore.
-const STRIP = new Set(['example', 'examples', 'discriminator', 'xml', 'externalDocs', 'deprecated', 'readOnly', 'writeOnly'])
+const STRIP = new Set([
+  'example',
+  'examples',
+  'discriminator',
+  'xml',
+  'externalDocs',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+])
 const DRAFT_2020_ONLY = new Set([
   'prefixItems',
   'unevaluatedProperties',
@@ -63,11 +72,15 @@ function runtimeSchema(schema: Json, where: string): Json {
   if (!isObj(schema)) throw new Error(`${where}: schema is not an object`)
   const out: Obj = {}
   for (const [k, v] of Object.entries(schema)) {
-    if (DRAFT_2020_ONLY.has(k)) throw new Error(`${where}: keyword ${k} is not supported at runtime (draft-07)`)
+    if (DRAFT_2020_ONLY.has(k))
+      throw new Error(`${where}: keyword ${k} is not supported at runtime (draft-07)`)
     if (STRIP.has(k) || k.startsWith('x-')) continue
     if (k === 'properties' && isObj(v)) {
       out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, runtimeSchema(s, `${where}.${p}`)]))
-    } else if ((k === 'items' || k === 'additionalProperties' || k === 'not') && (isObj(v) || typeof v === 'boolean')) {
+    } else if (
+      (k === 'items' || k === 'additionalProperties' || k === 'not') &&
+      (isObj(v) || typeof v === 'boolean')
+    ) {
       out[k] = runtimeSchema(v, `${where}.${k}`)
     } else if ((k === 'oneOf' || k === 'anyOf' || k === 'allOf') && Array.isArray(v)) {
       out[k] = v.map((s, i) => runtimeSchema(s, `${where}.${k}[${i}]`))
@@ -86,10 +99,16 @@ function paramsSchema(params: Obj[], location: string, where: string): Obj | und
   for (const p of mine) {
     const name = String(p.name)
     const s = runtimeSchema(p.schema ?? {}, `${where}.${location}.${name}`)
-    properties[name] = isObj(s) && typeof p.description === 'string' ? { description: p.description, ...s } : s
+    properties[name] =
+      isObj(s) && typeof p.description === 'string' ? { description: p.description, ...s } : s
     if (p.required === true) required.push(name)
   }
-  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: location !== 'query' }
+  return {
+    type: 'object',
+    properties,
+    ...(required.length ? { required } : {}),
+    additionalProperties: location !== 'query',
+  }
 }
 
 interface RouteOut {
@@ -144,7 +163,8 @@ function buildRoutes(doc: Obj): RouteOut[] {
       const response: Obj = {}
       let successStatus = 0
       for (const [status, res] of Object.entries((op.responses ?? {}) as Obj)) {
-        if (!/^[1-5]\d\d$/.test(status)) throw new Error(`${id}: response ${status} must be a concrete status`)
+        if (!/^[1-5]\d\d$/.test(status))
+          throw new Error(`${id}: response ${status} must be a concrete status`)
         const code = Number(status)
         if (code < 300 && successStatus === 0) successStatus = code
         const json = isObj(res) && isObj(res.content) ? res.content['application/json'] : undefined
@@ -174,7 +194,9 @@ function buildRoutes(doc: Obj): RouteOut[] {
 
 function routesModule(routes: RouteOut[]): string {
   const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n')
-  const table = routes.map((r) => `  ${r.operationId}: ${JSON.stringify(r, null, 2).replace(/\n/g, '\n  ')},`).join('\n')
+  const table = routes
+    .map((r) => `  ${r.operationId}: ${JSON.stringify(r, null, 2).replace(/\n/g, '\n  ')},`)
+    .join('\n')
   return `${HEADER}/* eslint-disable */
 import type { RouteSpec } from '../src/lib/route-spec.js'
 

@@ -81,7 +81,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
     },
     genReqId,
-    requestIdLogLabel: 'requestId',
     bodyLimit: 64 * 1024,
     trustProxy: config.trustProxy,
     return503OnClosing: false,
@@ -105,7 +104,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const clock = options.clock ?? systemClock
   // Why: outside production an unset secret is generated once and kept, so restarts keep tokens valid.
   const jwtSecret = config.jwtSecret ?? (await ensureSetting(opened.db, 'jwt_secret', () => randomToken(32)))
-  const secretsKey = deriveKey(config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))))
+  const secretsKey = deriveKey(
+    config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))),
+  )
   const hasher = createPasswordHasher({ cost: 12 })
   const ctx: AppContext = {
     config,

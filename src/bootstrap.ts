@@ -24,7 +24,11 @@ export async function ensurePlatformTenant(db: Kysely<Database>, code: string) {
 }
 
 /** Makes sure a platform Client Key with exactly this value and scope `admin:*` exists. */
-export async function ensureBootstrapKey(db: Kysely<Database>, tenantId: string, value: string): Promise<boolean> {
+export async function ensureBootstrapKey(
+  db: Kysely<Database>,
+  tenantId: string,
+  value: string,
+): Promise<boolean> {
   return (await insertClientKey(db, { tenantId, name: 'bootstrap', scopes: ['admin:*'], value })) !== null
 }
 
@@ -53,7 +57,10 @@ export async function ensureBootstrapAdmin(
       .where('tenant_id', '=', tenantId)
       .where('name', '=', 'admin')
       .executeTakeFirstOrThrow()
-    await trx.insertInto('user_roles').values({ tenant_id: tenantId, user_id: user.id, role_id: role.id }).execute()
+    await trx
+      .insertInto('user_roles')
+      .values({ tenant_id: tenantId, user_id: user.id, role_id: role.id })
+      .execute()
     return { userId: user.id, created: true }
   })
 }
@@ -61,10 +68,18 @@ export async function ensureBootstrapAdmin(
 /** Everything first start needs: the platform tenant, then the configured bootstrap key and admin. */
 export async function bootstrap(db: Kysely<Database>, config: Config, hasher: PasswordHasher) {
   const platform = await ensurePlatformTenant(db, config.platformTenantCode)
-  const keyCreated = config.bootstrapClientKey ? await ensureBootstrapKey(db, platform.id, config.bootstrapClientKey) : false
+  const keyCreated = config.bootstrapClientKey
+    ? await ensureBootstrapKey(db, platform.id, config.bootstrapClientKey)
+    : false
   const admin =
     config.bootstrapAdminEmail && config.bootstrapAdminPassword
-      ? await ensureBootstrapAdmin(db, platform.id, config.bootstrapAdminEmail, config.bootstrapAdminPassword, hasher)
+      ? await ensureBootstrapAdmin(
+          db,
+          platform.id,
+          config.bootstrapAdminEmail,
+          config.bootstrapAdminPassword,
+          hasher,
+        )
       : null
   return { platformTenantId: platform.id, keyCreated, admin }
 }

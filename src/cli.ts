@@ -38,7 +38,9 @@ type Result = Record<string, unknown>
 
 function print(result: Result, json: boolean): void {
   if (json) console.log(JSON.stringify(result))
-  else for (const [k, v] of Object.entries(result)) console.log(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+  else
+    for (const [k, v] of Object.entries(result))
+      console.log(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
 }
 
 async function run(config: Config, argv: string[]): Promise<Result> {
@@ -65,21 +67,36 @@ async function run(config: Config, argv: string[]): Promise<Result> {
     if (cmd === 'bootstrap') return { ...(await bootstrap(opened.db, config, hasher)) }
     if (cmd === 'tenant' && sub === 'create') {
       if (!values.code || !values.name) throw new Error('tenant create needs --code and --name')
-      if (!/^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/.test(values.code)) throw new Error('--code is not a valid tenant code')
-      if (await findTenantByCode(opened.db, values.code)) throw new Error(`tenant ${values.code} already exists`)
+      if (!/^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/.test(values.code))
+        throw new Error('--code is not a valid tenant code')
+      if (await findTenantByCode(opened.db, values.code))
+        throw new Error(`tenant ${values.code} already exists`)
       const email = values['admin-email'] ? normalizeEmail(values['admin-email']) : null
       if (values['admin-email'] && (!email || !values['admin-password'])) {
         throw new Error('--admin-email must be a valid email and needs --admin-password')
       }
       const admin = email
-        ? { email, username: null, cpf_cnpj: null, passwordHash: await hasher.hash(values['admin-password'] as string) }
+        ? {
+            email,
+            username: null,
+            cpf_cnpj: null,
+            passwordHash: await hasher.hash(values['admin-password'] as string),
+          }
         : undefined
-      const { tenant, adminUserId } = await provisionTenant(opened.db, { code: values.code, name: values.name, admin })
+      const { tenant, adminUserId } = await provisionTenant(opened.db, {
+        code: values.code,
+        name: values.name,
+        admin,
+      })
       return { id: tenant.id, code: tenant.code, name: tenant.name, ...(adminUserId ? { adminUserId } : {}) }
     }
     if (cmd === 'client-key' && sub === 'create') {
-      if (!values.tenant || !values.name || !values.scopes) throw new Error('client-key create needs --tenant, --name and --scopes')
-      const scopes = values.scopes.split(',').map((s) => s.trim()).filter(Boolean)
+      if (!values.tenant || !values.name || !values.scopes)
+        throw new Error('client-key create needs --tenant, --name and --scopes')
+      const scopes = values.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
       const tenant =
         values.tenant === config.platformTenantCode
           ? await ensurePlatformTenant(opened.db, config.platformTenantCode)

@@ -62,8 +62,10 @@ export function loadConfig(env: Env = process.env): Config {
 
   const jwtSecret = str('JWT_SECRET')
   const secretsKey = str('SECRETS_KEY')
-  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) problems.push('JWT_SECRET must be at least 32 bytes')
-  if (secretsKey !== undefined && Buffer.byteLength(secretsKey) < 32) problems.push('SECRETS_KEY must be at least 32 bytes')
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32)
+    problems.push('JWT_SECRET must be at least 32 bytes')
+  if (secretsKey !== undefined && Buffer.byteLength(secretsKey) < 32)
+    problems.push('SECRETS_KEY must be at least 32 bytes')
   if (nodeEnv === 'production') {
     if (!jwtSecret) problems.push('JWT_SECRET is required when NODE_ENV=production')
     if (!secretsKey) problems.push('SECRETS_KEY is required when NODE_ENV=production')

@@ -50,7 +50,11 @@ export class KeyVerifier {
       tenantActive: row.tenant_status === 'ACTIVE',
       active: row.status === 'ACTIVE',
       expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
-      graceUntil: isPrevious ? (row.previous_key_expires_at ? new Date(row.previous_key_expires_at).getTime() : 0) : null,
+      graceUntil: isPrevious
+        ? row.previous_key_expires_at
+          ? new Date(row.previous_key_expires_at).getTime()
+          : 0
+        : null,
       scopes: new Set(asList(row.scopes)),
       ipAllowed: ips.length ? compileAllowlist(ips) : null,
       origins: origins.length ? new Set(origins) : null,
@@ -63,10 +67,13 @@ export class KeyVerifier {
     const rec = await this.cache.get(hash, () => this.load(hash))
     const now = this.clock.now()
     if (!rec || !rec.active || !rec.tenantActive) throw new AppError('UNAUTHORIZED', 'Invalid client key')
-    if (rec.expiresAt !== null && rec.expiresAt <= now) throw new AppError('UNAUTHORIZED', 'Client key expired')
-    if (rec.graceUntil !== null && rec.graceUntil <= now) throw new AppError('UNAUTHORIZED', 'Invalid client key')
+    if (rec.expiresAt !== null && rec.expiresAt <= now)
+      throw new AppError('UNAUTHORIZED', 'Client key expired')
+    if (rec.graceUntil !== null && rec.graceUntil <= now)
+      throw new AppError('UNAUTHORIZED', 'Invalid client key')
     if (rec.ipAllowed && !rec.ipAllowed(ip)) throw new AppError('IP_NOT_ALLOWED')
-    if (rec.origins && origin !== undefined && !rec.origins.has(origin)) throw new AppError('ORIGIN_NOT_ALLOWED')
+    if (rec.origins && origin !== undefined && !rec.origins.has(origin))
+      throw new AppError('ORIGIN_NOT_ALLOWED')
     return {
       kind: 'client_key',
       keyId: rec.id,

@@ -61,7 +61,10 @@ export class Keystore {
       current = { kid: DEFAULT_KID, secret: this.defaultSecret }
       accepted.set(DEFAULT_KID, { secret: this.defaultSecret, until: null })
     } else if (meta.jwtSecret?.defaultRetiredUntil) {
-      accepted.set(DEFAULT_KID, { secret: this.defaultSecret, until: Date.parse(meta.jwtSecret.defaultRetiredUntil) })
+      accepted.set(DEFAULT_KID, {
+        secret: this.defaultSecret,
+        until: Date.parse(meta.jwtSecret.defaultRetiredUntil),
+      })
     }
     return { current, accepted }
   }

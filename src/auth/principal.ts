@@ -37,9 +37,14 @@ export function isSuperAdmin(p: Principal): boolean {
 }
 
 /** The audit actor fields for a principal. */
-export function actorOf(p: Principal | null | undefined): { actor_type: 'user' | 'client_key' | null; actor_id: string | null } {
+export function actorOf(p: Principal | null | undefined): {
+  actor_type: 'user' | 'client_key' | null
+  actor_id: string | null
+} {
   if (!p) return { actor_type: null, actor_id: null }
-  return p.kind === 'user' ? { actor_type: 'user', actor_id: p.userId } : { actor_type: 'client_key', actor_id: p.keyId }
+  return p.kind === 'user'
+    ? { actor_type: 'user', actor_id: p.userId }
+    : { actor_type: 'client_key', actor_id: p.keyId }
 }
 
 declare module 'fastify' {

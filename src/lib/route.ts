@@ -19,13 +19,14 @@ export interface RouteTypes<K extends OperationId> {
 }
 
 /** The `data` of an operation's success envelope (its 200 or 201 response). */
-export type Data<K extends OperationId> = Op<K> extends { responses: infer R }
-  ? R extends { 201: infer C }
-    ? DataOf<C>
-    : R extends { 200: infer S }
-      ? DataOf<S>
-      : never
-  : never
+export type Data<K extends OperationId> =
+  Op<K> extends { responses: infer R }
+    ? R extends { 201: infer C }
+      ? DataOf<C>
+      : R extends { 200: infer S }
+        ? DataOf<S>
+        : never
+    : never
 
 export type Req<K extends OperationId> = FastifyRequest<RouteTypes<K>>
 
@@ -46,7 +47,9 @@ export function defineRoute<K extends OperationId>(
     config: {
       operationId: id,
       spec,
-      ...(spec.rateLimit ? { rateLimit: { max: spec.rateLimit.max, timeWindow: spec.rateLimit.timeWindow } } : {}),
+      ...(spec.rateLimit
+        ? { rateLimit: { max: spec.rateLimit.max, timeWindow: spec.rateLimit.timeWindow } }
+        : {}),
     },
     handler: async (req, reply) => {
       const data = await handler(req, reply)

@@ -23,7 +23,10 @@ interface AjvIssue {
 }
 
 /** Ajv errors as the contract's `{ path, message }` list: `body.email`, `query.limit`, `params.id`. */
-export function validationDetails(issues: AjvIssue[], context: string | undefined): { path: string; message: string }[] {
+export function validationDetails(
+  issues: AjvIssue[],
+  context: string | undefined,
+): { path: string; message: string }[] {
   const part = context === 'querystring' ? 'query' : (context ?? 'body')
   return issues.map((i) => {
     const segs = (i.instancePath ?? '')
@@ -33,7 +36,9 @@ export function validationDetails(issues: AjvIssue[], context: string | undefine
     const extra = i.params?.missingProperty ?? i.params?.additionalProperty
     if (typeof extra === 'string') segs.push(extra)
     const message =
-      i.keyword === 'additionalProperties' ? 'is not allowed' : (i.message ?? 'is invalid').replace(/^must /, 'must ')
+      i.keyword === 'additionalProperties'
+        ? 'is not allowed'
+        : (i.message ?? 'is invalid').replace(/^must /, 'must ')
     return { path: [part, ...segs].join('.'), message }
   })
 }
@@ -60,7 +65,10 @@ export function toPublicError(err: unknown): { code: ErrorCode; message: string;
   }
   if (e && typeof e.code === 'string' && FASTIFY_CODES[e.code]) {
     const code = FASTIFY_CODES[e.code]
-    return { code, message: code === 'VALIDATION_ERROR' ? 'Malformed request body' : new AppError(code).message }
+    return {
+      code,
+      message: code === 'VALIDATION_ERROR' ? 'Malformed request body' : new AppError(code).message,
+    }
   }
   if (e && e.statusCode === 429) return { code: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded' }
   if (isDatabaseUnavailable(err)) return { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable' }
@@ -89,6 +97,8 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
   // The gate's hooks run for this handler too, so a 404 spends the same per-IP budget as any route.
   app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('NOT_FOUND', 'Route not found')))
 
+  // Why: every route takes JSON only; a text/plain body is a 415, not a string to validate.
+  app.removeContentTypeParser('text/plain')
   // Why: an empty body with a JSON content type is "no body" (POST /validate), not a parse error.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string
@@ -96,7 +106,12 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     try {
       done(null, JSON.parse(text))
     } catch {
-      done(Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }))
+      done(
+        Object.assign(new Error('Malformed JSON body'), {
+          statusCode: 400,
+          code: 'FST_ERR_CTP_INVALID_JSON_BODY',
+        }),
+      )
     }
   })
 }

@@ -9,7 +9,11 @@ import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
 /** Reads the request's one credential (JWT, or Client Key by header or `Bearer ck_`) and verifies it. */
-async function resolveCredential(app: FastifyInstance, req: FastifyRequest, spec: RouteSpec): Promise<Principal> {
+async function resolveCredential(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  spec: RouteSpec,
+): Promise<Principal> {
   const { ctx } = app
   const authz = req.headers.authorization
   const xkey = req.headers['x-client-key']

@@ -52,7 +52,10 @@ async function limiters(app: FastifyInstance, opts: object): Promise<Record<Buck
  * Per-IP budgets with @fastify/rate-limit: shared through Redis when REDIS_URL is set, falling back to
  * this instance's own counters whenever Redis does not answer (requests are never refused for it).
  */
-async function rateLimitPlugin(app: FastifyInstance, opts: { redisUrl?: string; namespace?: string }): Promise<void> {
+async function rateLimitPlugin(
+  app: FastifyInstance,
+  opts: { redisUrl?: string; namespace?: string },
+): Promise<void> {
   const local = await limiters(app, {})
   let shared: Record<Bucket, Check> | null = null
   let redis: Redis | null = null
@@ -76,23 +79,26 @@ async function rateLimitPlugin(app: FastifyInstance, opts: { redisUrl?: string; 
     })
   }
 
-  app.decorate('checkRateLimit', async (req: FastifyRequest, reply: FastifyReply, bucket: Bucket, max: number) => {
-    req.rateLimitMax = max
-    let res: Outcome
-    try {
-      res = shared && redis?.status === 'ready' ? await shared[bucket](req) : await local[bucket](req)
-    } catch {
-      res = await local[bucket](req)
-    }
-    if (res.isAllowed || res.max === undefined) return
-    reply.header('x-ratelimit-limit', res.max)
-    reply.header('x-ratelimit-remaining', res.remaining ?? 0)
-    reply.header('x-ratelimit-reset', res.ttlInSeconds ?? 0)
-    if (res.isExceeded) {
-      reply.header('retry-after', Math.max(1, res.ttlInSeconds ?? 1))
-      throw new AppError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded')
-    }
-  })
+  app.decorate(
+    'checkRateLimit',
+    async (req: FastifyRequest, reply: FastifyReply, bucket: Bucket, max: number) => {
+      req.rateLimitMax = max
+      let res: Outcome
+      try {
+        res = shared && redis?.status === 'ready' ? await shared[bucket](req) : await local[bucket](req)
+      } catch {
+        res = await local[bucket](req)
+      }
+      if (res.isAllowed || res.max === undefined) return
+      reply.header('x-ratelimit-limit', res.max)
+      reply.header('x-ratelimit-remaining', res.remaining ?? 0)
+      reply.header('x-ratelimit-reset', res.ttlInSeconds ?? 0)
+      if (res.isExceeded) {
+        reply.header('retry-after', Math.max(1, res.ttlInSeconds ?? 1))
+        throw new AppError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded')
+      }
+    },
+  )
 }
 
 export default fp(rateLimitPlugin, { name: 'rate-limit' })

@@ -4,7 +4,10 @@ import helmet from '@fastify/helmet'
 import cors from '@fastify/cors'
 
 /** Helmet defaults, CORS only for configured origins, and no caching of any API response. */
-async function securityHeadersPlugin(app: FastifyInstance, opts: { corsOrigins: readonly string[] }): Promise<void> {
+async function securityHeadersPlugin(
+  app: FastifyInstance,
+  opts: { corsOrigins: readonly string[] },
+): Promise<void> {
   await app.register(helmet, { global: true })
   if (opts.corsOrigins.length > 0) {
     await app.register(cors, {
@@ -12,7 +15,13 @@ async function securityHeadersPlugin(app: FastifyInstance, opts: { corsOrigins: 
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       // Why: X-Client-Key is deliberately absent: keys stay on servers, never in browsers.
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+      exposedHeaders: [
+        'X-Request-Id',
+        'Retry-After',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+      ],
       maxAge: 600,
     })
   }

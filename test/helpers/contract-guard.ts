@@ -34,7 +34,8 @@ export function installContractGuard(app: FastifyInstance, violations: string[])
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const m of methods) {
       if (m === 'HEAD' || m === 'OPTIONS' || EXEMPT.test(route.url)) continue
-      if (!documented.has(`${m} ${route.url}`)) violations.push(`route not in the document: ${m} ${route.url}`)
+      if (!documented.has(`${m} ${route.url}`))
+        violations.push(`route not in the document: ${m} ${route.url}`)
     }
   })
   app.addHook('onSend', async (req, reply, payload) => {

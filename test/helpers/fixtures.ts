@@ -20,7 +20,10 @@ export interface TenantFx {
 }
 
 /** A fresh tenant with its built-in roles; `authConfig` is merged over the defaults. */
-export async function createTenant(app: FastifyInstance, authConfig: Record<string, unknown> = {}): Promise<TenantFx> {
+export async function createTenant(
+  app: FastifyInstance,
+  authConfig: Record<string, unknown> = {},
+): Promise<TenantFx> {
   const code = `t-${randomUUID().slice(0, 8)}`
   const { tenant } = await provisionTenant(app.ctx.dbs.main, { code, name: `Tenant ${code}`, authConfig })
   return { id: tenant.id, code: tenant.code }
@@ -58,7 +61,10 @@ export async function createUser(
       .where('tenant_id', '=', tenant.id)
       .where('name', '=', name)
       .executeTakeFirstOrThrow()
-    await db.insertInto('user_roles').values({ tenant_id: tenant.id, user_id: user.id, role_id: role.id }).execute()
+    await db
+      .insertInto('user_roles')
+      .values({ tenant_id: tenant.id, user_id: user.id, role_id: role.id })
+      .execute()
   }
   for (const name of opts.permissions ?? []) {
     const perm = await db
@@ -67,7 +73,10 @@ export async function createUser(
       .where('name', '=', name)
       .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenant.id)]))
       .executeTakeFirstOrThrow()
-    await db.insertInto('user_permissions').values({ tenant_id: tenant.id, user_id: user.id, permission_id: perm.id }).execute()
+    await db
+      .insertInto('user_permissions')
+      .values({ tenant_id: tenant.id, user_id: user.id, permission_id: perm.id })
+      .execute()
   }
   return { id: user.id, email: email.toLowerCase(), tenant }
 }
@@ -103,7 +112,12 @@ export async function createKey(
   scopes: string[],
   extra: { ipAllowlist?: string[]; originAllowlist?: string[]; expiresAt?: Date } = {},
 ): Promise<{ id: string; value: string }> {
-  const created = await insertClientKey(app.ctx.dbs.main, { tenantId: tenant.id, name: 'fixture', scopes, ...extra })
+  const created = await insertClientKey(app.ctx.dbs.main, {
+    tenantId: tenant.id,
+    name: 'fixture',
+    scopes,
+    ...extra,
+  })
   if (!created) throw new Error('key not created')
   return created
 }

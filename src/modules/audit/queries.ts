@@ -11,7 +11,13 @@ export interface AuditFilter {
 }
 
 /** One page of the tenant's audit rows, newest first, with the total matching the filter. */
-export async function listAuditRows(db: Kysely<Database>, tenantId: string, f: AuditFilter, limit: number, offset: number) {
+export async function listAuditRows(
+  db: Kysely<Database>,
+  tenantId: string,
+  f: AuditFilter,
+  limit: number,
+  offset: number,
+) {
   let q = db.selectFrom('audit_log').where('tenant_id', '=', tenantId)
   if (f.action) q = q.where('action', '=', f.action)
   if (f.success !== undefined) q = q.where('success', '=', f.success)
@@ -19,13 +25,7 @@ export async function listAuditRows(db: Kysely<Database>, tenantId: string, f: A
   if (f.userId) q = q.where('user_id', '=', f.userId)
   if (f.ip) q = q.where('ip_address', '=', f.ip)
   const [rows, count] = await Promise.all([
-    q
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
+    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return {
@@ -41,7 +41,10 @@ export async function listAuditRows(db: Kysely<Database>, tenantId: string, f: A
       created_at: new Date(r.created_at).toISOString(),
       actor_type: r.actor_type as 'user' | 'client_key' | null,
       actor_id: r.actor_id,
-      metadata: (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : (r.metadata ?? {})) as Record<string, string>,
+      metadata: (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : (r.metadata ?? {})) as Record<
+        string,
+        string
+      >,
     })),
     total: Number(count.n),
     limit,

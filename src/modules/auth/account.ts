@@ -79,15 +79,25 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
   }
   const issues: { path: string; message: string }[] = []
   const email = input.email === undefined ? null : normalizeEmail(input.email)
-  const username = input.username === undefined ? null : normalizeUsername(input.username) && input.username.trim()
+  const username =
+    input.username === undefined ? null : normalizeUsername(input.username) && input.username.trim()
   const cpf = input.cpf_cnpj === undefined ? null : normalizeCpfCnpj(input.cpf_cnpj)
-  if (input.email !== undefined && !email) issues.push({ path: 'body.email', message: 'is not a valid email' })
-  if (input.username !== undefined && !username) issues.push({ path: 'body.username', message: 'is not a valid username' })
-  if (input.cpf_cnpj !== undefined && !cpf) issues.push({ path: 'body.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
+  if (input.email !== undefined && !email)
+    issues.push({ path: 'body.email', message: 'is not a valid email' })
+  if (input.username !== undefined && !username)
+    issues.push({ path: 'body.username', message: 'is not a valid username' })
+  if (input.cpf_cnpj !== undefined && !cpf)
+    issues.push({ path: 'body.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
   const enabled = tenant.authConfig.loginIdentifiers
-  const usable = (email && enabled.includes('email')) || (username && enabled.includes('username')) || (cpf && enabled.includes('cpf_cnpj'))
+  const usable =
+    (email && enabled.includes('email')) ||
+    (username && enabled.includes('username')) ||
+    (cpf && enabled.includes('cpf_cnpj'))
   if (issues.length === 0 && !usable) {
-    issues.push({ path: 'body', message: `must include an identifier of an enabled kind: ${enabled.join(', ')}` })
+    issues.push({
+      path: 'body',
+      message: `must include an identifier of an enabled kind: ${enabled.join(', ')}`,
+    })
   }
   if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
   const failedRules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
@@ -97,7 +107,8 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
   const roles = await findRolesByName(tdb(ctx, actor), tenant.id, roleNames)
   if (roles.length !== roleNames.length) fail('ROLE_NOT_FOUND')
   const perms = await permissionsOfRoles(tdb(ctx, actor), tenant.id, roles, tenant.isPlatform)
-  for (const r of roles) await assertMayGiveRole(tdb(ctx, actor), actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
+  for (const r of roles)
+    await assertMayGiveRole(tdb(ctx, actor), actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
 
   const passwordHash = await ctx.hasher.hash(input.password)
   try {
@@ -123,7 +134,14 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
             .values(roles.map((r) => ({ tenant_id: tenant.id, user_id: user.id, role_id: r.id })))
             .execute()
         }
-        await writeAudit(trx, { tenantId: tenant.id, action: 'REGISTER', success: true, userId: user.id, actor, meta })
+        await writeAudit(trx, {
+          tenantId: tenant.id,
+          action: 'REGISTER',
+          success: true,
+          userId: user.id,
+          actor,
+          meta,
+        })
         return toUserDto(user, tenant.code, roles.map((r) => r.name).sort())
       })
   } catch (err) {

@@ -52,7 +52,13 @@ async function tokensFor(
     accessToken,
     refreshToken,
     expiresIn,
-    user: { id: user.id, email: user.email, username: user.username, tenantId: tenant.id, tenantCode: tenant.code },
+    user: {
+      id: user.id,
+      email: user.email,
+      username: user.username,
+      tenantId: tenant.id,
+      tenantCode: tenant.code,
+    },
   }
 }
 
@@ -64,7 +70,11 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   const tenant = await ctx.tenants.byCode(input.tenantCode)
   if (!tenant) throw new AppError('TENANT_NOT_FOUND')
   const db = ctx.dbs.forTenant(tenant.id)
-  const failed = async (code: 'INVALID_CREDENTIALS' | 'USER_INACTIVE' | 'TENANT_NOT_FOUND', userId: string | null, reason: string) => {
+  const failed = async (
+    code: 'INVALID_CREDENTIALS' | 'USER_INACTIVE' | 'TENANT_NOT_FOUND',
+    userId: string | null,
+    reason: string,
+  ) => {
     await writeAudit(db, {
       tenantId: tenant.id,
       action: 'LOGIN',
@@ -88,7 +98,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   }
   const check = await ctx.hasher.verify(input.password, user.password_hash)
   if (!check.ok) throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
-  if (user.status !== 'ACTIVE') throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  if (user.status !== 'ACTIVE')
+    throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
 
   const newHash = check.needsRehash ? await ctx.hasher.hash(input.password) : null
   const nowMs = ctx.clock.now()
@@ -142,7 +153,8 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
   }
 
   const outcome = await db.transaction().execute(async (trx) => {
-    const consumed = tenant.status === 'ACTIVE' ? await consumeRefreshToken(trx, tenant.id, hash, now) : undefined
+    const consumed =
+      tenant.status === 'ACTIVE' ? await consumeRefreshToken(trx, tenant.id, hash, now) : undefined
     if (!consumed) return { ok: false as const }
     const session = await trx
       .selectFrom('sessions')
@@ -156,18 +168,32 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
     }
     const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
     const next = await insertRefreshToken(trx, tenant.id, session.id, now, expiresAt)
-    const nextRow = await trx.selectFrom('refresh_tokens').select('id').where('token_hash', '=', sha256Hex(next)).executeTakeFirstOrThrow()
-    await trx.updateTable('refresh_tokens').set({ replaced_by: nextRow.id }).where('id', '=', consumed.id).execute()
+    const nextRow = await trx
+      .selectFrom('refresh_tokens')
+      .select('id')
+      .where('token_hash', '=', sha256Hex(next))
+      .executeTakeFirstOrThrow()
+    await trx
+      .updateTable('refresh_tokens')
+      .set({ replaced_by: nextRow.id })
+      .where('id', '=', consumed.id)
+      .execute()
     await trx
       .updateTable('sessions')
       .set({ last_used_at: now, expires_at: expiresAt })
       .where('id', '=', session.id)
       .execute()
-    await writeAudit(trx, { tenantId: tenant.id, action: 'REFRESH_TOKEN', success: true, userId: user.id, meta })
+    await writeAudit(trx, {
+      tenantId: tenant.id,
+      action: 'REFRESH_TOKEN',
+      success: true,
+      userId: user.id,
+      meta,
+    })
     return { ok: true as const, user, sessionId: session.id, next }
   })
   if (outcome.ok) return tokensFor(ctx, db, tenant, outcome.user, outcome.sessionId, outcome.next)
-  if ('reason' in outcome) throw await failed(outcome.userId, outcome.reason)
+  if ('reason' in outcome) throw await failed(outcome.userId ?? null, outcome.reason ?? 'invalid')
 
   const seen = await findRefreshToken(db, tenant.id, hash)
   if (!seen) throw await failed(null, 'unknown token')
@@ -175,7 +201,9 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
   if (seen.rotated_at !== null) {
     const graceMs = tenant.authConfig.refreshReuseGraceSeconds * 1000
     if (nowMs - new Date(seen.rotated_at).getTime() > graceMs && seen.session_revoked_at === null) {
-      await db.transaction().execute((trx) => revokeSessions(trx, tenant.id, [seen.session_id], 'refresh_token_reuse', now))
+      await db
+        .transaction()
+        .execute((trx) => revokeSessions(trx, tenant.id, [seen.session_id], 'refresh_token_reuse', now))
       throw await failed(seen.user_id, 'refresh token reuse: session revoked')
     }
     throw await failed(seen.user_id, 'refresh token already rotated')

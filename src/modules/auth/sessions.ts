@@ -10,7 +10,9 @@ const UUID_HEX = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]
  * the tenant part lets the service find the tenant's (possibly routed) database before any lookup.
  */
 export function newRefreshTokenFor(tenantId: string): string {
-  return Buffer.concat([Buffer.from(tenantId.replace(/-/g, ''), 'hex'), randomBytes(32)]).toString('base64url')
+  return Buffer.concat([Buffer.from(tenantId.replace(/-/g, ''), 'hex'), randomBytes(32)]).toString(
+    'base64url',
+  )
 }
 
 /** The tenant id a refresh token was issued for, or null when the value is not one of ours. */
@@ -27,7 +29,15 @@ export function refreshTokenTenant(token: string): string | null {
  */
 export async function openSession(
   trx: Transaction<Database>,
-  s: { tenantId: string; userId: string; max: number; now: Date; expiresAt: Date; ip: string | null; userAgent: string | null },
+  s: {
+    tenantId: string
+    userId: string
+    max: number
+    now: Date
+    expiresAt: Date
+    ip: string | null
+    userAgent: string | null
+  },
 ): Promise<{ sessionId: string; refreshToken: string }> {
   await trx.selectFrom('users').select('id').where('id', '=', s.userId).forUpdate().execute()
   const active = await trx
@@ -115,7 +125,13 @@ export async function revokeSessions(
 }
 
 /** Revokes every session of a user (user deleted or deactivated). */
-export async function revokeUserSessions(trx: Kysely<Database>, tenantId: string, userId: string, reason: string, now: Date) {
+export async function revokeUserSessions(
+  trx: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  reason: string,
+  now: Date,
+) {
   const rows = await trx
     .selectFrom('sessions')
     .select('id')

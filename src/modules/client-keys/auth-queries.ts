@@ -20,6 +20,8 @@ export function findKeyByHash(db: Kysely<Database>, hash: string) {
       'client_keys.status',
       'client_keys.expires_at',
     ])
-    .where((eb) => eb.or([eb('client_keys.key_hash', '=', hash), eb('client_keys.previous_key_hash', '=', hash)]))
+    .where((eb) =>
+      eb.or([eb('client_keys.key_hash', '=', hash), eb('client_keys.previous_key_hash', '=', hash)]),
+    )
     .executeTakeFirst()
 }

@@ -18,7 +18,10 @@ export interface NewKey {
  * Stores a new Client Key (its SHA-256 only) and returns the row id with the value, which is never
  * stored or shown again. Returns null when `value` was given and a key with it already exists.
  */
-export async function insertClientKey(db: Kysely<Database>, k: NewKey): Promise<{ id: string; value: string } | null> {
+export async function insertClientKey(
+  db: Kysely<Database>,
+  k: NewKey,
+): Promise<{ id: string; value: string } | null> {
   const value = k.value ?? newClientKeyValue()
   const row = await db
     .insertInto('client_keys')

@@ -37,7 +37,12 @@ export async function loadGrants(
   userId: string,
   isPlatform: boolean,
 ): Promise<Grants> {
-  const { rows } = await sql<{ kind: 'role' | 'rp' | 'direct' | 'all'; role: string | null; name: string; level: number }>`
+  const { rows } = await sql<{
+    kind: 'role' | 'rp' | 'direct' | 'all'
+    role: string | null
+    name: string
+    level: number
+  }>`
     with ur as (
       select r.id, r.name, r.level, r.is_system
       from user_roles x join roles r on r.id = x.role_id
@@ -80,6 +85,9 @@ export async function loadGrants(
     rank,
     permissions: [...all].sort(),
     direct: [...new Set(direct)].sort(),
-    fromRoles: [...byRole.entries()].map(([role, permissions]) => ({ role, permissions: [...new Set(permissions)].sort() })),
+    fromRoles: [...byRole.entries()].map(([role, permissions]) => ({
+      role,
+      permissions: [...new Set(permissions)].sort(),
+    })),
   }
 }

@@ -16,7 +16,12 @@ export const roleColumns = [
 /** Roles of the tenant by name. */
 export function findRolesByName(db: Kysely<Database>, tenantId: string, names: readonly string[]) {
   if (names.length === 0) return Promise.resolve([])
-  return db.selectFrom('roles').select(roleColumns).where('tenant_id', '=', tenantId).where('name', 'in', [...names]).execute()
+  return db
+    .selectFrom('roles')
+    .select(roleColumns)
+    .where('tenant_id', '=', tenantId)
+    .where('name', 'in', [...names])
+    .execute()
 }
 
 /** Names of every permission that exists in the tenant (built-in and custom). */

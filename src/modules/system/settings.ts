@@ -11,6 +11,10 @@ export async function ensureSetting(db: Kysely<Database>, key: string, make: () 
     .values({ key, value: make() })
     .onConflict((oc) => oc.column('key').doNothing())
     .execute()
-  const row = await db.selectFrom('service_settings').select('value').where('key', '=', key).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('service_settings')
+    .select('value')
+    .where('key', '=', key)
+    .executeTakeFirstOrThrow()
   return row.value
 }

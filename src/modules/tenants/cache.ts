@@ -27,7 +27,13 @@ export class TenantCache {
     private readonly platformCode: string,
   ) {}
 
-  private toInfo(row: { id: string; code: string; name: string; status: string; auth_config: unknown }): TenantInfo {
+  private toInfo(row: {
+    id: string
+    code: string
+    name: string
+    status: string
+    auth_config: unknown
+  }): TenantInfo {
     return {
       id: row.id,
       code: row.code,

@@ -19,7 +19,12 @@ export async function provisionTenant(
 ) {
   const authConfig = mergeAuthConfig(defaultAuthConfig(), t.authConfig as Record<string, unknown> | undefined)
   return db.transaction().execute(async (trx) => {
-    const tenant = await insertTenant(trx, { code: t.code, name: t.name, status: t.status ?? 'ACTIVE', authConfig })
+    const tenant = await insertTenant(trx, {
+      code: t.code,
+      name: t.name,
+      status: t.status ?? 'ACTIVE',
+      authConfig,
+    })
     const roles = await insertBuiltinRoles(trx, tenant.id)
     let adminUserId: string | undefined
     if (t.admin) {
@@ -37,7 +42,10 @@ export async function provisionTenant(
         .executeTakeFirstOrThrow()
       const adminRole = roles.find((r) => r.name === 'admin')
       if (adminRole) {
-        await trx.insertInto('user_roles').values({ tenant_id: tenant.id, user_id: user.id, role_id: adminRole.id }).execute()
+        await trx
+          .insertInto('user_roles')
+          .values({ tenant_id: tenant.id, user_id: user.id, role_id: adminRole.id })
+          .execute()
       }
       adminUserId = user.id
     }

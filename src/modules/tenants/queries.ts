@@ -2,7 +2,16 @@ import type { Kysely, Transaction } from 'kysely'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 
-export const tenantColumns = ['id', 'code', 'name', 'status', 'auth_config', 'metadata', 'created_at', 'updated_at'] as const
+export const tenantColumns = [
+  'id',
+  'code',
+  'name',
+  'status',
+  'auth_config',
+  'metadata',
+  'created_at',
+  'updated_at',
+] as const
 
 /** One tenant by id, or undefined. Tenants always live in the main database. */
 export function findTenantById(db: Kysely<Database>, id: string) {
@@ -11,7 +20,11 @@ export function findTenantById(db: Kysely<Database>, id: string) {
 
 /** One tenant by code, case-insensitively (codes are stored lowercase). */
 export function findTenantByCode(db: Kysely<Database>, code: string) {
-  return db.selectFrom('tenants').select(tenantColumns).where('code', '=', code.toLowerCase()).executeTakeFirst()
+  return db
+    .selectFrom('tenants')
+    .select(tenantColumns)
+    .where('code', '=', code.toLowerCase())
+    .executeTakeFirst()
 }
 
 /** Inserts a tenant row; the caller creates its built-in roles in the same transaction. */
@@ -21,7 +34,12 @@ export function insertTenant(
 ) {
   return trx
     .insertInto('tenants')
-    .values({ code: t.code.toLowerCase(), name: t.name, status: t.status, auth_config: JSON.stringify(t.authConfig) })
+    .values({
+      code: t.code.toLowerCase(),
+      name: t.name,
+      status: t.status,
+      auth_config: JSON.stringify(t.authConfig),
+    })
     .returning(tenantColumns)
     .executeTakeFirstOrThrow()
 }
@@ -31,8 +49,20 @@ export async function insertBuiltinRoles(trx: Transaction<Database> | Kysely<Dat
   return trx
     .insertInto('roles')
     .values([
-      { tenant_id: tenantId, name: 'admin', description: 'Tenant administrator', level: 100, is_system: true },
-      { tenant_id: tenantId, name: 'user', description: 'Default role of registered users', level: 0, is_system: true },
+      {
+        tenant_id: tenantId,
+        name: 'admin',
+        description: 'Tenant administrator',
+        level: 100,
+        is_system: true,
+      },
+      {
+        tenant_id: tenantId,
+        name: 'user',
+        description: 'Default role of registered users',
+        level: 0,
+        is_system: true,
+      },
     ])
     .returning(['id', 'name'])
     .execute()
@@ -40,5 +70,9 @@ export async function insertBuiltinRoles(trx: Transaction<Database> | Kysely<Dat
 
 /** Touches updated_at; used after any tenant change. */
 export function touchTenant(trx: Kysely<Database>, id: string) {
-  return trx.updateTable('tenants').set({ updated_at: sql`now()` }).where('id', '=', id).execute()
+  return trx
+    .updateTable('tenants')
+    .set({ updated_at: sql`now()` })
+    .where('id', '=', id)
+    .execute()
 }

@@ -32,7 +32,12 @@ export interface UserRow {
 }
 
 /** The user a login identifier names within a tenant, with its password hash (login only). */
-export function findUserForLogin(db: Kysely<Database>, tenantId: string, kind: IdentifierKind, value: string) {
+export function findUserForLogin(
+  db: Kysely<Database>,
+  tenantId: string,
+  kind: IdentifierKind,
+  value: string,
+) {
   let q = db
     .selectFrom('users')
     .select([...userColumns, 'users.password_hash'])

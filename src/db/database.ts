@@ -1,0 +1,318 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+// Column names are the database's snake_case names: no CamelCasePlugin, so a query reads like its SQL.
+
+/** timestamptz filled by `default now()`: read as Date, optional on insert. */
+export type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>
+/** timestamptz without a default. */
+export type Timestamp = ColumnType<Date, Date | string, Date | string>
+/** Nullable timestamptz, null unless set. */
+export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+
+/**
+ * jsonb holding an object. `pg` serializes a plain object parameter with JSON.stringify, so objects may be
+ * written as they are; a JSON text is accepted too.
+ */
+export type JsonObjectColumn<T extends object = Record<string, unknown>> = ColumnType<
+  T,
+  T | string | undefined,
+  T | string
+>
+
+/**
+ * jsonb holding an array. Written as JSON text only (see `jsonb()`): `pg` turns a JS array parameter into a
+ * PostgreSQL array literal (`{"a","b"}`), which jsonb rejects, so the type forbids passing the array itself.
+ */
+export type JsonArrayColumn<T> = ColumnType<T[], string | undefined, string>
+
+/** JSON text for a jsonb parameter; required for arrays (JsonArrayColumn), harmless for objects. */
+export function jsonb(value: unknown): string {
+  return JSON.stringify(value)
+}
+
+export const TENANT_STATUSES = ['ACTIVE', 'INACTIVE'] as const
+export type TenantStatus = (typeof TENANT_STATUSES)[number]
+
+export const USER_STATUSES = ['ACTIVE', 'INACTIVE', 'SUSPENDED'] as const
+export type UserStatus = (typeof USER_STATUSES)[number]
+
+export const CLIENT_KEY_STATUSES = ['ACTIVE', 'REVOKED', 'EXPIRED'] as const
+export type ClientKeyStatus = (typeof CLIENT_KEY_STATUSES)[number]
+
+export const ACTOR_TYPES = ['user', 'client_key'] as const
+export type ActorType = (typeof ACTOR_TYPES)[number]
+
+export const AUDIT_ACTIONS = [
+  'LOGIN',
+  'LOGOUT',
+  'REFRESH_TOKEN',
+  'REGISTER',
+  'USER_DELETE',
+  'ROLE_ASSIGN',
+  'ROLE_REMOVE',
+  'PERMISSION_GRANT',
+  'PERMISSION_REVOKE',
+] as const
+export type AuditAction = (typeof AUDIT_ACTIONS)[number]
+
+/** The transaction-local setting that lets audit rows be deleted (tenant relocation only). */
+export const AUDIT_RELOCATION_SETTING = 'tessera.audit_relocation'
+
+export interface ServiceSettingsTable {
+  key: string
+  value: string
+  updated_at: CreatedAt
+}
+
+export interface TenantsTable {
+  id: Generated<string>
+  code: string
+  name: string
+  status: ColumnType<TenantStatus, TenantStatus | undefined, TenantStatus>
+  auth_config: JsonObjectColumn
+  /** Holds the JWT secret rotation history, among other operator data. */
+  metadata: JsonObjectColumn
+  created_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+export interface TenantSecretsTable {
+  id: Generated<string>
+  tenant_id: string
+  kid: string
+  /** Encrypted with SECRETS_KEY; never returned by a query that does not need it. */
+  secret_enc: string
+  created_at: CreatedAt
+  /** null on the current secret (at most one per tenant). */
+  retired_at: NullableTimestamp
+  /** A retired secret still verifies tokens until then. */
+  expires_at: NullableTimestamp
+}
+
+export interface TenantDatabasesTable {
+  tenant_id: string
+  /** Encrypted connection URL (it carries credentials). */
+  url_enc: string
+  host: string
+  database_name: string
+  created_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+export interface UsersTable {
+  id: Generated<string>
+  tenant_id: string
+  email: string | null
+  username: string | null
+  /** Digits only: 11 (CPF) or 14 (CNPJ). */
+  cpf_cnpj: string | null
+  password_hash: string
+  status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
+  email_verified: Generated<boolean>
+  otp_enabled: Generated<boolean>
+  created_at: CreatedAt
+  updated_at: CreatedAt
+  last_login_at: NullableTimestamp
+}
+
+export interface RolesTable {
+  id: Generated<string>
+  tenant_id: string
+  name: string
+  description: string | null
+  level: number
+  is_system: Generated<boolean>
+  created_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+export interface PermissionsTable {
+  id: Generated<string>
+  /** null for the built-in catalogue shared by every tenant. */
+  tenant_id: string | null
+  name: string
+  resource: string
+  action: string
+  description: string | null
+  is_system: Generated<boolean>
+  created_at: CreatedAt
+}
+
+export interface RolePermissionsTable {
+  tenant_id: string
+  role_id: string
+  permission_id: string
+}
+
+export interface UserRolesTable {
+  tenant_id: string
+  user_id: string
+  role_id: string
+  created_at: CreatedAt
+}
+
+export interface UserPermissionsTable {
+  tenant_id: string
+  user_id: string
+  permission_id: string
+  created_at: CreatedAt
+}
+
+export interface SessionsTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  created_at: CreatedAt
+  last_used_at: CreatedAt
+  expires_at: Timestamp
+  revoked_at: NullableTimestamp
+  revoked_reason: string | null
+  ip: string | null
+  user_agent: string | null
+}
+
+export interface RefreshTokensTable {
+  id: Generated<string>
+  tenant_id: string
+  session_id: string
+  /** SHA-256 hex of the token value. */
+  token_hash: string
+  created_at: CreatedAt
+  expires_at: Timestamp
+  revoked_at: NullableTimestamp
+  rotated_at: NullableTimestamp
+  replaced_by: string | null
+}
+
+export interface ClientKeysTable {
+  id: Generated<string>
+  tenant_id: string
+  name: string
+  prefix: string
+  key_hash: string
+  /** Hash of the value before the last rotation, honoured until previous_key_expires_at. */
+  previous_key_hash: string | null
+  previous_key_expires_at: NullableTimestamp
+  /** jsonb array of permission names, like the allowlists (one serialization rule for all three). */
+  scopes: JsonArrayColumn<string>
+  ip_allowlist: JsonArrayColumn<string>
+  origin_allowlist: JsonArrayColumn<string>
+  status: ColumnType<ClientKeyStatus, ClientKeyStatus | undefined, ClientKeyStatus>
+  expires_at: NullableTimestamp
+  last_used_at: NullableTimestamp
+  created_by_type: ActorType | null
+  created_by_id: string | null
+  created_at: CreatedAt
+  updated_at: CreatedAt
+  revoked_at: NullableTimestamp
+}
+
+export interface ClientKeyUsageTable {
+  id: Generated<string>
+  tenant_id: string
+  /** No foreign key: buffered usage inserts must not fail after the key is deleted. */
+  key_id: string
+  method: string
+  route: string
+  status_code: number
+  ip: string | null
+  origin: string | null
+  user_agent: string | null
+  created_at: CreatedAt
+}
+
+export interface AuditLogTable {
+  id: Generated<string>
+  /** No foreign key: audit rows outlive their tenant. */
+  tenant_id: string
+  user_id: string | null
+  action: AuditAction
+  success: boolean
+  error_message: string | null
+  ip_address: string | null
+  user_agent: string | null
+  actor_type: ActorType | null
+  actor_id: string | null
+  metadata: JsonObjectColumn
+  created_at: CreatedAt
+}
+
+/** The whole schema as Kysely sees it. */
+export interface Database {
+  service_settings: ServiceSettingsTable
+  tenants: TenantsTable
+  tenant_secrets: TenantSecretsTable
+  tenant_databases: TenantDatabasesTable
+  users: UsersTable
+  roles: RolesTable
+  permissions: PermissionsTable
+  role_permissions: RolePermissionsTable
+  user_roles: UserRolesTable
+  user_permissions: UserPermissionsTable
+  sessions: SessionsTable
+  refresh_tokens: RefreshTokensTable
+  client_keys: ClientKeysTable
+  client_key_usage: ClientKeyUsageTable
+  audit_log: AuditLogTable
+}
+
+export type ServiceSetting = Selectable<ServiceSettingsTable>
+export type NewServiceSetting = Insertable<ServiceSettingsTable>
+export type ServiceSettingUpdate = Updateable<ServiceSettingsTable>
+
+export type Tenant = Selectable<TenantsTable>
+export type NewTenant = Insertable<TenantsTable>
+export type TenantUpdate = Updateable<TenantsTable>
+
+export type TenantSecret = Selectable<TenantSecretsTable>
+export type NewTenantSecret = Insertable<TenantSecretsTable>
+export type TenantSecretUpdate = Updateable<TenantSecretsTable>
+
+export type TenantDatabase = Selectable<TenantDatabasesTable>
+export type NewTenantDatabase = Insertable<TenantDatabasesTable>
+export type TenantDatabaseUpdate = Updateable<TenantDatabasesTable>
+
+export type User = Selectable<UsersTable>
+export type NewUser = Insertable<UsersTable>
+export type UserUpdate = Updateable<UsersTable>
+
+export type Role = Selectable<RolesTable>
+export type NewRole = Insertable<RolesTable>
+export type RoleUpdate = Updateable<RolesTable>
+
+export type Permission = Selectable<PermissionsTable>
+export type NewPermission = Insertable<PermissionsTable>
+export type PermissionUpdate = Updateable<PermissionsTable>
+
+export type RolePermission = Selectable<RolePermissionsTable>
+export type NewRolePermission = Insertable<RolePermissionsTable>
+export type RolePermissionUpdate = Updateable<RolePermissionsTable>
+
+export type UserRole = Selectable<UserRolesTable>
+export type NewUserRole = Insertable<UserRolesTable>
+export type UserRoleUpdate = Updateable<UserRolesTable>
+
+export type UserPermission = Selectable<UserPermissionsTable>
+export type NewUserPermission = Insertable<UserPermissionsTable>
+export type UserPermissionUpdate = Updateable<UserPermissionsTable>
+
+export type Session = Selectable<SessionsTable>
+export type NewSession = Insertable<SessionsTable>
+export type SessionUpdate = Updateable<SessionsTable>
+
+export type RefreshToken = Selectable<RefreshTokensTable>
+export type NewRefreshToken = Insertable<RefreshTokensTable>
+export type RefreshTokenUpdate = Updateable<RefreshTokensTable>
+
+export type ClientKey = Selectable<ClientKeysTable>
+export type NewClientKey = Insertable<ClientKeysTable>
+export type ClientKeyUpdate = Updateable<ClientKeysTable>
+
+export type ClientKeyUsage = Selectable<ClientKeyUsageTable>
+export type NewClientKeyUsage = Insertable<ClientKeyUsageTable>
+export type ClientKeyUsageUpdate = Updateable<ClientKeyUsageTable>
+
+export type AuditLogRow = Selectable<AuditLogTable>
+export type NewAuditLogRow = Insertable<AuditLogTable>
+/** Exists for symmetry only: the database refuses every UPDATE of audit_log. */
+export type AuditLogRowUpdate = Updateable<AuditLogTable>

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely'
+import { initial } from './0001_initial.js'
+
+/** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
+export const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+}

@@ -1,0 +1,137 @@
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+
+t.test('error envelope', async (t) => {
+  const app = await buildTestApp(t)
+
+  t.test('404 NOT_FOUND for an unknown route', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/nope' })
+    t.equal(res.statusCode, 404)
+    t.same(res.json(), { success: false, error: 'Route not found', code: 'NOT_FOUND' })
+  })
+
+  t.test('400 VALIDATION_ERROR with details for a wrong body', async (t) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      payload: { tenantCode: 'x', extra: 1 },
+    })
+    t.equal(res.statusCode, 400)
+    const body = res.json()
+    t.equal(body.code, 'VALIDATION_ERROR')
+    t.ok(Array.isArray(body.details) && body.details.length > 0)
+    t.ok(
+      body.details.every(
+        (d: { path: string; message: string }) => typeof d.path === 'string' && typeof d.message === 'string',
+      ),
+    )
+    t.ok(
+      body.details.some((d: { path: string }) => d.path === 'body.extra'),
+      'unknown property reported',
+    )
+  })
+
+  t.test('400 VALIDATION_ERROR for malformed JSON', async (t) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"tenantCode":',
+    })
+    t.equal(res.statusCode, 400)
+    t.equal(res.json().code, 'VALIDATION_ERROR')
+  })
+
+  t.test('413 PAYLOAD_TOO_LARGE above 64 KiB', async (t) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ tenantCode: 'a', identifier: 'x'.repeat(70 * 1024), password: 'p' }),
+    })
+    t.equal(res.statusCode, 413)
+    t.same(res.json(), { success: false, error: 'Payload too large', code: 'PAYLOAD_TOO_LARGE' })
+  })
+
+  t.test('415 UNSUPPORTED_MEDIA_TYPE for a non-JSON body', async (t) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    })
+    t.equal(res.statusCode, 415)
+    t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
+  })
+
+  t.test('500 INTERNAL_ERROR carries no internals', async (t) => {
+    const original = app.ctx.tenants.byCode.bind(app.ctx.tenants)
+    app.ctx.tenants.byCode = async () => {
+      throw new Error('secret internal detail at /srv/db.ts:42')
+    }
+    t.teardown(() => {
+      app.ctx.tenants.byCode = original
+    })
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      payload: { tenantCode: 'acme', identifier: 'a@b.co', password: 'whatever-long' },
+    })
+    t.equal(res.statusCode, 500)
+    t.same(res.json(), { success: false, error: 'Internal server error', code: 'INTERNAL_ERROR' })
+    t.notMatch(res.body, /secret internal detail/)
+  })
+})
+
+t.test('X-Request-Id', async (t) => {
+  const app = await buildTestApp(t)
+  t.test('echoes a well-formed incoming id', async (t) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'abc-123.X:y_z' },
+    })
+    t.equal(res.headers['x-request-id'], 'abc-123.X:y_z')
+  })
+  t.test('replaces a malformed id with a generated one', async (t) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'bad id with spaces' },
+    })
+    t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  })
+  t.test('is present on errors too', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/nowhere' })
+    t.ok(res.headers['x-request-id'])
+  })
+})
+
+t.test('headers', async (t) => {
+  const app = await buildTestApp(t)
+  const res = await app.inject({ method: 'GET', url: '/api/v1/health' })
+  t.equal(res.headers['cache-control'], 'no-store', 'API responses are never cached')
+  t.ok(res.headers['x-content-type-options'], 'helmet headers present')
+  t.notOk(res.headers['access-control-allow-origin'], 'no CORS headers without CORS_ORIGINS')
+})
+
+t.test('CORS only for configured origins, never allowing X-Client-Key', async (t) => {
+  const app = await buildTestApp(t, { CORS_ORIGINS: 'https://app.example.test' })
+  const res = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/login',
+    headers: {
+      origin: 'https://app.example.test',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    },
+  })
+  t.equal(res.headers['access-control-allow-origin'], 'https://app.example.test')
+  t.notMatch(String(res.headers['access-control-allow-headers']), /x-client-key/i)
+  const other = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/login',
+    headers: { origin: 'https://evil.example.test', 'access-control-request-method': 'POST' },
+  })
+  t.notOk(other.headers['access-control-allow-origin'])
+})
