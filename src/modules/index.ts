@@ -1,6 +1,19 @@
 import type { FastifyPluginAsync } from 'fastify'
 import systemRoutes from './system/routes.js'
 import authRoutes from './auth/routes.js'
+import usersRoutes from './users/routes.js'
+import rolesRoutes from './roles/routes.js'
+import permissionsRoutes from './permissions/routes.js'
+import tenantsRoutes from './tenants/routes.js'
+import clientKeysRoutes from './client-keys/routes.js'
 
 /** One route plugin per interface module, registered in this order. */
-export const modules: FastifyPluginAsync[] = [systemRoutes, authRoutes]
+export const modules: FastifyPluginAsync[] = [
+  systemRoutes,
+  authRoutes,
+  usersRoutes,
+  rolesRoutes,
+  permissionsRoutes,
+  tenantsRoutes,
+  clientKeysRoutes,
+]
