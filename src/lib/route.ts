@@ -51,6 +51,14 @@ export function defineRoute<K extends OperationId>(
         ? { rateLimit: { max: spec.rateLimit.max, timeWindow: spec.rateLimit.timeWindow } }
         : {}),
     },
+    // Why: an optional body may be omitted entirely; validate it as the empty object it stands for.
+    ...(spec.schema.body && !spec.bodyRequired
+      ? {
+          preValidation: async (req: FastifyRequest) => {
+            if (req.body === undefined || req.body === null) req.body = {} as never
+          },
+        }
+      : {}),
     handler: async (req, reply) => {
       const data = await handler(req, reply)
       reply.code(spec.successStatus)

@@ -77,10 +77,12 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
     await app.checkRateLimit(req, reply, bucket, max)
     if (authError) throw authError
     if (!principal) return
+    // Why before the permission check: a Client Key refused for a missing scope still made the request,
+    // and the key's usage log (onResponse) records it; handlers never run for it either way.
+    req.principal = principal
     if (spec.permission && !holds(principal.permissions, spec.permission)) {
       throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
     }
-    req.principal = principal
   })
 }
 

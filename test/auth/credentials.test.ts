@@ -1,0 +1,200 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { buildTestApp } from '../helpers/app.js'
+import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
+import { decodeJwtUnverified, signJwt } from '../../src/lib/jwt.js'
+import { createManualClock } from '../../src/lib/clock.js'
+import { encryptSecret } from '../../src/lib/crypto-box.js'
+
+const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+
+t.test('access-token verification', async (t) => {
+  const clock = createManualClock()
+  const app = await buildTestApp(t, {}, { clock })
+  const tenant = await createTenant(app)
+  const victim = await createTenant(app)
+  const user = await createUser(app, tenant, { roles: ['admin'] })
+  const token = await tokenFor(app, user)
+  const me = (authorization: string) => app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization } })
+  const claims = decodeJwtUnverified(token)?.payload ?? {}
+
+  t.test('200 for a good token', async (t) => {
+    t.equal((await me(`Bearer ${token}`)).statusCode, 200)
+  })
+
+  t.test('alg none is refused', async (t) => {
+    const none = `${b64({ alg: 'none', typ: 'JWT', kid: 'default' })}.${b64(claims)}.`
+    const res = await me(`Bearer ${none}`)
+    t.equal(res.statusCode, 401)
+    t.equal(res.json().code, 'UNAUTHORIZED')
+  })
+
+  t.test('HS512 is refused even with the right secret', async (t) => {
+    const head = b64({ alg: 'HS512', typ: 'JWT', kid: 'default' })
+    const body = b64(claims)
+    const sig = createHmac('sha512', 'test-default-jwt-secret-0123456789abcdef').update(`${head}.${body}`).digest('base64url')
+    t.equal((await me(`Bearer ${head}.${body}.${sig}`)).statusCode, 401)
+  })
+
+  t.test('unknown kid and tampered payload are refused', async (t) => {
+    const [h, p, s] = token.split('.')
+    const badKid = `${b64({ alg: 'HS256', typ: 'JWT', kid: 'nope' })}.${p}.${s}`
+    t.equal((await me(`Bearer ${badKid}`)).statusCode, 401)
+    const tampered = `${h}.${b64({ ...claims, permissions: ['admin:*'] })}.${s}`
+    t.equal((await me(`Bearer ${tampered}`)).statusCode, 401)
+  })
+
+  t.test("a token signed with one tenant's own secret but claiming another tenant is refused", async (t) => {
+    const own = 'tenant-own-secret-that-it-knows-0123456789'
+    await app.ctx.dbs.main
+      .insertInto('tenant_secrets')
+      .values({ tenant_id: tenant.id, kid: 'own-kid-1', secret_enc: encryptSecret(own, app.ctx.secretsKey) })
+      .execute()
+    app.ctx.keystore.invalidate(tenant.id)
+    const forged = signJwt({ ...claims, tenantId: victim.id, tenantCode: victim.code }, own, 'own-kid-1')
+    const res = await me(`Bearer ${forged}`)
+    t.equal(res.statusCode, 401)
+    t.equal(res.json().code, 'UNAUTHORIZED')
+    const legit = signJwt(claims, own, 'own-kid-1')
+    t.equal((await me(`Bearer ${legit}`)).statusCode, 200, 'the same secret works for its own tenant')
+  })
+
+  t.test('401 TOKEN_EXPIRED with text "Token expired" past exp', async (t) => {
+    const short = await tokenFor(app, user, 60)
+    clock.advance(61_000)
+    const res = await me(`Bearer ${short}`)
+    t.equal(res.statusCode, 401)
+    t.same(res.json(), { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
+  })
+
+  t.test('401 for garbage, a malformed header and no credential', async (t) => {
+    t.equal((await me('Bearer not.a.jwt')).statusCode, 401)
+    t.equal((await me('Basic abc')).statusCode, 401)
+    const none = await app.inject({ method: 'GET', url: '/api/v1/me' })
+    t.equal(none.statusCode, 401)
+    t.equal(none.json().code, 'UNAUTHORIZED')
+  })
+})
+
+t.test('Client Key credentials at the gate', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant, { roles: ['admin'] })
+  const token = await tokenFor(app, user)
+  const key = await createKey(app, tenant, ['users:create'])
+    // POST /register is a JWT / Key route; an empty body is a 400 that only a request past the gate gets.
+  const PASSED = 400
+  const logs = (headers: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/api/v1/register', headers, payload: {} })
+
+  t.test('works through X-Client-Key and through Authorization: Bearer ck_', async (t) => {
+    t.equal((await logs({ 'x-client-key': key.value })).statusCode, PASSED)
+    t.equal((await logs({ authorization: `Bearer ${key.value}` })).statusCode, PASSED)
+  })
+
+  t.test('401 when both a JWT and a key are sent', async (t) => {
+    const res = await logs({ authorization: `Bearer ${token}`, 'x-client-key': key.value })
+    t.equal(res.statusCode, 401)
+    t.equal(res.json().code, 'UNAUTHORIZED')
+  })
+
+  t.test('401 for a key on a JWT-only route', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/auth-logs', headers: { 'x-client-key': key.value } })
+    t.equal(res.statusCode, 401)
+  })
+
+  t.test('401 for an unknown key', async (t) => {
+    t.equal((await logs({ 'x-client-key': 'ck_' + 'x'.repeat(43) })).statusCode, 401)
+  })
+
+  t.test('403 FORBIDDEN for a key without the permission', async (t) => {
+    const weak = await createKey(app, tenant, ['users:read'])
+    const res = await logs({ 'x-client-key': weak.value })
+    t.equal(res.statusCode, 403)
+    t.equal(res.json().code, 'FORBIDDEN')
+  })
+
+  t.test('403 IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED from the allowlists', async (t) => {
+    const fenced = await createKey(app, tenant, ['users:create'], {
+      ipAllowlist: ['203.0.113.0/24', '2001:db8::/32'],
+      originAllowlist: ['https://ok.example.test'],
+    })
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/api/v1/register',
+      payload: {},
+      remoteAddress: '203.0.113.9',
+      headers: { 'x-client-key': fenced.value, origin: 'https://ok.example.test' },
+    })
+    t.equal(ok.statusCode, PASSED)
+    const v6 = await app.inject({
+      method: 'POST',
+      url: '/api/v1/register',
+      payload: {},
+      remoteAddress: '2001:db8::5',
+      headers: { 'x-client-key': fenced.value },
+    })
+    t.equal(v6.statusCode, PASSED, 'IPv6 in the list, no Origin header is allowed')
+    const ip = await app.inject({
+      method: 'POST',
+      url: '/api/v1/register',
+      payload: {},
+      remoteAddress: '198.51.100.1',
+      headers: { 'x-client-key': fenced.value },
+    })
+    t.equal(ip.statusCode, 403)
+    t.equal(ip.json().code, 'IP_NOT_ALLOWED')
+    const origin = await app.inject({
+      method: 'POST',
+      url: '/api/v1/register',
+      payload: {},
+      remoteAddress: '203.0.113.9',
+      headers: { 'x-client-key': fenced.value, origin: 'https://evil.example.test' },
+    })
+    t.equal(origin.statusCode, 403)
+    t.equal(origin.json().code, 'ORIGIN_NOT_ALLOWED')
+  })
+})
+
+t.test('GET /auth-logs', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const admin = await createUser(app, tenant, { roles: ['admin'] })
+  const plain = await createUser(app, tenant, { roles: ['user'] })
+  const auth = { authorization: `Bearer ${await tokenFor(app, admin)}` }
+  for (const ip of ['192.0.2.1', '192.0.2.2']) {
+    await app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      remoteAddress: ip,
+      payload: { tenantCode: tenant.code, identifier: admin.email, password: 'wrong-password' },
+    })
+  }
+  const list = (q: string) => app.inject({ method: 'GET', url: `/api/v1/auth-logs${q}`, headers: auth })
+
+  t.test('lists rows newest first with filters and paging', async (t) => {
+    const all = (await list('')).json().data
+    t.equal(all.total, 2)
+    t.equal(all.limit, 50)
+    t.equal(all.offset, 0)
+    t.equal(all.items[0].ip_address, '192.0.2.2', 'newest first')
+    t.equal((await list('?ip=192.0.2.1')).json().data.total, 1)
+    t.equal((await list('?success=true')).json().data.total, 0)
+    t.equal((await list('?action=LOGIN&since=1h')).json().data.total, 2)
+    t.equal((await list(`?userId=${admin.id}&limit=1&offset=1`)).json().data.items.length, 1)
+  })
+
+  t.test('400 for a limit over 500 and a bad since', async (t) => {
+    t.equal((await list('?limit=501')).statusCode, 400)
+    t.equal((await list('?since=yesterday')).statusCode, 400)
+  })
+
+  t.test('403 without auth:logs', async (t) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/auth-logs',
+      headers: { authorization: `Bearer ${await tokenFor(app, plain)}` },
+    })
+    t.equal(res.statusCode, 403)
+  })
+})

@@ -1,0 +1,164 @@
+import t from 'tap'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { createTenant, createUser, freshIp, PASSWORD, type TenantFx, type UserFx } from '../helpers/fixtures.js'
+import { createManualClock } from '../../src/lib/clock.js'
+
+async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx) {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/login',
+    remoteAddress: freshIp(),
+    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+  })
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
+  return res.json().data as { accessToken: string; refreshToken: string }
+}
+
+const refresh = (app: TestApp, refreshToken: unknown) =>
+  app.inject({ method: 'POST', url: '/api/v1/refresh', payload: { refreshToken } })
+
+t.test('POST /refresh', async (t) => {
+  const clock = createManualClock()
+  const app = await buildTestApp(t, {}, { clock })
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant, { roles: ['user'] })
+
+  t.test('200 rotates: a new pair, the old token revoked, current roles in the new token', async (t) => {
+    const first = await loginAs(app, tenant, user)
+    const res = await refresh(app, first.refreshToken)
+    t.equal(res.statusCode, 200)
+    const next = res.json().data
+    t.not(next.refreshToken, first.refreshToken)
+    t.not(next.accessToken, first.accessToken)
+    t.equal(next.user.id, user.id)
+    const again = await refresh(app, first.refreshToken)
+    t.equal(again.statusCode, 401)
+    t.equal(again.json().code, 'INVALID_REFRESH_TOKEN')
+    const rows = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('audit_log')
+      .select(['success'])
+      .where('tenant_id', '=', tenant.id)
+      .where('action', '=', 'REFRESH_TOKEN')
+      .execute()
+    t.ok(rows.some((r) => r.success) && rows.some((r) => !r.success), 'REFRESH_TOKEN rows for success and failure')
+  })
+
+  t.test('10 concurrent refreshes with one token: exactly one 200', async (t) => {
+    const { refreshToken } = await loginAs(app, tenant, user)
+    const results = await Promise.all(Array.from({ length: 10 }, () => refresh(app, refreshToken)))
+    t.equal(results.filter((r) => r.statusCode === 200).length, 1)
+    t.ok(results.filter((r) => r.statusCode !== 200).every((r) => r.json().code === 'INVALID_REFRESH_TOKEN'))
+  })
+
+  t.test('reuse after the grace revokes the whole session, successor included', async (t) => {
+    const { refreshToken } = await loginAs(app, tenant, user)
+    const successor = (await refresh(app, refreshToken)).json().data.refreshToken
+    clock.advance(11_000)
+    const reuse = await refresh(app, refreshToken)
+    t.equal(reuse.statusCode, 401)
+    t.equal(reuse.json().code, 'INVALID_REFRESH_TOKEN')
+    const next = await refresh(app, successor)
+    t.equal(next.statusCode, 401, 'the successor was revoked with the session')
+  })
+
+  t.test('reuse within the grace answers 401 without revoking the session', async (t) => {
+    const { refreshToken } = await loginAs(app, tenant, user)
+    const successor = (await refresh(app, refreshToken)).json().data.refreshToken
+    clock.advance(2_000)
+    t.equal((await refresh(app, refreshToken)).statusCode, 401)
+    t.equal((await refresh(app, successor)).statusCode, 200, 'the successor still works')
+  })
+
+  t.test('401 for an expired refresh token', async (t) => {
+    const { refreshToken } = await loginAs(app, tenant, user)
+    clock.advance(2_592_000 * 1000 + 1000)
+    t.equal((await refresh(app, refreshToken)).statusCode, 401)
+  })
+
+  t.test('401 for a user that is no longer active', async (t) => {
+    const u = await createUser(app, tenant)
+    const { refreshToken } = await loginAs(app, tenant, u)
+    await app.ctx.dbs.forTenant(tenant.id).updateTable('users').set({ status: 'INACTIVE' }).where('id', '=', u.id).execute()
+    t.equal((await refresh(app, refreshToken)).statusCode, 401)
+  })
+
+  t.test('401 INVALID_REFRESH_TOKEN for any unknown string, 400 for a non-string', async (t) => {
+    for (const v of ['x', 'A'.repeat(64), '']) {
+      const res = await refresh(app, v)
+      t.equal(res.statusCode, 401, JSON.stringify(v))
+      t.equal(res.json().code, 'INVALID_REFRESH_TOKEN')
+    }
+    const bad = await refresh(app, 42)
+    t.equal(bad.statusCode, 400)
+    t.equal(bad.json().code, 'VALIDATION_ERROR')
+    const missing = await app.inject({ method: 'POST', url: '/api/v1/refresh', payload: {} })
+    t.equal(missing.statusCode, 400)
+  })
+})
+
+t.test('POST /logout', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant)
+  const other = await createUser(app, tenant)
+
+  t.test('200 revoked=true; the access token still works, refreshing does not', async (t) => {
+    const s = await loginAs(app, tenant, user)
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/logout',
+      headers: { authorization: `Bearer ${s.accessToken}` },
+      payload: { refreshToken: s.refreshToken },
+    })
+    t.equal(res.statusCode, 200)
+    t.same(res.json().data, { revoked: true })
+    const me = await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${s.accessToken}` } })
+    t.equal(me.statusCode, 200)
+    t.equal((await refresh(app, s.refreshToken)).statusCode, 401)
+    const row = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('refresh_tokens')
+      .select('revoked_at')
+      .where('tenant_id', '=', tenant.id)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow()
+    t.ok(row.revoked_at, 'the token row is revoked')
+  })
+
+  t.test("200 revoked=false for another user's token, with a failure audit row", async (t) => {
+    const mine = await loginAs(app, tenant, user)
+    const theirs = await loginAs(app, tenant, other)
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/logout',
+      headers: { authorization: `Bearer ${mine.accessToken}` },
+      payload: { refreshToken: theirs.refreshToken },
+    })
+    t.same(res.json().data, { revoked: false })
+    t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200, 'their session is untouched')
+    const rows = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('audit_log')
+      .select(['success', 'error_message'])
+      .where('tenant_id', '=', tenant.id)
+      .where('action', '=', 'LOGOUT')
+      .where('success', '=', false)
+      .execute()
+    t.ok(rows.length >= 1 && rows[0].error_message)
+  })
+
+  t.test('401 without a token, 400 without a body field', async (t) => {
+    const none = await app.inject({ method: 'POST', url: '/api/v1/logout', payload: { refreshToken: 'x' } })
+    t.equal(none.statusCode, 401)
+    t.equal(none.json().code, 'UNAUTHORIZED')
+    const s = await loginAs(app, tenant, user)
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/v1/logout',
+      headers: { authorization: `Bearer ${s.accessToken}` },
+      payload: {},
+    })
+    t.equal(bad.statusCode, 400)
+  })
+})
