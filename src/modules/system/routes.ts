@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { timingSafeEqualStr } from '../../lib/tokens.js'
+import { routes } from '../../../generated/routes.js'
 import { defineRoute } from '../../lib/route.js'
 import { AppError } from '../../errors.js'
 import type { Data } from '../../lib/route.js'
@@ -39,4 +41,22 @@ async function health(app: FastifyInstance, reply: FastifyReply): Promise<Health
 export default async function systemRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, 'getHealth', async (_req, reply) => health(app, reply))
   defineRoute(app, 'getHealthRoot', async (_req, reply) => health(app, reply))
+
+  // Prometheus text, not the JSON envelope, so it is registered without defineRoute.
+  const spec = routes.getMetrics
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    config: { operationId: spec.operationId, spec },
+    handler: async (req, reply) => {
+      const token = app.ctx.config.metricsToken
+      if (token) {
+        const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''
+        if (!timingSafeEqualStr(given, token)) {
+          return reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized\n')
+        }
+      }
+      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(app.renderMetrics())
+    },
+  })
 }
