@@ -5,6 +5,7 @@ import type { RouteSpec } from '../lib/route-spec.js'
 import { verifyAccessToken } from '../auth/access-token.js'
 import { holds, type Principal } from '../auth/principal.js'
 import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
+import { refreshTokenTenant } from '../modules/auth/sessions.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
@@ -40,10 +41,13 @@ async function resolveCredential(
 /** The per-IP budget for this request: the default, or the tenant's raised one (auth_config.rateLimits). */
 async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Bucket, principal?: Principal) {
   let tenantId = principal?.tenantId
+  const body = req.body as { tenantCode?: unknown; refreshToken?: unknown } | undefined
   if (!tenantId && bucket === 'login') {
-    const code = (req.body as { tenantCode?: unknown } | undefined)?.tenantCode
+    const code = body?.tenantCode
     if (typeof code === 'string' && code.length <= 64) tenantId = (await app.ctx.tenants.byCode(code))?.id
   }
+  // Why: a refresh token names its tenant, so that tenant's raised budget applies to refreshes too.
+  if (!tenantId && typeof body?.refreshToken === 'string') tenantId = refreshTokenTenant(body.refreshToken) ?? undefined
   if (!tenantId) return DEFAULT_BUDGET[bucket]
   const limits = (await app.ctx.tenants.byId(tenantId))?.authConfig.rateLimits
   const raised = bucket === 'login' ? limits?.loginPerMinute : limits?.requestsPerMinute
