@@ -26,8 +26,10 @@ lint: install
 lint-openapi: install
 	npx redocly lint openapi/openapi.yaml
 
+# The suite on PGlite always; again on a real PostgreSQL when TEST_DATABASE_URL names one.
 tap: install
-	npx tap
+	TEST_BACKEND=pglite npx tap
+	@if [ -n "$$TEST_DATABASE_URL" ]; then TEST_BACKEND=postgres npx tap; fi
 
 # The README's test command: everything CI checks.
 test: typecheck lint lint-openapi check-generated tap
