@@ -15,6 +15,8 @@ import shutdown from './plugins/shutdown.js'
 import { modules } from './modules/index.js'
 import rateLimit from './plugins/rate-limit.js'
 import gate from './plugins/gate.js'
+import metrics from './plugins/metrics.js'
+import keyUsage from './modules/client-keys/usage-plugin.js'
 import { ensureSetting } from './modules/system/settings.js'
 import { TenantCache } from './modules/tenants/cache.js'
 import { Keystore } from './auth/keystore.js'
@@ -23,6 +25,7 @@ import { createPasswordHasher } from './lib/hashing.js'
 import { deriveKey } from './lib/crypto-box.js'
 import { randomToken } from './lib/tokens.js'
 import { bootstrap } from './bootstrap.js'
+import { startTenantRouting } from './modules/tenants/routing.js'
 import pkg from '../package.json' with { type: 'json' }
 
 export interface AppOptions {
@@ -31,6 +34,8 @@ export interface AppOptions {
   readonly clock?: Clock
   /** Registered before any route, e.g. the tests' contract guard (it needs onRoute). */
   readonly beforeRoutes?: (app: FastifyInstance) => void | Promise<void>
+  /** A migrated PGlite data directory to start from (tests: skips creating and migrating PGlite). */
+  readonly pgliteDataDir?: Blob
   /** Redis key prefix of the rate-limit counters (tests isolate themselves with it). */
   readonly rateLimitNamespace?: string
 }
@@ -92,6 +97,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
     logger: app.log,
+    connectionTimeoutMillis: 4000,
+    ...(options.pgliteDataDir ? { loadDataDir: options.pgliteDataDir } : {}),
   })
   try {
     const applied = await migrateToLatest(opened.db)
@@ -129,6 +136,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await dbs.closeAll()
     await opened.close()
   })
+  // Routed tenants' queries must reach their own databases from the first request on.
+  try {
+    await startTenantRouting(app)
+  } catch (err) {
+    await app.close()
+    throw err
+  }
 
   await app.register(requestId)
   await app.register(shutdown)
@@ -137,6 +151,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(errors)
   await app.register(rateLimit, { redisUrl: config.redisUrl, namespace: options.rateLimitNamespace })
   await app.register(gate)
+  await app.register(metrics)
+  // Why here: its onResponse hook must exist before the route modules are registered (see the plugin).
+  await app.register(keyUsage)
   if (options.beforeRoutes) await options.beforeRoutes(app)
   await app.register(docs)
   for (const mod of modules) await app.register(mod)

@@ -1,118 +1,207 @@
-import { mkdirSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
 import { PGliteDialect } from './pglite-dialect.js'
 
+export type DatabaseKind = 'pglite' | 'memory' | 'postgres'
+
+/** Connection-pool numbers (PGlite reports its single connection the same way). */
 export interface PoolStats {
   total: number
   idle: number
   waiting: number
 }
 
+/** An open database: the Kysely handle plus what health, metrics and shutdown need. */
 export interface OpenedDatabase {
   readonly db: Kysely<Database>
-  readonly kind: 'pglite' | 'memory' | 'postgres'
-  /** Round trip in ms; throws when the database does not answer. */
+  readonly kind: DatabaseKind
+  /** Round trip of `select 1` in ms (two decimals); throws (an unavailable error) when it does not answer. */
   ping(): Promise<number>
   stats(): PoolStats
+  /** Destroys the Kysely instance and its pool or PGlite; safe to call twice. */
   close(): Promise<void>
 }
 
-interface Logger {
+/** The part of a pino/Fastify logger this module uses. */
+export interface DatabaseLogger {
   warn(obj: object, msg: string): void
 }
 
-// Why global: pg's type parsers are process-wide. count(*) and other int8 fit a JS number here.
-pg.types.setTypeParser(20, (v) => Number(v))
+export interface PostgresOptions {
+  /** Pool size; default 10. */
+  readonly poolMax?: number
+  readonly logger?: DatabaseLogger
+  /** Give up connecting after this long; default 5,000 ms. */
+  readonly connectionTimeoutMillis?: number
+  /** Client-side limit per query (pg `query_timeout`); default 15,000 ms. */
+  readonly queryTimeoutMillis?: number
+  /** ping() gives up after this long; default 4,000 ms, so health answers within 5 s. */
+  readonly pingTimeoutMillis?: number
+}
 
-/** Answers within 5 s or fails: a database failure must become a 503 quickly, never a hang. */
-const CONNECT_TIMEOUT_MS = 5000
+export interface OpenDatabaseOptions extends PostgresOptions {
+  /** PGlite's data directory lives in `<dataDir>/pgdata` when no URL is given. */
+  readonly dataDir: string
+  /** PGlite only: start from a dump (`pglite.dumpDataDir()`), e.g. a migrated test template. */
+  readonly loadDataDir?: Blob | File
+  /** PGlite only: how long a query waits for the single connection; default 15,000 ms. */
+  readonly pgliteAcquireTimeoutMillis?: number
+}
 
-/** Opens a pg pool for a postgres:// URL (also used for routed tenant databases). */
-export function openPostgres(url: string, opts: { poolMax?: number; logger?: Logger } = {}): OpenedDatabase {
+/** Thrown by ping() when the database does not answer in time; counts as unavailable. */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT'
+  constructor(ms: number) {
+    super(`database did not answer within ${ms} ms`)
+    this.name = 'DatabaseTimeoutError'
+  }
+}
+
+const INT8_OID = 20
+
+// Why per pool and not pg.types: the global parsers would change every pg user in the process.
+// count(*) and other int8 values come back as JS numbers (they fit: row counts, not money); timestamptz
+// already comes back as Date.
+const pgTypes = new pg.TypeOverrides()
+pgTypes.setTypeParser(INT8_OID, (v: string) => Number(v))
+
+/** Opens a pool on a postgres:// URL; also used for routed tenant databases. Never throws on open. */
+export function openPostgres(url: string, opts: PostgresOptions = {}): OpenedDatabase {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolMax ?? 10,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
+    // Why: a server that stops answering mid-query (paused, partitioned) must not hold a request forever.
+    query_timeout: opts.queryTimeoutMillis ?? 15_000,
     idleTimeoutMillis: 30_000,
-    // Why: a statement stuck behind a lost server must not hold a request past the 5 s promise.
-    query_timeout: 15_000,
+    keepAlive: true,
+    types: pgTypes,
   })
-  pool.on('error', (err) => opts.logger?.warn({ err: { message: err.message } }, 'idle database client error'))
+  // Why both listeners: an idle client's error is emitted on the pool, a checked-out client's on the client,
+  // and an 'error' event nobody listens to crashes the process. The failing query rejects on its own.
+  pool.on('error', (err) => opts.logger?.warn({ err: describe(err) }, 'database client error (idle)'))
+  pool.on('connect', (client) => client.on('error', () => undefined))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  let closed = false
-  return {
-    db,
-    kind: 'postgres',
-    ping: () => timedPing(db),
-    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: async () => {
-      if (closed) return
-      closed = true
-      await db.destroy()
-    },
-  }
-}
-
-async function timedPing(db: Kysely<Database>): Promise<number> {
-  const start = performance.now()
-  await sql`select 1`.execute(db)
-  return Math.round((performance.now() - start) * 100) / 100
+  const stats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+  // Why the extra end(): Kysely skips the driver's destroy when no query ever ran.
+  return handle(db, 'postgres', opts.pingTimeoutMillis, stats, () => (pool.ended ? undefined : pool.end()))
 }
 
 /**
- * Opens the main database: PGlite on disk under dataDir (url unset), PGlite in memory (`memory://`),
- * or PostgreSQL (`postgres://`).
+ * Opens the main database: PGlite on disk under dataDir (url undefined), PGlite in memory (`memory://`),
+ * or a PostgreSQL pool (`postgres://`, `postgresql://`). Does not migrate; see migrateToLatest.
  */
 export async function openDatabase(
   url: string | undefined,
-  opts: { dataDir: string; poolMax?: number; logger?: Logger },
+  opts: OpenDatabaseOptions,
 ): Promise<OpenedDatabase> {
-  if (url?.startsWith('postgres://') || url?.startsWith('postgresql://')) return openPostgres(url, opts)
+  if (url !== undefined && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts)
+  if (url !== undefined && url !== 'memory://')
+    throw new Error('database URL must be memory:// or postgres://')
   const memory = url === 'memory://'
-  if (!memory) mkdirSync(opts.dataDir, { recursive: true })
-  const pglite = new PGlite(memory ? undefined : opts.dataDir, { parsers: { 20: (v: string) => Number(v) } })
-  await pglite.waitReady
-  const dialect = new PGliteDialect(pglite)
+  let dir: string | undefined
+  if (!memory) {
+    dir = join(opts.dataDir, 'pgdata')
+    await mkdir(dir, { recursive: true })
+  }
+  const pglite = await PGlite.create(dir, {
+    parsers: { [INT8_OID]: (v: string) => Number(v) },
+    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+  })
+  const dialect = new PGliteDialect({ pglite, acquireTimeoutMs: opts.pgliteAcquireTimeoutMillis })
   const db = new Kysely<Database>({ dialect })
-  let closed = false
+  const stats = () => dialect.stats()
+  // Why the extra close(): Kysely skips the driver's destroy when no query ever ran.
+  return handle(db, memory ? 'memory' : 'pglite', opts.pingTimeoutMillis, stats, () =>
+    pglite.closed ? undefined : pglite.close(),
+  )
+}
+
+function handle(
+  db: Kysely<Database>,
+  kind: DatabaseKind,
+  pingTimeoutMs = 4000,
+  stats: () => PoolStats,
+  release: () => Promise<void> | undefined,
+): OpenedDatabase {
+  let closing: Promise<void> | undefined
   return {
     db,
-    kind: memory ? 'memory' : 'pglite',
-    ping: () => timedPing(db),
-    stats: () => ({ total: 1, idle: dialect.driver?.waiting ? 0 : 1, waiting: dialect.driver?.waiting ?? 0 }),
-    close: async () => {
-      if (closed) return
-      closed = true
-      await db.destroy()
-    },
+    kind,
+    ping: () => ping(db, pingTimeoutMs),
+    stats,
+    close: () => (closing ??= db.destroy().then(release)),
   }
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN', 'EHOSTUNREACH'])
+async function ping(db: Kysely<Database>, timeoutMs: number): Promise<number> {
+  const start = performance.now()
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseTimeoutError(timeoutMs)), timeoutMs)
+  })
+  try {
+    await Promise.race([sql`select 1`.execute(db), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+  return Math.round((performance.now() - start) * 100) / 100
+}
+
+function describe(err: Error & { code?: unknown }): object {
+  // Why not the whole error: pg errors may carry connection parameters.
+  return { message: err.message, code: err.code }
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'PGLITE_BUSY',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down)
+  '57P04', // database_dropped
+  '53300', // too_many_connections
+  '3D000', // invalid_catalog_name: the database is gone
+])
+
 const UNAVAILABLE_MESSAGES = [
   /connection terminated/i,
   /timeout exceeded when trying to connect/i,
-  /connection timeout/i,
-  /Client has encountered a connection error/i,
-  /PGlite is closed/i,
+  /Client has encountered a connection error and is not queryable/i,
+  /Connection ended unexpectedly/i,
   /Query read timeout/i,
-  /the database system is (starting up|shutting down)/i,
-  /Cannot use a pool after calling end/i,
+  /Cannot use a pool after calling end on the pool/i,
+  /PGlite is closed/i,
+  /driver has already been destroyed/i,
 ]
 
-/** True when an error means the database could not be reached (→ 503), not that a query was wrong. */
+/**
+ * True when an error means the database could not be reached (answer 503 SERVICE_UNAVAILABLE), not that
+ * a query was wrong. Follows `cause` and AggregateError members.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false
+  return unavailable(err, 0)
+}
+
+function unavailable(err: unknown, depth: number): boolean {
+  if (typeof err !== 'object' || err === null || depth > 5) return false
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown }
   const code = typeof e.code === 'string' ? e.code : ''
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) {
-    return true
-  }
+  // SQLSTATE class 08: connection exceptions.
+  if (UNAVAILABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true
   const message = typeof e.message === 'string' ? e.message : ''
   if (UNAVAILABLE_MESSAGES.some((re) => re.test(message))) return true
-  if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true
-  return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause)
+  if (Array.isArray(e.errors) && e.errors.some((x) => unavailable(x, depth + 1))) return true
+  return e.cause !== undefined && unavailable(e.cause, depth + 1)
 }

@@ -7,7 +7,11 @@ export type CreatedAt = ColumnType<Date, Date | string | undefined, Date | strin
 /** timestamptz without a default. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>
 /** Nullable timestamptz, null unless set. */
-export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+export type NullableTimestamp = ColumnType<
+  Date | null,
+  Date | string | null | undefined,
+  Date | string | null
+>
 
 /**
  * jsonb holding an object. `pg` serializes a plain object parameter with JSON.stringify, so objects may be

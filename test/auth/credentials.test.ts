@@ -5,6 +5,7 @@ import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtur
 import { decodeJwtUnverified, signJwt } from '../../src/lib/jwt.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { encryptSecret } from '../../src/lib/crypto-box.js'
+import { jwtSecretContext } from '../../src/auth/keystore.js'
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
@@ -48,7 +49,7 @@ t.test('access-token verification', async (t) => {
     const own = 'tenant-own-secret-that-it-knows-0123456789'
     await app.ctx.dbs.main
       .insertInto('tenant_secrets')
-      .values({ tenant_id: tenant.id, kid: 'own-kid-1', secret_enc: encryptSecret(own, app.ctx.secretsKey) })
+      .values({ tenant_id: tenant.id, kid: 'own-kid-1', secret_enc: encryptSecret(own, app.ctx.secretsKey, jwtSecretContext(tenant.id)) })
       .execute()
     app.ctx.keystore.invalidate(tenant.id)
     const forged = signJwt({ ...claims, tenantId: victim.id, tenantCode: victim.code }, own, 'own-kid-1')

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { installContractGuard } from './contract-guard.js'
-import { createTestDatabaseUrl } from './db.js'
+import { createTestDatabaseUrl, defaultBackend, pgliteTemplate } from './db.js'
 
 /** The tap test object, as far as these helpers need it. */
 export interface TestLike {
@@ -27,7 +27,9 @@ export async function buildTestApp(
   env: Record<string, string> = {},
   options: AppOptions & { backend?: 'pglite' | 'postgres' } = {},
 ): Promise<TestApp> {
-  const { url, drop } = await createTestDatabaseUrl(options.backend)
+  const backend = options.backend ?? defaultBackend()
+  const { url, drop } = await createTestDatabaseUrl(backend)
+  const pgliteDataDir = backend === 'pglite' ? await pgliteTemplate() : undefined
   const config = loadConfig({
     DATABASE_URL: url,
     LOG_LEVEL: 'silent',
@@ -39,6 +41,7 @@ export async function buildTestApp(
   const violations: string[] = []
   const app = (await buildApp(config, {
     rateLimitNamespace: `t-${randomUUID()}:`,
+    pgliteDataDir,
     ...options,
     beforeRoutes: async (a) => {
       installContractGuard(a, violations)

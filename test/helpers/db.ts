@@ -1,14 +1,43 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely } from 'kysely'
 import pg from 'pg'
-import { openPostgres } from '../../src/db/connect.js'
+import type tap from 'tap'
+import { openDatabase, openPostgres, type DatabaseKind } from '../../src/db/connect.js'
+import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { migrations } from '../../src/db/migrations/index.js'
+import { PGliteDialect } from '../../src/db/pglite-dialect.js'
+
+// Tests run on PGlite always, and also on real PostgreSQL when TEST_DATABASE_URL is set:
+//
+//   forEachBackend(t, async (t, { db }) => { ... })       // one subtest per back-end, database closed after
+//   const tdb = await openTestDatabase('postgres')        // or one database by hand; await tdb.close()
+//
+// On PostgreSQL every database is a fresh `tessera_t_<random>` cloned from a migrated template
+// `tessera_template_<hash of the migrations>` (kept between runs, rebuilt when a migration changes),
+// and dropped by close().
 
 export type Backend = 'pglite' | 'postgres'
 
-/** The back-end tests use: TEST_BACKEND, else PGlite. `make test` runs the suite once per back-end. */
+/** The back-end tests use by default: TEST_BACKEND, else PGlite. */
 export function defaultBackend(): Backend {
   return process.env.TEST_BACKEND === 'postgres' ? 'postgres' : 'pglite'
+}
+
+/** Every back-end to test: PGlite, plus PostgreSQL when TEST_DATABASE_URL is set. */
+export function backends(): Backend[] {
+  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite']
+}
+
+export interface TestDatabase {
+  /** `memory://` or the postgres:// URL of the fresh database. */
+  readonly url: string
+  readonly kind: DatabaseKind
+  readonly db: Kysely<Database>
+  /** Closes the handle and, on PostgreSQL, drops the database. */
+  close(): Promise<void>
 }
 
 function serverUrl(): string {
@@ -25,7 +54,7 @@ export function urlWithDatabase(name: string): string {
 }
 
 async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl() })
+  const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 5000 })
   await client.connect()
   try {
     return await fn(client)
@@ -34,54 +63,154 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-let template: Promise<string> | undefined
+const ident = (name: string) => pg.escapeIdentifier(name)
+const randomName = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const pgCode = (err: unknown) => (err as { code?: unknown }).code
 
-/** A migrated template database, made once per migration set (locked, so parallel test files agree). */
+/** Hash of the migration names and sources, so an edited migration gets a new template. */
+async function migrationsHash(): Promise<string> {
+  const dir = new URL('../../src/db/migrations/', import.meta.url)
+  const hash = createHash('sha256').update(Object.keys(migrations).join(','))
+  for (const file of (await readdir(dir)).sort()) hash.update(file).update(await readFile(new URL(file, dir)))
+  return hash.digest('hex').slice(0, 16)
+}
+
+let pgTemplate: Promise<string> | undefined
+
+/**
+ * The migrated template database, made once per migration set. Built under a temporary name, then renamed:
+ * the rename is atomic, so concurrent test processes never clone a half-migrated template; the losers of
+ * the race (42P04 duplicate_database) drop their copy and use the winner's.
+ */
 function templateName(): Promise<string> {
-  template ??= (async () => {
-    const hash = createHash('sha256').update(Object.keys(migrations).join(',')).digest('hex').slice(0, 12)
-    const name = `tessera_tpl_${hash}`
-    await admin(async (c) => {
-      await c.query('select pg_advisory_lock(7421)')
+  pgTemplate ??= (async () => {
+    const name = `tessera_template_${await migrationsHash()}`
+    const exists = await admin((c) => c.query('select 1 from pg_database where datname = $1', [name]))
+    if (exists.rowCount === 0) {
+      const build = randomName('tessera_build')
+      await admin((c) => c.query(`create database ${ident(build)}`))
       try {
-        const exists = await c.query('select 1 from pg_database where datname = $1', [name])
-        if (exists.rowCount === 0) {
-          await c.query(`create database ${name}`)
-          const opened = openPostgres(urlWithDatabase(name), { poolMax: 1 })
-          try {
-            await migrateToLatest(opened.db)
-          } finally {
-            await opened.close()
-          }
+        const opened = openPostgres(urlWithDatabase(build), { poolMax: 1 })
+        try {
+          await migrateToLatest(opened.db)
+        } finally {
+          await opened.close()
         }
-      } finally {
-        await c.query('select pg_advisory_unlock(7421)')
+        await admin((c) => c.query(`alter database ${ident(build)} rename to ${ident(name)}`))
+      } catch (err) {
+        await admin((c) => c.query(`drop database if exists ${ident(build)} with (force)`))
+        if (pgCode(err) !== '42P04') throw err
       }
-    })
+      await dropStaleTemplates(name)
+    }
     return name
   })()
-  return template
+  pgTemplate.catch(() => (pgTemplate = undefined))
+  return pgTemplate
+}
+
+async function dropStaleTemplates(current: string): Promise<void> {
+  await admin(async (c) => {
+    const stale = await c.query<{ datname: string }>(
+      `select datname from pg_database where datname like 'tessera\\_template\\_%' and datname <> $1`,
+      [current],
+    )
+    for (const { datname } of stale.rows) {
+      // Best effort: another checkout may still be cloning it; it will be dropped next time.
+      await c.query(`drop database if exists ${ident(datname)}`).catch(() => undefined)
+    }
+  })
+}
+
+/** A new empty (unmigrated) or template-cloned database on TEST_DATABASE_URL's server. */
+async function createPgDatabase(migrated: boolean): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = randomName('tessera_t')
+  const template = migrated ? await templateName() : undefined
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const from = template ? ` template ${ident(template)}` : ''
+      await admin((c) => c.query(`create database ${ident(name)}${from}`))
+      break
+    } catch (err) {
+      // 55006: someone is connected to the template at this instant; it passes.
+      if (pgCode(err) !== '55006' || attempt >= 20) throw err
+      await sleep(100 + Math.random() * 200)
+    }
+  }
+  return {
+    url: urlWithDatabase(name),
+    drop: () =>
+      admin(async (c) => void (await c.query(`drop database if exists ${ident(name)} with (force)`))),
+  }
+}
+
+let pgliteDump: Promise<Blob> | undefined
+
+/** A migrated PGlite data directory, dumped once per process (creating PGlite takes seconds). */
+export function pgliteTemplate(): Promise<Blob> {
+  pgliteDump ??= (async () => {
+    const pglite = await PGlite.create()
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
+    try {
+      await migrateToLatest(db)
+      return await pglite.dumpDataDir('none')
+    } finally {
+      await db.destroy()
+    }
+  })()
+  return pgliteDump
 }
 
 /**
- * A fresh database URL for one test app: `memory://` on PGlite, or a new database cloned from the
- * migrated template on TEST_DATABASE_URL's server. `drop` removes it.
+ * A fresh database URL for one test app: `memory://` on PGlite, or a new database cloned from the migrated
+ * template on TEST_DATABASE_URL's server. `drop` removes it.
  */
-export async function createTestDatabaseUrl(backend: Backend = defaultBackend()): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createTestDatabaseUrl(
+  backend: Backend = defaultBackend(),
+): Promise<{ url: string; drop: () => Promise<void> }> {
   if (backend === 'pglite') return { url: 'memory://', drop: async () => undefined }
-  const tpl = await templateName()
-  const name = `tessera_t_${randomUUID().replace(/-/g, '').slice(0, 16)}`
-  await admin(async (c) => {
-    // Why the lock: CREATE DATABASE ... TEMPLATE fails while another session is connected to the template.
-    await c.query('select pg_advisory_lock(7421)')
-    try {
-      await c.query(`create database ${name} template ${tpl}`)
-    } finally {
-      await c.query('select pg_advisory_unlock(7421)')
-    }
-  })
-  return {
-    url: urlWithDatabase(name),
-    drop: () => admin(async (c) => void (await c.query(`drop database if exists ${name} with (force)`))),
+  return createPgDatabase(true)
+}
+
+/** Opens a fresh database, migrated unless `empty` (for migration tests). Close it with close(). */
+export async function openTestDatabase(
+  backend: Backend = defaultBackend(),
+  opts: { empty?: boolean } = {},
+): Promise<TestDatabase> {
+  if (backend === 'pglite') {
+    const loadDataDir = opts.empty ? undefined : await pgliteTemplate()
+    const opened = await openDatabase('memory://', { dataDir: '', loadDataDir })
+    return { url: 'memory://', kind: opened.kind, db: opened.db, close: opened.close }
+  }
+  const { url, drop } = await createPgDatabase(!opts.empty)
+  const opened = openPostgres(url, { poolMax: 5 })
+  let closing: Promise<void> | undefined
+  const close = () =>
+    (closing ??= (async () => {
+      try {
+        await opened.close()
+      } finally {
+        await drop()
+      }
+    })())
+  return { url, kind: opened.kind, db: opened.db, close }
+}
+
+/** A tap subtest, as tap's own `t.test` callback receives it. */
+export type TapTest = Parameters<Parameters<(typeof tap)['test']>[0]>[0]
+
+/** Runs `fn` once per back-end as a subtest named after it, on a fresh migrated database closed afterwards. */
+export async function forEachBackend(
+  t: TapTest,
+  fn: (t: TapTest, tdb: TestDatabase) => Promise<void>,
+  opts: { empty?: boolean } = {},
+): Promise<void> {
+  for (const backend of backends()) {
+    await t.test(backend, async (st) => {
+      const tdb = await openTestDatabase(backend, opts)
+      st.teardown(() => tdb.close())
+      await fn(st, tdb)
+    })
   }
 }

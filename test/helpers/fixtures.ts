@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import type { UserStatus } from '../../src/db/database.js'
 import { issueAccessToken } from '../../src/auth/access-token.js'
 import { provisionTenant } from '../../src/modules/tenants/provision.js'
 import { loadGrants } from '../../src/modules/permissions/effective.js'
@@ -39,7 +40,7 @@ export interface UserFx {
 export async function createUser(
   app: FastifyInstance,
   tenant: TenantFx,
-  opts: { email?: string; username?: string; roles?: string[]; permissions?: string[]; status?: string } = {},
+  opts: { email?: string; username?: string; roles?: string[]; permissions?: string[]; status?: UserStatus } = {},
 ): Promise<UserFx> {
   const db = app.ctx.dbs.forTenant(tenant.id)
   const email = opts.email ?? `u-${randomUUID().slice(0, 8)}@example.test`

@@ -58,6 +58,8 @@ const now = (c: Col) => c.notNull().defaultTo(sql`now()`)
 const emptyObject = (c: Col) => c.notNull().defaultTo(sql`'{}'::jsonb`)
 const emptyArray = (c: Col) => c.notNull().defaultTo(sql`'[]'::jsonb`)
 const tenantFk = (c: Col) => c.notNull().references('tenants.id').onDelete('cascade')
+const index = (db: Kysely<unknown>, name: string, table: string, columns: string[]) =>
+  db.schema.createIndex(name).on(table).columns(columns).execute()
 
 async function createTenantTables(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -93,9 +95,11 @@ async function createTenantTables(db: Kysely<unknown>): Promise<void> {
     .addColumn('retired_at', 'timestamptz')
     .addColumn('expires_at', 'timestamptz')
     .execute()
-  await db.schema.createIndex('tenant_secrets_tenant').on('tenant_secrets').columns(['tenant_id', 'created_at desc']).execute()
+  await index(db, 'tenant_secrets_tenant', 'tenant_secrets', ['tenant_id', 'created_at desc'])
   // Why unique: two current secrets would make the signing key ambiguous; retire the old row first.
-  await sql`create unique index tenant_secrets_current on tenant_secrets (tenant_id) where retired_at is null`.execute(db)
+  await sql`create unique index tenant_secrets_current on tenant_secrets (tenant_id) where retired_at is null`.execute(
+    db,
+  )
 
   await db.schema
     .createTable('tenant_databases')
@@ -139,7 +143,7 @@ async function createPrincipalTables(db: Kysely<unknown>): Promise<void> {
     where username is not null`.execute(db)
   await sql`create unique index users_tenant_cpf_cnpj on users (tenant_id, cpf_cnpj)
     where cpf_cnpj is not null`.execute(db)
-  await db.schema.createIndex('users_tenant_created').on('users').columns(['tenant_id', 'created_at desc']).execute()
+  await index(db, 'users_tenant_created', 'users', ['tenant_id', 'created_at desc'])
 
   await db.schema
     .createTable('roles')
@@ -170,7 +174,9 @@ async function createPrincipalTables(db: Kysely<unknown>): Promise<void> {
     .execute()
   await sql`create unique index permissions_tenant_name on permissions (tenant_id, name)
     where tenant_id is not null`.execute(db)
-  await sql`create unique index permissions_builtin_name on permissions (name) where tenant_id is null`.execute(db)
+  await sql`create unique index permissions_builtin_name on permissions (name) where tenant_id is null`.execute(
+    db,
+  )
 }
 
 async function createGrantTables(db: Kysely<unknown>): Promise<void> {
@@ -183,7 +189,7 @@ async function createGrantTables(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('role_permissions_pkey', ['role_id', 'permission_id'])
     .execute()
   // Why: deleting a permission cascades here; without it each delete scans the table.
-  await db.schema.createIndex('role_permissions_permission').on('role_permissions').column('permission_id').execute()
+  await index(db, 'role_permissions_permission', 'role_permissions', ['permission_id'])
 
   await db.schema
     .createTable('user_roles')
@@ -193,9 +199,9 @@ async function createGrantTables(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', now)
     .addPrimaryKeyConstraint('user_roles_pkey', ['user_id', 'role_id'])
     .execute()
-  await db.schema.createIndex('user_roles_tenant_role').on('user_roles').columns(['tenant_id', 'role_id']).execute()
+  await index(db, 'user_roles_tenant_role', 'user_roles', ['tenant_id', 'role_id'])
   // Why: the cascade from roles filters on role_id alone, which the (tenant_id, role_id) index cannot serve.
-  await db.schema.createIndex('user_roles_role').on('user_roles').column('role_id').execute()
+  await index(db, 'user_roles_role', 'user_roles', ['role_id'])
 
   await db.schema
     .createTable('user_permissions')
@@ -205,7 +211,7 @@ async function createGrantTables(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', now)
     .addPrimaryKeyConstraint('user_permissions_pkey', ['user_id', 'permission_id'])
     .execute()
-  await db.schema.createIndex('user_permissions_permission').on('user_permissions').column('permission_id').execute()
+  await index(db, 'user_permissions_permission', 'user_permissions', ['permission_id'])
 }
 
 async function createSessionTables(db: Kysely<unknown>): Promise<void> {
@@ -225,7 +231,7 @@ async function createSessionTables(db: Kysely<unknown>): Promise<void> {
   // The session limit counts and revokes a user's active sessions oldest first.
   await sql`create index sessions_active_by_user on sessions (tenant_id, user_id, created_at)
     where revoked_at is null`.execute(db)
-  await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute()
+  await index(db, 'sessions_user', 'sessions', ['user_id'])
 
   await db.schema
     .createTable('refresh_tokens')
@@ -240,7 +246,7 @@ async function createSessionTables(db: Kysely<unknown>): Promise<void> {
     .addColumn('replaced_by', 'uuid')
     .addCheckConstraint('refresh_tokens_hash_format', sql`token_hash ~ '^[0-9a-f]{64}$'`)
     .execute()
-  await db.schema.createIndex('refresh_tokens_session').on('refresh_tokens').column('session_id').execute()
+  await index(db, 'refresh_tokens_session', 'refresh_tokens', ['session_id'])
 }
 
 async function createClientKeyTables(db: Kysely<unknown>): Promise<void> {
@@ -272,7 +278,7 @@ async function createClientKeyTables(db: Kysely<unknown>): Promise<void> {
         and jsonb_typeof(origin_allowlist) = 'array'`,
     )
     .execute()
-  await db.schema.createIndex('client_keys_tenant_created').on('client_keys').columns(['tenant_id', 'created_at']).execute()
+  await index(db, 'client_keys_tenant_created', 'client_keys', ['tenant_id', 'created_at'])
 
   // No foreign key on key_id: buffered usage rows are flushed after the request, maybe after a key delete.
   await db.schema
@@ -288,9 +294,9 @@ async function createClientKeyTables(db: Kysely<unknown>): Promise<void> {
     .addColumn('user_agent', 'text')
     .addColumn('created_at', 'timestamptz', now)
     .execute()
-  await db.schema.createIndex('client_key_usage_key_time').on('client_key_usage').columns(['key_id', 'created_at desc']).execute()
+  await index(db, 'client_key_usage_key_time', 'client_key_usage', ['key_id', 'created_at desc'])
   // Why: nothing cascades here, so tenant deletion and relocation find a tenant's rows through this.
-  await db.schema.createIndex('client_key_usage_tenant_time').on('client_key_usage').columns(['tenant_id', 'created_at']).execute()
+  await index(db, 'client_key_usage_tenant_time', 'client_key_usage', ['tenant_id', 'created_at'])
 }
 
 async function createAuditLog(db: Kysely<unknown>): Promise<void> {
@@ -322,7 +328,7 @@ async function createAuditLog(db: Kysely<unknown>): Promise<void> {
     ['audit_log_tenant_action_time', ['tenant_id', 'action', 'created_at desc']],
     ['audit_log_tenant_ip_time', ['tenant_id', 'ip_address', 'created_at desc']],
   ] as const) {
-    await db.schema.createIndex(name).on('audit_log').columns([...cols]).execute()
+    await index(db, name, 'audit_log', [...cols])
   }
 
   // Rows are immutable. The one escape: relocating a tenant to its own database copies its rows there,
