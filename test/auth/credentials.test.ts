@@ -16,7 +16,8 @@ t.test('access-token verification', async (t) => {
   const victim = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
   const token = await tokenFor(app, user)
-  const me = (authorization: string) => app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization } })
+  const me = (authorization: string) =>
+    app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization } })
   const claims = decodeJwtUnverified(token)?.payload ?? {}
 
   t.test('200 for a good token', async (t) => {
@@ -33,7 +34,9 @@ t.test('access-token verification', async (t) => {
   t.test('HS512 is refused even with the right secret', async (t) => {
     const head = b64({ alg: 'HS512', typ: 'JWT', kid: 'default' })
     const body = b64(claims)
-    const sig = createHmac('sha512', 'test-default-jwt-secret-0123456789abcdef').update(`${head}.${body}`).digest('base64url')
+    const sig = createHmac('sha512', 'test-default-jwt-secret-0123456789abcdef')
+      .update(`${head}.${body}`)
+      .digest('base64url')
     t.equal((await me(`Bearer ${head}.${body}.${sig}`)).statusCode, 401)
   })
 
@@ -49,7 +52,11 @@ t.test('access-token verification', async (t) => {
     const own = 'tenant-own-secret-that-it-knows-0123456789'
     await app.ctx.dbs.main
       .insertInto('tenant_secrets')
-      .values({ tenant_id: tenant.id, kid: 'own-kid-1', secret_enc: encryptSecret(own, app.ctx.secretsKey, jwtSecretContext(tenant.id)) })
+      .values({
+        tenant_id: tenant.id,
+        kid: 'own-kid-1',
+        secret_enc: encryptSecret(own, app.ctx.secretsKey, jwtSecretContext(tenant.id)),
+      })
       .execute()
     app.ctx.keystore.invalidate(tenant.id)
     const forged = signJwt({ ...claims, tenantId: victim.id, tenantCode: victim.code }, own, 'own-kid-1')
@@ -83,7 +90,7 @@ t.test('Client Key credentials at the gate', async (t) => {
   const user = await createUser(app, tenant, { roles: ['admin'] })
   const token = await tokenFor(app, user)
   const key = await createKey(app, tenant, ['users:create'])
-    // POST /register is a JWT / Key route; an empty body is a 400 that only a request past the gate gets.
+  // POST /register is a JWT / Key route; an empty body is a 400 that only a request past the gate gets.
   const PASSED = 400
   const logs = (headers: Record<string, string>) =>
     app.inject({ method: 'POST', url: '/api/v1/register', headers, payload: {} })
@@ -100,7 +107,11 @@ t.test('Client Key credentials at the gate', async (t) => {
   })
 
   t.test('401 for a key on a JWT-only route', async (t) => {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/auth-logs', headers: { 'x-client-key': key.value } })
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/auth-logs',
+      headers: { 'x-client-key': key.value },
+    })
     t.equal(res.statusCode, 401)
   })
 

@@ -22,11 +22,21 @@ t.test('POST /login', async (t) => {
       .execute()
 
   t.test('200 with tokens, user and claims', async (t) => {
-    const res = await login({ tenantCode: tenant.code.toUpperCase(), identifier: ` ${user.email.toUpperCase()} `, password: PASSWORD })
+    const res = await login({
+      tenantCode: tenant.code.toUpperCase(),
+      identifier: ` ${user.email.toUpperCase()} `,
+      password: PASSWORD,
+    })
     t.equal(res.statusCode, 200)
     const { data } = res.json()
     t.equal(data.expiresIn, 900)
-    t.same(data.user, { id: user.id, email: user.email, username: null, tenantId: tenant.id, tenantCode: tenant.code })
+    t.same(data.user, {
+      id: user.id,
+      email: user.email,
+      username: null,
+      tenantId: tenant.id,
+      tenantCode: tenant.code,
+    })
     t.match(data.refreshToken, /^[A-Za-z0-9_-]{43,}$/)
     const decoded = decodeJwtUnverified(data.accessToken)
     t.equal(decoded?.header.alg, 'HS256')
@@ -43,7 +53,10 @@ t.test('POST /login', async (t) => {
     t.equal(Number(c.exp) - Number(c.iat), 900)
     t.ok(c.sid && c.jti)
     const rows = await auditRows(user.id)
-    t.ok(rows.some((r) => r.success && r.ip_address), 'a success LOGIN row with the ip')
+    t.ok(
+      rows.some((r) => r.success && r.ip_address),
+      'a success LOGIN row with the ip',
+    )
   })
 
   t.test('404 TENANT_NOT_FOUND for an unknown tenant code', async (t) => {
@@ -52,21 +65,44 @@ t.test('POST /login', async (t) => {
     t.equal(res.json().code, 'TENANT_NOT_FOUND')
   })
 
-  t.test('401 INVALID_CREDENTIALS: unknown identifier and wrong password answer byte-identically', async (t) => {
-    const unknown = await login({ tenantCode: tenant.code, identifier: 'nobody@example.test', password: PASSWORD })
-    const wrong = await login({ tenantCode: tenant.code, identifier: user.email, password: 'not-the-password' })
-    t.equal(unknown.statusCode, 401)
-    t.equal(wrong.statusCode, 401)
-    t.equal(unknown.body, wrong.body)
-    t.equal(unknown.json().code, 'INVALID_CREDENTIALS')
-    const strip = (h: Record<string, unknown>) => {
-      const { 'x-request-id': _a, date: _b, 'x-ratelimit-remaining': _c, 'x-ratelimit-reset': _d, ...rest } = h
-      return rest
-    }
-    t.same(strip(unknown.headers), strip(wrong.headers), 'same headers but the request id')
-    t.ok((await auditRows(null)).some((r) => !r.success && r.error_message), 'failure row without user for unknown')
-    t.ok((await auditRows(user.id)).some((r) => !r.success), 'failure row with user for a wrong password')
-  })
+  t.test(
+    '401 INVALID_CREDENTIALS: unknown identifier and wrong password answer byte-identically',
+    async (t) => {
+      const unknown = await login({
+        tenantCode: tenant.code,
+        identifier: 'nobody@example.test',
+        password: PASSWORD,
+      })
+      const wrong = await login({
+        tenantCode: tenant.code,
+        identifier: user.email,
+        password: 'not-the-password',
+      })
+      t.equal(unknown.statusCode, 401)
+      t.equal(wrong.statusCode, 401)
+      t.equal(unknown.body, wrong.body)
+      t.equal(unknown.json().code, 'INVALID_CREDENTIALS')
+      const strip = (h: Record<string, unknown>) => {
+        const {
+          'x-request-id': _a,
+          date: _b,
+          'x-ratelimit-remaining': _c,
+          'x-ratelimit-reset': _d,
+          ...rest
+        } = h
+        return rest
+      }
+      t.same(strip(unknown.headers), strip(wrong.headers), 'same headers but the request id')
+      t.ok(
+        (await auditRows(null)).some((r) => !r.success && r.error_message),
+        'failure row without user for unknown',
+      )
+      t.ok(
+        (await auditRows(user.id)).some((r) => !r.success),
+        'failure row with user for a wrong password',
+      )
+    },
+  )
 
   t.test('401 for an identifier kind the tenant has not enabled', async (t) => {
     await createUser(app, tenant, { username: 'alice_u' })
@@ -80,7 +116,11 @@ t.test('POST /login', async (t) => {
     const res = await login({ tenantCode: tenant.code, identifier: suspended.email, password: PASSWORD })
     t.equal(res.statusCode, 403)
     t.equal(res.json().code, 'USER_INACTIVE')
-    const wrong = await login({ tenantCode: tenant.code, identifier: suspended.email, password: 'nope-nope-nope' })
+    const wrong = await login({
+      tenantCode: tenant.code,
+      identifier: suspended.email,
+      password: 'nope-nope-nope',
+    })
     t.equal(wrong.json().code, 'INVALID_CREDENTIALS', 'a wrong password reveals nothing about status')
   })
 
@@ -125,7 +165,11 @@ t.test('INACTIVE tenant: 404 TENANT_NOT_FOUND and a failure audit row', async (t
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
-  await app.ctx.dbs.main.updateTable('tenants').set({ status: 'INACTIVE' }).where('id', '=', tenant.id).execute()
+  await app.ctx.dbs.main
+    .updateTable('tenants')
+    .set({ status: 'INACTIVE' })
+    .where('id', '=', tenant.id)
+    .execute()
   app.ctx.tenants.invalidate(tenant.id)
   const res = await app.inject({
     method: 'POST',
@@ -135,7 +179,11 @@ t.test('INACTIVE tenant: 404 TENANT_NOT_FOUND and a failure audit row', async (t
   })
   t.equal(res.statusCode, 404)
   t.equal(res.json().code, 'TENANT_NOT_FOUND')
-  const rows = await app.ctx.dbs.main.selectFrom('audit_log').selectAll().where('tenant_id', '=', tenant.id).execute()
+  const rows = await app.ctx.dbs.main
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('tenant_id', '=', tenant.id)
+    .execute()
   t.equal(rows.length, 1)
   t.equal(rows[0].success, false)
 })
@@ -146,8 +194,16 @@ t.test('imported hashes verify and are upgraded to bcrypt cost 12', async (t) =>
   const db = app.ctx.dbs.forTenant(tenant.id)
   const a = await createUser(app, tenant)
   const b = await createUser(app, tenant)
-  await db.updateTable('users').set({ password_hash: hashSync(PASSWORD, 4).replace('$2y$', '$2a$') }).where('id', '=', a.id).execute()
-  await db.updateTable('users').set({ password_hash: await argon2Hash(PASSWORD) }).where('id', '=', b.id).execute()
+  await db
+    .updateTable('users')
+    .set({ password_hash: hashSync(PASSWORD, 4).replace('$2y$', '$2a$') })
+    .where('id', '=', a.id)
+    .execute()
+  await db
+    .updateTable('users')
+    .set({ password_hash: await argon2Hash(PASSWORD) })
+    .where('id', '=', b.id)
+    .execute()
   for (const u of [a, b]) {
     const res = await app.inject({
       method: 'POST',
@@ -156,7 +212,11 @@ t.test('imported hashes verify and are upgraded to bcrypt cost 12', async (t) =>
       payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
     })
     t.equal(res.statusCode, 200)
-    const row = await db.selectFrom('users').select('password_hash').where('id', '=', u.id).executeTakeFirstOrThrow()
+    const row = await db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', u.id)
+      .executeTakeFirstOrThrow()
     t.match(row.password_hash, /^\$2b\$12\$/, 'rehashed to bcrypt cost 12')
   }
 })
@@ -175,7 +235,11 @@ t.test('session limit: the oldest sessions are revoked, never more than the limi
   const first = (await login()).json().data
   await login()
   await login()
-  const refreshFirst = await app.inject({ method: 'POST', url: '/api/v1/refresh', payload: { refreshToken: first.refreshToken } })
+  const refreshFirst = await app.inject({
+    method: 'POST',
+    url: '/api/v1/refresh',
+    payload: { refreshToken: first.refreshToken },
+  })
   t.equal(refreshFirst.statusCode, 401, 'the oldest session was evicted')
   t.equal(refreshFirst.json().code, 'INVALID_REFRESH_TOKEN')
   const results = await Promise.all([login(), login(), login()])

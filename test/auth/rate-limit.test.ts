@@ -19,9 +19,19 @@ t.test('login budget: 5 per minute per IP, the sixth gets 429 with Retry-After',
   const retry = Number(last?.headers['retry-after'])
   t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`)
   t.equal(last?.headers['x-ratelimit-limit'], '5')
-  const other = await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: freshIp(), payload: loginBody })
+  const other = await app.inject({
+    method: 'POST',
+    url: '/api/v1/login',
+    remoteAddress: freshIp(),
+    payload: loginBody,
+  })
   t.equal(other.statusCode, 404, 'another IP has its own budget')
-  const again = await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody })
+  const again = await app.inject({
+    method: 'POST',
+    url: '/api/v1/login',
+    remoteAddress: ip,
+    payload: loginBody,
+  })
   t.equal(again.statusCode, 429, 'retrying sooner is denied again')
 })
 
@@ -59,7 +69,11 @@ t.test('global budget: 100 per minute per IP across routes, 404s included', asyn
   const ip = freshIp()
   let last
   for (let i = 0; i < 100; i++) {
-    last = await app.inject({ method: 'GET', url: i % 2 ? '/api/v1/health' : '/api/v1/unknown', remoteAddress: ip })
+    last = await app.inject({
+      method: 'GET',
+      url: i % 2 ? '/api/v1/health' : '/api/v1/unknown',
+      remoteAddress: ip,
+    })
   }
   t.not(last?.statusCode, 429)
   t.equal(last?.headers['x-ratelimit-remaining'], '0')
@@ -87,21 +101,28 @@ t.test('a tenant with raised budgets gets them', async (t) => {
 })
 
 const redisUrl = process.env.TEST_REDIS_URL
-t.test('with Redis, two instances share one login budget', { skip: redisUrl ? false : 'TEST_REDIS_URL not set' }, async (t) => {
-  const namespace = `t-${randomUUID()}:`
-  const a = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
-  const b = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
-  await new Promise((r) => setTimeout(r, 300))
-  const health = await a.inject({ method: 'GET', url: '/api/v1/health' })
-  t.equal(health.json().data.redis.status, 'up')
-  const ip = freshIp()
-  const statuses: number[] = []
-  for (let i = 0; i < 6; i++) {
-    const app = i % 2 ? b : a
-    statuses.push((await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody })).statusCode)
-  }
-  t.same(statuses, [404, 404, 404, 404, 404, 429])
-})
+t.test(
+  'with Redis, two instances share one login budget',
+  { skip: redisUrl ? false : 'TEST_REDIS_URL not set' },
+  async (t) => {
+    const namespace = `t-${randomUUID()}:`
+    const a = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
+    const b = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
+    await new Promise((r) => setTimeout(r, 300))
+    const health = await a.inject({ method: 'GET', url: '/api/v1/health' })
+    t.equal(health.json().data.redis.status, 'up')
+    const ip = freshIp()
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) {
+      const app = i % 2 ? b : a
+      statuses.push(
+        (await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody }))
+          .statusCode,
+      )
+    }
+    t.same(statuses, [404, 404, 404, 404, 404, 429])
+  },
+)
 
 t.test('Redis unreachable: local counters, health degraded, requests not refused', async (t) => {
   const app = await buildTestApp(t, { REDIS_URL: 'redis://127.0.0.1:1' })
@@ -112,7 +133,10 @@ t.test('Redis unreachable: local counters, health degraded, requests not refused
   const ip = freshIp()
   const statuses: number[] = []
   for (let i = 0; i < 6; i++) {
-    statuses.push((await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody })).statusCode)
+    statuses.push(
+      (await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody }))
+        .statusCode,
+    )
   }
   t.same(statuses, [404, 404, 404, 404, 404, 429], 'the local budget still applies')
 })
@@ -127,9 +151,17 @@ t.test('429 writes no audit row', async (t) => {
       method: 'POST',
       url: '/api/v1/login',
       remoteAddress: ip,
-      payload: { tenantCode: tenant.code, identifier: user.email, password: i === 6 ? PASSWORD : 'bad-password' },
+      payload: {
+        tenantCode: tenant.code,
+        identifier: user.email,
+        password: i === 6 ? PASSWORD : 'bad-password',
+      },
     })
   }
-  const rows = await app.ctx.dbs.main.selectFrom('audit_log').select('id').where('tenant_id', '=', tenant.id).execute()
+  const rows = await app.ctx.dbs.main
+    .selectFrom('audit_log')
+    .select('id')
+    .where('tenant_id', '=', tenant.id)
+    .execute()
   t.equal(rows.length, 5)
 })

@@ -1,6 +1,13 @@
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD, type TenantFx, type UserFx } from '../helpers/fixtures.js'
+import {
+  createTenant,
+  createUser,
+  freshIp,
+  PASSWORD,
+  type TenantFx,
+  type UserFx,
+} from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 
 async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx) {
@@ -41,7 +48,10 @@ t.test('POST /refresh', async (t) => {
       .where('tenant_id', '=', tenant.id)
       .where('action', '=', 'REFRESH_TOKEN')
       .execute()
-    t.ok(rows.some((r) => r.success) && rows.some((r) => !r.success), 'REFRESH_TOKEN rows for success and failure')
+    t.ok(
+      rows.some((r) => r.success) && rows.some((r) => !r.success),
+      'REFRESH_TOKEN rows for success and failure',
+    )
   })
 
   t.test('10 concurrent refreshes with one token: exactly one 200', async (t) => {
@@ -79,7 +89,12 @@ t.test('POST /refresh', async (t) => {
   t.test('401 for a user that is no longer active', async (t) => {
     const u = await createUser(app, tenant)
     const { refreshToken } = await loginAs(app, tenant, u)
-    await app.ctx.dbs.forTenant(tenant.id).updateTable('users').set({ status: 'INACTIVE' }).where('id', '=', u.id).execute()
+    await app.ctx.dbs
+      .forTenant(tenant.id)
+      .updateTable('users')
+      .set({ status: 'INACTIVE' })
+      .where('id', '=', u.id)
+      .execute()
     t.equal((await refresh(app, refreshToken)).statusCode, 401)
   })
 
@@ -113,7 +128,11 @@ t.test('POST /logout', async (t) => {
     })
     t.equal(res.statusCode, 200)
     t.same(res.json().data, { revoked: true })
-    const me = await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${s.accessToken}` } })
+    const me = await app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { authorization: `Bearer ${s.accessToken}` },
+    })
     t.equal(me.statusCode, 200)
     t.equal((await refresh(app, s.refreshToken)).statusCode, 401)
     const row = await app.ctx.dbs

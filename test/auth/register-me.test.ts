@@ -28,7 +28,12 @@ t.test('POST /register', async (t) => {
     t.same(u.roles, ['user'])
     t.equal(u.tenantId, tenant.id)
     t.notOk('password' in u || 'passwordHash' in u)
-    const row = await app.ctx.dbs.forTenant(tenant.id).selectFrom('users').select('password_hash').where('id', '=', u.id).executeTakeFirstOrThrow()
+    const row = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', u.id)
+      .executeTakeFirstOrThrow()
     t.match(row.password_hash, /^\$2b\$12\$/)
     t.ok((await registerRows(true)).some((r) => r.user_id === u.id && r.actor_type === 'client_key'))
   })
@@ -50,7 +55,10 @@ t.test('POST /register', async (t) => {
 
   t.test('403 FORBIDDEN for a credential without users:create', async (t) => {
     const key = await createKey(app, tenant, ['users:read'])
-    const res = await reg({ email: 'y@example.test', password: 'long-enough-4' }, { 'x-client-key': key.value })
+    const res = await reg(
+      { email: 'y@example.test', password: 'long-enough-4' },
+      { 'x-client-key': key.value },
+    )
     t.equal(res.statusCode, 403)
     t.equal(res.json().code, 'FORBIDDEN')
   })
@@ -143,7 +151,11 @@ t.test('GET /me and POST /validate', async (t) => {
     const gone = await createUser(app, tenant)
     const goneToken = await tokenFor(app, gone)
     await app.ctx.dbs.forTenant(tenant.id).deleteFrom('users').where('id', '=', gone.id).execute()
-    const res = await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${goneToken}` } })
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { authorization: `Bearer ${goneToken}` },
+    })
     t.equal(res.statusCode, 404)
     t.equal(res.json().code, 'USER_NOT_FOUND')
   })
