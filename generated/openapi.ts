@@ -120,7 +120,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a Client Key
-         * @description Extension. Issues a new value for the key and returns it this once; the old value keeps working for `gracePeriodSeconds` (default 0, at most 7 days). The body is optional.
+         * @description Extension. Issues a new value for the key and returns it this once; the old value keeps working for `gracePeriodSeconds` (default 0, at most 7 days). The caller must hold every scope of the key. The body is optional.
          */
         post: operations["rotateClientKey"];
         delete?: never;
@@ -497,7 +497,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a role
-         * @description Deletes a custom role of the caller's tenant and removes its assignments from every user. Built-in roles cannot be deleted.
+         * @description Deletes a custom role of the caller's tenant and removes its assignments from every user. Built-in roles cannot be deleted. A user caller may delete only a role whose `level` is at most its own rank (holders of `admin:*` are exempt).
          */
         delete: operations["deleteRole"];
         options?: never;
@@ -524,12 +524,12 @@ export interface paths {
         put?: never;
         /**
          * Add permissions to a role
-         * @description Adds permissions (names) to a role; ones it already has are kept. Hierarchy rule: the caller must hold every permission the role has after the change (its effective permissions; a Client Key: its scopes), and a user caller may create or edit only a role whose `level` is at most its own rank (highest role `level`); holders of `admin:*` are exempt. Giving `admin:*` outside the platform tenant is refused.
+         * @description Adds permissions (names) to a role; ones it already has are kept (the built-in `admin` role already holds every permission of its tenant, so adding to it changes nothing). Hierarchy rule: the caller must hold every permission the role has after the change (its effective permissions; a Client Key: its scopes), and a user caller may create or edit only a role whose `level` is at most its own rank (highest role `level`); holders of `admin:*` are exempt. Giving `admin:*` outside the platform tenant is refused.
          */
         post: operations["addRolePermissions"];
         /**
          * Remove permissions from a role
-         * @description Removes permissions (names) from a role. Hierarchy rule: the caller must hold every permission the role has after the change (its effective permissions; a Client Key: its scopes), and a user caller may create or edit only a role whose `level` is at most its own rank (highest role `level`); holders of `admin:*` are exempt. Giving `admin:*` outside the platform tenant is refused.
+         * @description Removes permissions (names) from a role. Hierarchy rule: the caller must hold every permission the role has after the change (its effective permissions; a Client Key: its scopes), and a user caller may create or edit only a role whose `level` is at most its own rank (highest role `level`); holders of `admin:*` are exempt. Permissions the role does not have are ignored. The built-in `admin` role holds every permission of its tenant by definition, so none can be removed from it.
          */
         delete: operations["removeRolePermissions"];
         options?: never;
@@ -624,7 +624,7 @@ export interface paths {
         head?: never;
         /**
          * Update a tenant
-         * @description Changes a tenant's `name` and/or `status`; the `code` is immutable. An INACTIVE tenant can no longer log in; a status change reaches every instance within 5 seconds. Platform principals holding `admin:*` may act on any tenant; any other caller only on its own tenant (another tenant's id is TENANT_NOT_FOUND).
+         * @description Changes a tenant's `name` and/or `status`; the `code` is immutable. An INACTIVE tenant can no longer log in; a status change reaches every instance within 5 seconds. Platform principals holding `admin:*` may act on any tenant; any other caller only on its own tenant (another tenant's id is TENANT_NOT_FOUND). The platform tenant cannot be deactivated.
          */
         patch: operations["updateTenant"];
         trace?: never;
@@ -892,7 +892,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
+         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh: setting such a status also revokes every session of the user at once (access tokens already issued stay valid until `exp`). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -2439,7 +2439,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope), or the key holds a scope the caller does not hold (the new value would hand it over). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description CLIENT_KEY_NOT_FOUND: no such key in the caller's tenant. */
             404: components["responses"]["NotFound"];
@@ -3401,7 +3401,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `roles:delete` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `roles:delete` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: a user caller deleting a role whose `level` is above its own rank. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description ROLE_NOT_FOUND: no such role in the caller's tenant. */
             404: components["responses"]["NotFound"];
@@ -3457,7 +3457,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description ROLE_NOT_FOUND: no such role in the caller's tenant. */
             404: components["responses"]["NotFound"];
-            /** @description ROLE_ALREADY_EXISTS: the new name is taken in the tenant. SYSTEM_RESOURCE_PROTECTED: renaming a built-in role. */
+            /** @description ROLE_ALREADY_EXISTS: the new name is taken in the tenant. SYSTEM_RESOURCE_PROTECTED: renaming a built-in role or changing its level (`admin` is 100, `user` is 0). */
             409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
@@ -3601,6 +3601,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description ROLE_NOT_FOUND: no such role in the caller's tenant. PERMISSION_NOT_FOUND: a permission name that does not exist in the tenant. */
             404: components["responses"]["NotFound"];
+            /** @description SYSTEM_RESOURCE_PROTECTED: the role is the built-in `admin`, which holds every permission of the tenant by definition. */
+            409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
@@ -3926,6 +3928,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description TENANT_NOT_FOUND: unknown tenant id, or another tenant's id for a caller outside the platform tenant. */
             404: components["responses"]["NotFound"];
+            /** @description SYSTEM_RESOURCE_PROTECTED: the platform tenant cannot be deactivated. */
+            409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
@@ -4030,7 +4034,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description DATABASE_ROUTING_FAILED: the target is unreachable or not allowed (host outside `DATABASE_ROUTING_ALLOWED_HOSTS`, file-reading parameters), or migrating or copying failed; routing is unchanged. */
+            /** @description DATABASE_ROUTING_FAILED: the target is unreachable or not allowed (host outside `DATABASE_ROUTING_ALLOWED_HOSTS`, file-reading parameters), or migrating or copying failed; routing is unchanged. Also DATABASE_ROUTING_FAILED: the platform tenant, which always stays in the main database. */
             422: components["responses"]["UnprocessableEntity"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];

@@ -39061,6 +39061,108 @@ export const routes: Record<OperationId, RouteSpec> = {
             }
           }
         },
+        "409": {
+          "type": "object",
+          "description": "The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.",
+          "required": [
+            "success",
+            "error",
+            "code"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "success": {
+              "type": "boolean",
+              "const": false
+            },
+            "error": {
+              "type": "string",
+              "description": "Human-readable message, safe to show; never carries internals."
+            },
+            "code": {
+              "type": "string",
+              "description": "Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS and INVALID_REFRESH_TOKEN 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS and SYSTEM_RESOURCE_PROTECTED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.",
+              "enum": [
+                "VALIDATION_ERROR",
+                "PASSWORD_POLICY_VIOLATION",
+                "UNAUTHORIZED",
+                "TOKEN_EXPIRED",
+                "INVALID_CREDENTIALS",
+                "INVALID_REFRESH_TOKEN",
+                "FORBIDDEN",
+                "ROLE_HIERARCHY_VIOLATION",
+                "USER_INACTIVE",
+                "IP_NOT_ALLOWED",
+                "ORIGIN_NOT_ALLOWED",
+                "TENANT_NOT_FOUND",
+                "USER_NOT_FOUND",
+                "ROLE_NOT_FOUND",
+                "PERMISSION_NOT_FOUND",
+                "CLIENT_KEY_NOT_FOUND",
+                "NOT_FOUND",
+                "USER_ALREADY_EXISTS",
+                "ROLE_ALREADY_EXISTS",
+                "PERMISSION_ALREADY_EXISTS",
+                "TENANT_ALREADY_EXISTS",
+                "SYSTEM_RESOURCE_PROTECTED",
+                "PAYLOAD_TOO_LARGE",
+                "UNSUPPORTED_MEDIA_TYPE",
+                "DATABASE_ROUTING_FAILED",
+                "RATE_LIMIT_EXCEEDED",
+                "INTERNAL_ERROR",
+                "SERVICE_UNAVAILABLE"
+              ]
+            },
+            "details": {
+              "description": "Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object).",
+              "anyOf": [
+                {
+                  "type": "array",
+                  "description": "VALIDATION_ERROR issues.",
+                  "items": {
+                    "type": "object",
+                    "description": "One schema or format problem of a VALIDATION_ERROR.",
+                    "required": [
+                      "path",
+                      "message"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "path": {
+                        "type": "string",
+                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                      },
+                      "message": {
+                        "type": "string",
+                        "description": "What is wrong with it."
+                      }
+                    }
+                  }
+                },
+                {
+                  "type": "array",
+                  "description": "Names of the failed password-policy rules.",
+                  "items": {
+                    "type": "string",
+                    "enum": [
+                      "minLength",
+                      "maxBytes",
+                      "requireUppercase",
+                      "requireLowercase",
+                      "requireDigit",
+                      "requireSymbol",
+                      "rejectCommon"
+                    ]
+                  }
+                },
+                {
+                  "type": "object",
+                  "description": "Component statuses (health 503)."
+                }
+              ]
+            }
+          }
+        },
         "413": {
           "type": "object",
           "description": "The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.",
@@ -49588,6 +49690,108 @@ export const routes: Record<OperationId, RouteSpec> = {
           }
         },
         "404": {
+          "type": "object",
+          "description": "The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.",
+          "required": [
+            "success",
+            "error",
+            "code"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "success": {
+              "type": "boolean",
+              "const": false
+            },
+            "error": {
+              "type": "string",
+              "description": "Human-readable message, safe to show; never carries internals."
+            },
+            "code": {
+              "type": "string",
+              "description": "Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS and INVALID_REFRESH_TOKEN 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS and SYSTEM_RESOURCE_PROTECTED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.",
+              "enum": [
+                "VALIDATION_ERROR",
+                "PASSWORD_POLICY_VIOLATION",
+                "UNAUTHORIZED",
+                "TOKEN_EXPIRED",
+                "INVALID_CREDENTIALS",
+                "INVALID_REFRESH_TOKEN",
+                "FORBIDDEN",
+                "ROLE_HIERARCHY_VIOLATION",
+                "USER_INACTIVE",
+                "IP_NOT_ALLOWED",
+                "ORIGIN_NOT_ALLOWED",
+                "TENANT_NOT_FOUND",
+                "USER_NOT_FOUND",
+                "ROLE_NOT_FOUND",
+                "PERMISSION_NOT_FOUND",
+                "CLIENT_KEY_NOT_FOUND",
+                "NOT_FOUND",
+                "USER_ALREADY_EXISTS",
+                "ROLE_ALREADY_EXISTS",
+                "PERMISSION_ALREADY_EXISTS",
+                "TENANT_ALREADY_EXISTS",
+                "SYSTEM_RESOURCE_PROTECTED",
+                "PAYLOAD_TOO_LARGE",
+                "UNSUPPORTED_MEDIA_TYPE",
+                "DATABASE_ROUTING_FAILED",
+                "RATE_LIMIT_EXCEEDED",
+                "INTERNAL_ERROR",
+                "SERVICE_UNAVAILABLE"
+              ]
+            },
+            "details": {
+              "description": "Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object).",
+              "anyOf": [
+                {
+                  "type": "array",
+                  "description": "VALIDATION_ERROR issues.",
+                  "items": {
+                    "type": "object",
+                    "description": "One schema or format problem of a VALIDATION_ERROR.",
+                    "required": [
+                      "path",
+                      "message"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "path": {
+                        "type": "string",
+                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                      },
+                      "message": {
+                        "type": "string",
+                        "description": "What is wrong with it."
+                      }
+                    }
+                  }
+                },
+                {
+                  "type": "array",
+                  "description": "Names of the failed password-policy rules.",
+                  "items": {
+                    "type": "string",
+                    "enum": [
+                      "minLength",
+                      "maxBytes",
+                      "requireUppercase",
+                      "requireLowercase",
+                      "requireDigit",
+                      "requireSymbol",
+                      "rejectCommon"
+                    ]
+                  }
+                },
+                {
+                  "type": "object",
+                  "description": "Component statuses (health 503)."
+                }
+              ]
+            }
+          }
+        },
+        "409": {
           "type": "object",
           "description": "The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.",
           "required": [

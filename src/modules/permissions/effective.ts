@@ -19,9 +19,12 @@ export function adminPermissions(existing: readonly string[], isPlatform: boolea
   if (isPlatform) return ['admin:*']
   const out = new Set<string>()
   for (const name of existing) {
-    if (NEVER_FOR_TENANT_ADMIN.has(name)) continue
-    out.add(name)
     const resource = name.slice(0, name.indexOf(':'))
+    // Why skip wildcard rows: they only hold grants (see permissions/queries.ts); the admin's wildcards
+    // are derived from the resources below, so a stored `tenants:*` row must not reach a tenant admin.
+    // Why skip resource `admin`: its wildcard is `admin:*`, which only the platform admin holds.
+    if (NEVER_FOR_TENANT_ADMIN.has(name) || name.endsWith(':*') || resource === 'admin') continue
+    out.add(name)
     if (resource !== 'tenants') out.add(`${resource}:*`)
   }
   return [...out].sort()

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { adminPermissions } from '../permissions/effective.js'
 
@@ -65,4 +65,169 @@ export async function permissionsOfRoles(
     out.set(admin.id, [...new Set([...(out.get(admin.id) ?? []), ...derived])].sort())
   }
   return out
+}
+
+export interface RoleRow {
+  id: string
+  tenant_id: string
+  name: string
+  description: string | null
+  level: number
+  is_system: boolean
+  created_at: Date | string
+  updated_at: Date | string
+}
+
+/** The contract's role object (section 6). */
+export function toRoleDto(row: RoleRow, permissions: string[]) {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    description: row.description,
+    level: Number(row.level),
+    permissions,
+    isSystem: row.is_system,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  }
+}
+
+export type RoleDto = ReturnType<typeof toRoleDto>
+
+/** One page of the tenant's roles, newest first, with the total. */
+export async function listRoles(db: Kysely<Database>, tenantId: string, limit: number, offset: number) {
+  const q = db.selectFrom('roles').where('roles.tenant_id', '=', tenantId)
+  const [rows, count] = await Promise.all([
+    q
+      .select(roleColumns)
+      .orderBy('roles.created_at', 'desc')
+      .orderBy('roles.name', 'asc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** One role of the tenant by id (another tenant's id gives undefined); `lock` takes FOR UPDATE. */
+export function findRoleById(db: Kysely<Database>, tenantId: string, id: string, lock = false) {
+  const q = db
+    .selectFrom('roles')
+    .select(roleColumns)
+    .where('roles.tenant_id', '=', tenantId)
+    .where('roles.id', '=', id)
+  return (lock ? q.forUpdate() : q).executeTakeFirst()
+}
+
+/** One role of the tenant by name; `lock` takes FOR UPDATE. */
+export function findRoleByName(db: Kysely<Database>, tenantId: string, name: string, lock = false) {
+  const q = db
+    .selectFrom('roles')
+    .select(roleColumns)
+    .where('roles.tenant_id', '=', tenantId)
+    .where('roles.name', '=', name)
+  return (lock ? q.forUpdate() : q).executeTakeFirst()
+}
+
+/** Inserts a custom role; a unique violation means the name is taken in the tenant. */
+export function insertRole(
+  db: Kysely<Database>,
+  tenantId: string,
+  r: { name: string; description: string | null; level: number },
+) {
+  return db
+    .insertInto('roles')
+    .values({
+      tenant_id: tenantId,
+      name: r.name,
+      description: r.description,
+      level: r.level,
+      is_system: false,
+    })
+    .returning(roleColumns)
+    .executeTakeFirstOrThrow()
+}
+
+/** Changes a role's name, description or level and touches updated_at. */
+export function updateRole(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+  r: { name?: string; description?: string | null; level?: number },
+) {
+  return db
+    .updateTable('roles')
+    .set({ ...r, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(roleColumns)
+    .executeTakeFirstOrThrow()
+}
+
+/** Touches a role's updated_at (after a change of its permissions). */
+export function touchRole(db: Kysely<Database>, tenantId: string, id: string) {
+  return db
+    .updateTable('roles')
+    .set({ updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(roleColumns)
+    .executeTakeFirstOrThrow()
+}
+
+/** Deletes a role of the tenant; its assignments and permission rows cascade. */
+export async function deleteRole(db: Kysely<Database>, tenantId: string, id: string): Promise<void> {
+  await db.deleteFrom('roles').where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+}
+
+/** Adds permission rows to a role; ones it already has are kept. */
+export async function addRolePermissionRows(
+  db: Kysely<Database>,
+  tenantId: string,
+  roleId: string,
+  permissionIds: readonly string[],
+): Promise<void> {
+  if (permissionIds.length === 0) return
+  await db
+    .insertInto('role_permissions')
+    .values(permissionIds.map((id) => ({ tenant_id: tenantId, role_id: roleId, permission_id: id })))
+    .onConflict((oc) => oc.columns(['role_id', 'permission_id']).doNothing())
+    .execute()
+}
+
+/** Removes permission rows from a role; ones it does not have are ignored. */
+export async function removeRolePermissionRows(
+  db: Kysely<Database>,
+  tenantId: string,
+  roleId: string,
+  permissionIds: readonly string[],
+): Promise<void> {
+  if (permissionIds.length === 0) return
+  await db
+    .deleteFrom('role_permissions')
+    .where('tenant_id', '=', tenantId)
+    .where('role_id', '=', roleId)
+    .where('permission_id', 'in', [...permissionIds])
+    .execute()
+}
+
+/** Gives a user a role; giving one it holds changes nothing. */
+export async function insertUserRole(db: Kysely<Database>, tenantId: string, userId: string, roleId: string) {
+  await db
+    .insertInto('user_roles')
+    .values({ tenant_id: tenantId, user_id: userId, role_id: roleId })
+    .onConflict((oc) => oc.columns(['user_id', 'role_id']).doNothing())
+    .execute()
+}
+
+/** Takes a role from a user; taking one it does not hold changes nothing. */
+export async function deleteUserRole(db: Kysely<Database>, tenantId: string, userId: string, roleId: string) {
+  await db
+    .deleteFrom('user_roles')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('role_id', '=', roleId)
+    .execute()
 }

@@ -96,3 +96,98 @@ export function toUserDto(row: UserRow, tenantCode: string, roles: string[]) {
 }
 
 export type UserDto = ReturnType<typeof toUserDto>
+
+export interface UserFilter {
+  status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
+  /** Case-insensitive substring of email, username or CPF/CNPJ. */
+  q?: string
+  /** Id of a role the user must hold. */
+  roleId?: string
+}
+
+/** `%` and `_` in user text are literal in a LIKE pattern. */
+function likeEscape(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+/** One page of the tenant's users, newest first, with the total matching the filter. */
+export async function listUsers(
+  db: Kysely<Database>,
+  tenantId: string,
+  f: UserFilter,
+  limit: number,
+  offset: number,
+) {
+  let q = db.selectFrom('users').where('users.tenant_id', '=', tenantId)
+  if (f.status) q = q.where('users.status', '=', f.status)
+  if (f.q) {
+    const pattern = `%${likeEscape(f.q.toLowerCase())}%`
+    q = q.where((eb) =>
+      eb.or([
+        eb(sql`lower(users.email)`, 'like', pattern),
+        eb(sql`lower(users.username)`, 'like', pattern),
+        eb('users.cpf_cnpj', 'like', pattern),
+      ]),
+    )
+  }
+  if (f.roleId) {
+    const roleId = f.roleId
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('user_roles')
+          .select('user_roles.user_id')
+          .whereRef('user_roles.user_id', '=', 'users.id')
+          .where('user_roles.tenant_id', '=', tenantId)
+          .where('user_roles.role_id', '=', roleId),
+      ),
+    )
+  }
+  const [rows, count] = await Promise.all([
+    q
+      .select(userColumns)
+      .orderBy('users.created_at', 'desc')
+      .orderBy('users.id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** Locks one user row of the tenant (FOR UPDATE). Never returns password_hash. Use inside a transaction. */
+export function lockUser(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(userColumns)
+    .where('users.tenant_id', '=', tenantId)
+    .where('users.id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst()
+}
+
+/** The PATCH-able columns of a user. */
+export interface UserChanges {
+  email?: string
+  username?: string
+  status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
+  email_verified?: boolean
+  otp_enabled?: boolean
+}
+
+/** Changes a user of the tenant and touches updated_at; a unique violation means an identifier is taken. */
+export function updateUserRow(db: Kysely<Database>, tenantId: string, userId: string, changes: UserChanges) {
+  return db
+    .updateTable('users')
+    .set({ ...changes, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .returning(userColumns)
+    .executeTakeFirstOrThrow()
+}
+
+/** Deletes a user of the tenant; its sessions, refresh tokens, roles and grants cascade. */
+export async function deleteUserRow(db: Kysely<Database>, tenantId: string, userId: string): Promise<void> {
+  await db.deleteFrom('users').where('tenant_id', '=', tenantId).where('id', '=', userId).execute()
+}

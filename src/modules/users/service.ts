@@ -1,0 +1,149 @@
+import type { AppContext } from '../../context.js'
+import { fail } from '../../errors.js'
+import type { Principal } from '../../auth/principal.js'
+import { isUniqueViolation } from '../../lib/db-errors.js'
+import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
+import type { RequestMeta } from '../audit/write.js'
+import { revokeUserSessions } from '../auth/sessions.js'
+import { audited } from '../roles/audited.js'
+import { assertMayActOnUser } from '../roles/hierarchy.js'
+import { findRoleByName } from '../roles/queries.js'
+import {
+  deleteUserRow,
+  findUserById,
+  listUsers as listUserRows,
+  lockUser,
+  roleNamesOf,
+  toUserDto,
+  updateUserRow,
+  type UserChanges,
+} from './queries.js'
+
+const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
+
+export interface ListUsersQuery {
+  status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
+  q?: string
+  role?: string
+  limit?: number
+  offset?: number
+}
+
+/** GET /users: one page of the caller's tenant's users; an unknown `role` name is ROLE_NOT_FOUND. */
+export async function listUsers(ctx: AppContext, actor: Principal, query: ListUsersQuery) {
+  const db = tdb(ctx, actor)
+  const limit = query.limit ?? 20
+  const offset = query.offset ?? 0
+  let roleId: string | undefined
+  if (query.role !== undefined) {
+    roleId = ((await findRoleByName(db, actor.tenantId, query.role)) ?? fail('ROLE_NOT_FOUND')).id
+  }
+  const { rows, total } = await listUserRows(
+    db,
+    actor.tenantId,
+    { status: query.status, q: query.q || undefined, roleId },
+    limit,
+    offset,
+  )
+  const roles = await roleNamesOf(
+    db,
+    actor.tenantId,
+    rows.map((r) => r.id),
+  )
+  return {
+    items: rows.map((r) => toUserDto(r, actor.tenantCode, roles.get(r.id) ?? [])),
+    total,
+    limit,
+    offset,
+  }
+}
+
+/** GET /users/:userId: a user of the caller's tenant (another tenant's id is USER_NOT_FOUND). */
+export async function getUser(ctx: AppContext, actor: Principal, userId: string) {
+  const db = tdb(ctx, actor)
+  const row = (await findUserById(db, actor.tenantId, userId)) ?? fail('USER_NOT_FOUND')
+  const roles = await roleNamesOf(db, actor.tenantId, [row.id])
+  return toUserDto(row, actor.tenantCode, roles.get(row.id) ?? [])
+}
+
+export interface UpdateUserInput {
+  email?: string
+  username?: string
+  status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
+  emailVerified?: boolean
+  otpEnabled?: boolean
+}
+
+function changesOf(input: UpdateUserInput): UserChanges {
+  const issues: { path: string; message: string }[] = []
+  const out: UserChanges = {}
+  if (input.email !== undefined) {
+    const email = normalizeEmail(input.email)
+    if (email) out.email = email
+    else issues.push({ path: 'body.email', message: 'is not a valid email' })
+  }
+  if (input.username !== undefined) {
+    // Stored as given (trimmed), compared case-insensitively, as at register.
+    if (normalizeUsername(input.username)) out.username = input.username.trim()
+    else
+      issues.push({
+        path: 'body.username',
+        message: 'is not a valid username (3-64 of [A-Za-z0-9._-], not all digits)',
+      })
+  }
+  if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
+  if (input.status !== undefined) out.status = input.status
+  if (input.emailVerified !== undefined) out.email_verified = input.emailVerified
+  if (input.otpEnabled !== undefined) out.otp_enabled = input.otpEnabled
+  return out
+}
+
+/**
+ * PATCH /users/:userId: changes exactly email, username, status, emailVerified, otpEnabled (the schema
+ * refuses anything else). Hierarchy rule applies. Setting a status other than ACTIVE also revokes every
+ * session of the user in the same transaction, so its refresh tokens stop working at once (its access
+ * tokens stay valid until `exp`, like after logout).
+ */
+export async function updateUser(ctx: AppContext, actor: Principal, userId: string, input: UpdateUserInput) {
+  const changes = changesOf(input)
+  const tenantId = actor.tenantId
+  try {
+    return await tdb(ctx, actor)
+      .transaction()
+      .execute(async (trx) => {
+        if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+        await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+        const row = await updateUserRow(trx, tenantId, userId, changes)
+        if (changes.status !== undefined && changes.status !== 'ACTIVE') {
+          await revokeUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
+        }
+        const roles = await roleNamesOf(trx, tenantId, [userId])
+        return toUserDto(row, actor.tenantCode, roles.get(userId) ?? [])
+      })
+  } catch (err) {
+    if (isUniqueViolation(err))
+      fail('USER_ALREADY_EXISTS', 'The email or username is already taken in the tenant')
+    throw err
+  }
+}
+
+/**
+ * DELETE /users/:userId: deletes the user with its sessions and refresh tokens (so nothing of it can
+ * refresh again), roles and direct grants; hierarchy rule applies. One USER_DELETE row, failures included.
+ */
+export async function deleteUser(ctx: AppContext, actor: Principal, userId: string, meta: RequestMeta) {
+  const tenantId = actor.tenantId
+  return audited(
+    tdb(ctx, actor),
+    { tenantId, action: 'USER_DELETE', actor, meta, note: { userId: null, metadata: {} } },
+    async (trx, note) => {
+      if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+      note.userId = userId
+      await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+      // Why explicit, though the delete cascades to sessions: revocation must not hang on an ON DELETE rule.
+      await revokeUserSessions(trx, tenantId, userId, 'user_deleted', new Date(ctx.clock.now()))
+      await deleteUserRow(trx, tenantId, userId)
+      return { id: userId, deleted: true as const }
+    },
+  )
+}

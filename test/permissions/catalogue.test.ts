@@ -1,0 +1,349 @@
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant, createUser } from '../helpers/fixtures.js'
+import { call, insertRole, keyCred, userWithToken, UNKNOWN_ID } from '../roles/rbac-helpers.js'
+
+const app = await buildTestApp(t)
+
+const BUILTIN = [
+  'users:read',
+  'users:create',
+  'users:update',
+  'users:delete',
+  'roles:read',
+  'roles:create',
+  'roles:update',
+  'roles:delete',
+  'roles:assign',
+  'roles:revoke',
+  'permissions:read',
+  'permissions:create',
+  'permissions:update',
+  'permissions:delete',
+  'permissions:grant',
+  'permissions:revoke',
+  'tenants:read',
+  'tenants:create',
+  'tenants:update',
+  'tenants:delete',
+  'client-keys:read',
+  'client-keys:create',
+  'client-keys:update',
+  'client-keys:revoke',
+  'auth:logs',
+  'admin:*',
+]
+
+const names = (items: { name: string }[]) => items.map((p) => p.name)
+
+t.test('GET /permissions and GET /permissions/custom', async (t) => {
+  const tenant = await createTenant(app)
+  const other = await createTenant(app)
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+  const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
+  await call(app, admin.cred, 'POST', '/permissions', { name: 'invoices:approve', description: 'Approve' })
+  await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })
+
+  t.test(
+    '200: the built-in catalogue plus the tenant’s custom ones, newest first; never another tenant’s',
+    async (t) => {
+      const res = await call(app, admin.cred, 'GET', '/permissions?limit=100')
+      t.equal(res.status, 200)
+      t.equal(res.data.total, BUILTIN.length + 1)
+      t.same([...names(res.data.items)].sort(), [...BUILTIN, 'invoices:approve'].sort())
+      t.equal(res.data.items[0].name, 'invoices:approve')
+      t.match(res.data.items[0], {
+        resource: 'invoices',
+        action: 'approve',
+        description: 'Approve',
+        isSystem: false,
+        tenantId: tenant.id,
+      })
+      const builtin = res.data.items.find((p: { name: string }) => p.name === 'users:read')
+      t.match(builtin, { isSystem: true, tenantId: null, resource: 'users', action: 'read' })
+    },
+  )
+
+  t.test('200: paging', async (t) => {
+    const res = await call(app, admin.cred, 'GET', '/permissions?limit=5&offset=5')
+    t.equal(res.data.items.length, 5)
+    t.equal(res.data.offset, 5)
+    t.equal(res.data.total, BUILTIN.length + 1)
+  })
+
+  t.test('200: /custom lists only the tenant’s custom permissions', async (t) => {
+    const res = await call(app, admin.cred, 'GET', '/permissions/custom')
+    t.equal(res.status, 200)
+    t.same(names(res.data.items), ['invoices:approve'])
+    t.equal(res.data.total, 1)
+    const theirs = await call(app, otherAdmin.cred, 'GET', '/permissions/custom')
+    t.same(names(theirs.data.items), ['secret:peek'])
+  })
+
+  t.test('200: a granted wildcard is not listed as a permission', async (t) => {
+    const u = await createUser(app, tenant)
+    const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
+    t.equal(
+      (await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'invoices:*' }))
+        .status,
+      200,
+    )
+    const res = await call(app, admin.cred, 'GET', '/permissions/custom')
+    t.same(names(res.data.items), ['invoices:approve'])
+  })
+
+  t.test('400 VALIDATION_ERROR for limit above 100', async (t) => {
+    t.equal((await call(app, admin.cred, 'GET', '/permissions?limit=101')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, admin.cred, 'GET', '/permissions/custom?offset=-1')).code, 'VALIDATION_ERROR')
+  })
+
+  t.test('403 FORBIDDEN without permissions:read', async (t) => {
+    const key = await keyCred(app, tenant, ['users:read'])
+    t.equal((await call(app, key, 'GET', '/permissions')).code, 'FORBIDDEN')
+    t.equal((await call(app, key, 'GET', '/permissions/custom')).code, 'FORBIDDEN')
+    const reader = await keyCred(app, tenant, ['permissions:read'])
+    t.equal((await call(app, reader, 'GET', '/permissions')).status, 200)
+  })
+})
+
+t.test('POST /permissions (createPermission)', async (t) => {
+  const tenant = await createTenant(app)
+  const other = await createTenant(app)
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+  const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
+
+  t.test(
+    '201: resource and action from the name; the tenant admin role holds it and its wildcard',
+    async (t) => {
+      const res = await call(app, admin.cred, 'POST', '/permissions', {
+        name: 'reports:export',
+        description: null,
+      })
+      t.equal(res.status, 201)
+      t.match(res.data, {
+        name: 'reports:export',
+        resource: 'reports',
+        action: 'export',
+        isSystem: false,
+        tenantId: tenant.id,
+      })
+      const adminRole = (await call(app, admin.cred, 'GET', '/roles')).data.items.find(
+        (r: { name: string }) => r.name === 'admin',
+      )
+      t.ok(adminRole.permissions.includes('reports:export'))
+      t.ok(adminRole.permissions.includes('reports:*'))
+      const custom = await call(app, admin.cred, 'POST', '/permissions', { name: 'users:export' })
+      t.equal(custom.status, 201, 'a custom action of a built-in resource')
+    },
+  )
+
+  t.test(
+    '400 VALIDATION_ERROR for a bad name, a wildcard, the reserved admin resource, extras',
+    async (t) => {
+      for (const body of [
+        {},
+        { name: 'NoColon' },
+        { name: 'Reports:Export' },
+        { name: 'reports:*' },
+        { name: 'admin:stuff' },
+        { name: 'reports:x', resource: 'reports' },
+      ]) {
+        t.equal(
+          (await call(app, admin.cred, 'POST', '/permissions', body)).code,
+          'VALIDATION_ERROR',
+          JSON.stringify(body),
+        )
+      }
+    },
+  )
+
+  t.test('403 FORBIDDEN without permissions:create', async (t) => {
+    const key = await keyCred(app, tenant, ['permissions:read'])
+    t.equal((await call(app, key, 'POST', '/permissions', { name: 'a:b' })).code, 'FORBIDDEN')
+  })
+
+  t.test(
+    '409 PERMISSION_ALREADY_EXISTS for a built-in or a custom name; another tenant’s is free',
+    async (t) => {
+      const builtin = await call(app, admin.cred, 'POST', '/permissions', { name: 'users:read' })
+      t.equal(builtin.status, 409)
+      t.equal(builtin.code, 'PERMISSION_ALREADY_EXISTS')
+      await call(app, admin.cred, 'POST', '/permissions', { name: 'docs:sign' })
+      t.equal(
+        (await call(app, admin.cred, 'POST', '/permissions', { name: 'docs:sign' })).code,
+        'PERMISSION_ALREADY_EXISTS',
+      )
+      t.equal((await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'docs:sign' })).status, 201)
+    },
+  )
+})
+
+t.test('PATCH /permissions/:id (updatePermission)', async (t) => {
+  const tenant = await createTenant(app)
+  const other = await createTenant(app)
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+  const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
+  const foreign = (await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })).data
+  const builtin = (await call(app, admin.cred, 'GET', '/permissions?limit=100')).data.items.find(
+    (p: { name: string }) => p.name === 'users:read',
+  )
+
+  t.test('200: renames (resource and action follow) and redescribes; grants follow the rename', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'ships:sail' })).data
+    const u = await createUser(app, tenant)
+    const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
+    await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'ships:sail' })
+    const res = await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, {
+      name: 'boats:row',
+      description: 'Row',
+    })
+    t.equal(res.status, 200)
+    t.match(res.data, { id: p.id, name: 'boats:row', resource: 'boats', action: 'row', description: 'Row' })
+    const perms = await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)
+    t.same(perms.data.direct, ['boats:row'])
+  })
+
+  t.test('400 VALIDATION_ERROR for an empty body, a bad name, a wildcard, a non-UUID id', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'cars:drive' })).data
+    for (const body of [{}, { name: 'x' }, { name: 'cars:*' }, { action: 'go' }]) {
+      t.equal(
+        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, body)).code,
+        'VALIDATION_ERROR',
+        JSON.stringify(body),
+      )
+    }
+    t.equal(
+      (await call(app, admin.cred, 'PATCH', '/permissions/zzz', { description: 'x' })).code,
+      'VALIDATION_ERROR',
+    )
+  })
+
+  t.test('403 FORBIDDEN without permissions:update', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'vans:drive' })).data
+    const key = await keyCred(app, tenant, ['permissions:create'])
+    t.equal((await call(app, key, 'PATCH', `/permissions/${p.id}`, { description: 'x' })).code, 'FORBIDDEN')
+  })
+
+  t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s custom permission', async (t) => {
+    t.equal(
+      (await call(app, admin.cred, 'PATCH', `/permissions/${UNKNOWN_ID}`, { description: 'x' })).code,
+      'PERMISSION_NOT_FOUND',
+    )
+    const res = await call(app, admin.cred, 'PATCH', `/permissions/${foreign.id}`, { description: 'x' })
+    t.equal(res.status, 404)
+    t.equal(res.code, 'PERMISSION_NOT_FOUND')
+  })
+
+  t.test(
+    '409: SYSTEM_RESOURCE_PROTECTED for a built-in; PERMISSION_ALREADY_EXISTS for a taken name',
+    async (t) => {
+      const res = await call(app, admin.cred, 'PATCH', `/permissions/${builtin.id}`, {
+        description: 'mine now',
+      })
+      t.equal(res.status, 409)
+      t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
+      const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'trains:run' })).data
+      t.equal(
+        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'users:read' })).code,
+        'PERMISSION_ALREADY_EXISTS',
+      )
+      await call(app, admin.cred, 'POST', '/permissions', { name: 'trains:stop' })
+      t.equal(
+        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'trains:stop' })).code,
+        'PERMISSION_ALREADY_EXISTS',
+      )
+    },
+  )
+})
+
+t.test('DELETE /permissions/:id (deletePermission) and the life of a wildcard', async (t) => {
+  const tenant = await createTenant(app)
+  const other = await createTenant(app)
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+  const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
+  const foreign = (await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })).data
+
+  t.test('200 {id, deleted}: removed from roles and direct grants', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'ink:spill' })).data
+    const roleId = await insertRole(app, tenant, 'spiller', 1, ['ink:spill'])
+    const u = await createUser(app, tenant, { permissions: ['ink:spill'] })
+    const res = await call(app, admin.cred, 'DELETE', `/permissions/${p.id}`)
+    t.equal(res.status, 200)
+    t.same(res.data, { id: p.id, deleted: true })
+    t.same((await call(app, admin.cred, 'GET', `/roles/${roleId}/permissions`)).data.permissions, [])
+    t.same((await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct, [])
+  })
+
+  t.test('r:* exists while a permission of r does: its grants go with the last one', async (t) => {
+    const a = (await call(app, admin.cred, 'POST', '/permissions', { name: 'pens:write' })).data
+    const b = (await call(app, admin.cred, 'POST', '/permissions', { name: 'pens:erase' })).data
+    const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
+    const u = await createUser(app, tenant)
+    t.equal(
+      (await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'pens:*' }))
+        .status,
+      200,
+    )
+    await call(app, admin.cred, 'DELETE', `/permissions/${a.id}`)
+    t.same(
+      (await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct,
+      ['pens:*'],
+      'pens:erase remains',
+    )
+    await call(app, admin.cred, 'DELETE', `/permissions/${b.id}`)
+    t.same(
+      (await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct,
+      [],
+      'the wildcard went too',
+    )
+    const again = await call(app, fresh.cred, 'POST', '/permissions/grant', {
+      userId: u.id,
+      permission: 'pens:*',
+    })
+    t.equal(again.code, 'PERMISSION_NOT_FOUND')
+    const check = await call(app, fresh.cred, 'POST', '/permissions/check', { permission: 'pens:*' })
+    t.equal(check.code, 'PERMISSION_NOT_FOUND')
+  })
+
+  t.test('renaming the last permission of a resource away drops that resource’s wildcard', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'cups:fill' })).data
+    const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
+    const u = await createUser(app, tenant)
+    await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'cups:*' })
+    await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'mugs:fill' })
+    t.same((await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct, [])
+  })
+
+  t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
+    t.equal((await call(app, admin.cred, 'DELETE', '/permissions/1')).code, 'VALIDATION_ERROR')
+  })
+
+  t.test('403 FORBIDDEN without permissions:delete', async (t) => {
+    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'keep:me' })).data
+    const key = await keyCred(app, tenant, ['permissions:update'])
+    t.equal((await call(app, key, 'DELETE', `/permissions/${p.id}`)).code, 'FORBIDDEN')
+  })
+
+  t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s (which survives)', async (t) => {
+    t.equal(
+      (await call(app, admin.cred, 'DELETE', `/permissions/${UNKNOWN_ID}`)).code,
+      'PERMISSION_NOT_FOUND',
+    )
+    t.equal(
+      (await call(app, admin.cred, 'DELETE', `/permissions/${foreign.id}`)).code,
+      'PERMISSION_NOT_FOUND',
+    )
+    t.same(names((await call(app, otherAdmin.cred, 'GET', '/permissions/custom')).data.items), [
+      'secret:peek',
+    ])
+  })
+
+  t.test('409 SYSTEM_RESOURCE_PROTECTED for a built-in permission', async (t) => {
+    const builtin = (await call(app, admin.cred, 'GET', '/permissions?limit=100')).data.items.find(
+      (p: { name: string }) => p.name === 'roles:read',
+    )
+    const res = await call(app, admin.cred, 'DELETE', `/permissions/${builtin.id}`)
+    t.equal(res.status, 409)
+    t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
+  })
+})
