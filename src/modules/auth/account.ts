@@ -5,10 +5,10 @@ import { normalizeCpfCnpj, normalizeEmail, normalizeUsername } from '../../lib/i
 import { checkPassword } from '../../lib/password-policy.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadGrants } from '../permissions/effective.js'
+import { loadUserWithGrants } from '../permissions/effective.js'
 import { assertMayGiveRole } from '../roles/hierarchy.js'
 import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
-import { findUserById, toUserDto, userColumns } from '../users/queries.js'
+import { toUserDto, userColumns } from '../users/queries.js'
 import { revokeSessions } from './sessions.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 
@@ -154,11 +154,7 @@ const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenan
 
 /** GET /me: the user as stored now, with its effective permissions. A deleted user is USER_NOT_FOUND. */
 export async function me(ctx: AppContext, actor: UserPrincipal) {
-  const d = tdb(ctx, actor)
-  const [user, grants] = await Promise.all([
-    findUserById(d, actor.tenantId, actor.userId),
-    loadGrants(d, actor.tenantId, actor.userId, actor.isPlatform),
-  ])
+  const { user, grants } = await loadUserWithGrants(tdb(ctx, actor), actor.tenantId, actor.userId, actor.isPlatform)
   if (!user) fail('USER_NOT_FOUND')
   return { ...toUserDto(user, actor.tenantCode, grants.roles), permissions: grants.permissions }
 }

@@ -30,27 +30,28 @@ export function adminPermissions(existing: readonly string[], isPlatform: boolea
   return [...out].sort()
 }
 
+type GrantRow = { kind: 'user' | 'role' | 'rp' | 'direct' | 'all'; role: string | null; name: string; level: number }
+
 /**
- * Computes roles, rank and effective permissions of one user in one round trip: role grants, direct
- * grants, and (for the built-in admin role) every permission that exists in the tenant.
+ * One round trip for roles, rank and effective permissions (role grants, direct grants, and for the
+ * built-in admin role every permission that exists in the tenant), plus, when asked, the user row
+ * itself as JSON (GET /me needs both and is on the hot path).
  */
-export async function loadGrants(
-  db: Kysely<Database>,
-  tenantId: string,
-  userId: string,
-  isPlatform: boolean,
-): Promise<Grants> {
-  const { rows } = await sql<{
-    kind: 'role' | 'rp' | 'direct' | 'all'
-    role: string | null
-    name: string
-    level: number
-  }>`
+function grantRows(db: Kysely<Database>, tenantId: string, userId: string, withUser: boolean) {
+  const userRow = withUser
+    ? sql`select 'user' as kind, null as role, row_to_json(u)::text as name, 0 as level from (
+        select id, tenant_id, email, username, cpf_cnpj, status, email_verified, otp_enabled,
+               created_at, updated_at, last_login_at
+        from users where tenant_id = ${tenantId} and id = ${userId}) u
+      union all`
+    : sql``
+  return sql<GrantRow>`
     with ur as (
       select r.id, r.name, r.level, r.is_system
       from user_roles x join roles r on r.id = x.role_id
       where x.user_id = ${userId} and x.tenant_id = ${tenantId}
     )
+    ${userRow}
     select 'role' as kind, ur.name as role, ur.name as name, ur.level as level from ur
     union all
     select 'rp', ur.name, p.name, 0 from ur
@@ -63,12 +64,53 @@ export async function loadGrants(
       where exists (select 1 from ur where ur.is_system and ur.name = 'admin')
         and (p.tenant_id is null or p.tenant_id = ${tenantId})
   `.execute(db)
+}
+
+/** Computes roles, rank and effective permissions of one user in one round trip. */
+export async function loadGrants(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  isPlatform: boolean,
+): Promise<Grants> {
+  return grantsFrom((await grantRows(db, tenantId, userId, false)).rows, isPlatform)
+}
+
+/** The user row (no password hash; timestamps as ISO strings) and its grants, in one round trip. */
+export async function loadUserWithGrants(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  isPlatform: boolean,
+): Promise<{ user: UserJson | null; grants: Grants }> {
+  const { rows } = await grantRows(db, tenantId, userId, true)
+  const userRow = rows.find((r) => r.kind === 'user')
+  return { user: userRow ? (JSON.parse(userRow.name) as UserJson) : null, grants: grantsFrom(rows, isPlatform) }
+}
+
+/** A user row as row_to_json renders it. */
+export interface UserJson {
+  id: string
+  tenant_id: string
+  email: string | null
+  username: string | null
+  cpf_cnpj: string | null
+  status: string
+  email_verified: boolean
+  otp_enabled: boolean
+  created_at: string
+  updated_at: string
+  last_login_at: string | null
+}
+
+function grantsFrom(rows: GrantRow[], isPlatform: boolean): Grants {
   const roles: string[] = []
   let rank = -1
   const byRole = new Map<string, string[]>()
   const direct: string[] = []
   const existing: string[] = []
   for (const r of rows) {
+    if (r.kind === 'user') continue
     if (r.kind === 'role') {
       roles.push(r.name)
       rank = Math.max(rank, Number(r.level))
