@@ -1,6 +1,5 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
@@ -108,6 +107,8 @@ export async function openDatabase(
     dir = join(opts.dataDir, 'pgdata')
     await mkdir(dir, { recursive: true })
   }
+  // Why lazy: a service on PostgreSQL never loads the embedded engine.
+  const { PGlite } = await import('@electric-sql/pglite')
   const pglite = await PGlite.create(dir, {
     parsers: { [INT8_OID]: (v: string) => Number(v) },
     ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),

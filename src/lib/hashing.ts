@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
-import { parseOptions as parseArgon2Options, verify as argon2Verify } from '@node-rs/argon2'
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt'
 
 // How the work leaves the event loop: @node-rs/bcrypt and @node-rs/argon2 are napi-rs bindings whose
@@ -112,8 +111,9 @@ export function createPasswordHasher(options: PasswordHasherOptions = {}): Passw
         const ok = await gate.run(() => bcryptVerify(password, storedHash).catch(() => false))
         return { ok, needsRehash: ok && storedCost !== cost && fits }
       }
-      if (typeof storedHash === 'string' && ARGON2_RE.test(storedHash) && argon2WithinLimits(storedHash)) {
-        const ok = await gate.run(() => argon2Verify(storedHash, password).catch(() => false))
+      const argon2 = typeof storedHash === 'string' && ARGON2_RE.test(storedHash) ? await loadArgon2() : null
+      if (argon2 && argon2WithinLimits(argon2, storedHash)) {
+        const ok = await gate.run(() => argon2.verify(storedHash, password).catch(() => false))
         // Why `fits`: bcrypt would keep only 72 bytes of a longer password, so such a user keeps argon2.
         return { ok, needsRehash: ok && fits }
       }
@@ -156,9 +156,14 @@ export function bcryptCostOf(storedHash: string): number | null {
   return m === null ? null : Number(m[1])
 }
 
-function argon2WithinLimits(storedHash: string): boolean {
+type Argon2 = typeof import('@node-rs/argon2')
+let argon2Module: Promise<Argon2> | undefined
+// Why lazy: only imported users carry argon2 hashes; the binding costs ~12 MB of RSS otherwise.
+const loadArgon2 = (): Promise<Argon2> => (argon2Module ??= import('@node-rs/argon2'))
+
+function argon2WithinLimits(argon2: Argon2, storedHash: string): boolean {
   try {
-    const o = parseArgon2Options(storedHash)
+    const o = argon2.parseOptions(storedHash)
     return (
       o.memoryCost <= MAX_ARGON2_MEMORY_KIB &&
       o.timeCost <= MAX_ARGON2_TIME_COST &&

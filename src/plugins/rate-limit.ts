@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { AppError } from '../errors.js'
 import { normalizeIp } from '../lib/cidr.js'
 
@@ -60,7 +60,9 @@ async function rateLimitPlugin(
   let shared: Record<Bucket, Check> | null = null
   let redis: Redis | null = null
   if (opts.redisUrl) {
-    redis = new Redis(opts.redisUrl, {
+    // Why lazy: ioredis is only loaded where counters are shared.
+    const { Redis: RedisClient } = await import('ioredis')
+    redis = new RedisClient(opts.redisUrl, {
       // Why: with no offline queue a command fails at once while Redis is down, so we fall back fast.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
