@@ -154,7 +154,12 @@ const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenan
 
 /** GET /me: the user as stored now, with its effective permissions. A deleted user is USER_NOT_FOUND. */
 export async function me(ctx: AppContext, actor: UserPrincipal) {
-  const { user, grants } = await loadUserWithGrants(tdb(ctx, actor), actor.tenantId, actor.userId, actor.isPlatform)
+  const { user, grants } = await loadUserWithGrants(
+    tdb(ctx, actor),
+    actor.tenantId,
+    actor.userId,
+    actor.isPlatform,
+  )
   if (!user) fail('USER_NOT_FOUND')
   return { ...toUserDto(user, actor.tenantCode, grants.roles), permissions: grants.permissions }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
@@ -8,14 +9,14 @@ import { issueAccessToken } from '../../auth/access-token.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { loadGrants } from '../permissions/effective.js'
 import type { TenantInfo } from '../tenants/cache.js'
-import { findUserById, findUserForLogin } from '../users/queries.js'
+import { findUserForLogin } from '../users/queries.js'
 import {
-  consumeRefreshToken,
   findRefreshToken,
-  insertRefreshToken,
+  newRefreshTokenFor,
   openSession,
   refreshTokenTenant,
   revokeSessions,
+  rotateRefreshToken,
 } from './sessions.js'
 
 export interface LoginInput {
@@ -128,8 +129,9 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
 }
 
 /**
- * POST /refresh. Rotation is one conditional UPDATE, so among concurrent refreshes of one token exactly
- * one wins. A rotated token presented after the reuse grace revokes its whole session (commit, then fail).
+ * POST /refresh. Rotation is one statement whose conditional UPDATE lets exactly one of concurrent
+ * refreshes of a token win. A rotated token presented after the reuse grace revokes its whole session
+ * (commit, then fail).
  */
 export async function refresh(ctx: AppContext, token: string, meta: RequestMeta) {
   const tenantId = refreshTokenTenant(token)
@@ -152,52 +154,27 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
     return new AppError('INVALID_REFRESH_TOKEN')
   }
 
-  const outcome = await db.transaction().execute(async (trx) => {
-    const consumed =
-      tenant.status === 'ACTIVE' ? await consumeRefreshToken(trx, tenant.id, hash, now) : undefined
-    if (!consumed) return { ok: false as const }
-    const session = await trx
-      .selectFrom('sessions')
-      .select(['id', 'user_id', 'revoked_at'])
-      .where('tenant_id', '=', tenant.id)
-      .where('id', '=', consumed.session_id)
-      .executeTakeFirst()
-    const user = session ? await findUserById(trx, tenant.id, session.user_id) : undefined
-    if (!session || session.revoked_at !== null || !user || user.status !== 'ACTIVE') {
-      return { ok: false as const, userId: session?.user_id ?? null, reason: 'session or user not active' }
-    }
+  if (tenant.status === 'ACTIVE') {
+    const next = newRefreshTokenFor(tenant.id)
     const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
-    const next = await insertRefreshToken(trx, tenant.id, session.id, now, expiresAt)
-    const nextRow = await trx
-      .selectFrom('refresh_tokens')
-      .select('id')
-      .where('token_hash', '=', sha256Hex(next))
-      .executeTakeFirstOrThrow()
-    await trx
-      .updateTable('refresh_tokens')
-      .set({ replaced_by: nextRow.id })
-      .where('id', '=', consumed.id)
-      .execute()
-    await trx
-      .updateTable('sessions')
-      .set({ last_used_at: now, expires_at: expiresAt })
-      .where('id', '=', session.id)
-      .execute()
-    await writeAudit(trx, {
+    const rotated = await rotateRefreshToken(db, {
       tenantId: tenant.id,
-      action: 'REFRESH_TOKEN',
-      success: true,
-      userId: user.id,
+      hash,
+      nextId: randomUUID(),
+      nextHash: sha256Hex(next),
+      now,
+      expiresAt,
       meta,
     })
-    return { ok: true as const, user, sessionId: session.id, next }
-  })
-  if (outcome.ok) return tokensFor(ctx, db, tenant, outcome.user, outcome.sessionId, outcome.next)
-  if ('reason' in outcome) throw await failed(outcome.userId ?? null, outcome.reason ?? 'invalid')
+    if (rotated) return tokensFor(ctx, db, tenant, rotated, rotated.session_id, next)
+  }
 
   const seen = await findRefreshToken(db, tenant.id, hash)
   if (!seen) throw await failed(null, 'unknown token')
   if (tenant.status !== 'ACTIVE') throw await failed(seen.user_id, 'tenant inactive')
+  if (seen.revoked_at === null && new Date(seen.expires_at).getTime() > nowMs) {
+    throw await failed(seen.user_id, 'session or user not active')
+  }
   if (seen.rotated_at !== null) {
     const graceMs = tenant.authConfig.refreshReuseGraceSeconds * 1000
     if (nowMs - new Date(seen.rotated_at).getTime() > graceMs && seen.session_revoked_at === null) {

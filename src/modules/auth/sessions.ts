@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { sha256Hex } from '../../lib/tokens.js'
 
@@ -149,19 +149,57 @@ export async function revokeUserSessions(
 }
 
 /**
- * Consumes an active refresh token: marks it rotated and revoked in one conditional UPDATE, so of
- * concurrent callers exactly one gets the row back.
+ * Rotates a refresh token in ONE statement (the hot path of POST /refresh): consumes the token if it,
+ * its session and its user are active, extends the session, stores the successor and writes the
+ * success audit row. The conditional UPDATE re-checks `revoked_at` under the row lock, so of concurrent
+ * callers exactly one gets a row back; the others get undefined and nothing changes.
  */
-export function consumeRefreshToken(trx: Transaction<Database>, tenantId: string, hash: string, now: Date) {
-  return trx
-    .updateTable('refresh_tokens')
-    .set({ revoked_at: now, rotated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('token_hash', '=', hash)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['id', 'session_id'])
-    .executeTakeFirst()
+export async function rotateRefreshToken(
+  db: Kysely<Database>,
+  r: {
+    tenantId: string
+    hash: string
+    nextId: string
+    nextHash: string
+    now: Date
+    expiresAt: Date
+    meta: { ip: string | null; userAgent: string | null }
+  },
+): Promise<{ session_id: string; id: string; email: string | null; username: string | null } | undefined> {
+  const { rows } = await sql<{
+    session_id: string
+    id: string
+    email: string | null
+    username: string | null
+  }>`
+    with target as (
+      select t.id, t.session_id from refresh_tokens t
+        join sessions s on s.id = t.session_id
+        join users u on u.id = s.user_id
+      where t.tenant_id = ${r.tenantId} and t.token_hash = ${r.hash} and t.revoked_at is null
+        and t.expires_at > ${r.now} and s.revoked_at is null and u.status = 'ACTIVE'
+    ), consumed as (
+      update refresh_tokens set revoked_at = ${r.now}, rotated_at = ${r.now}, replaced_by = ${r.nextId}
+      where id in (select id from target) and revoked_at is null
+      returning session_id
+    ), sess as (
+      update sessions set last_used_at = ${r.now}, expires_at = ${r.expiresAt}
+      where id in (select session_id from consumed)
+      returning id, user_id
+    ), successor as (
+      insert into refresh_tokens (id, tenant_id, session_id, token_hash, created_at, expires_at)
+      select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, ${r.expiresAt} from sess
+      returning id
+    ), audit as (
+      insert into audit_log (tenant_id, user_id, action, success, ip_address, user_agent, metadata)
+      select ${r.tenantId}, sess.user_id, 'REFRESH_TOKEN', true, ${r.meta.ip}, ${r.meta.userAgent}, '{}'::jsonb from sess
+      returning id
+    )
+    select sess.id as session_id, u.id, u.email, u.username
+    from sess join users u on u.id = sess.user_id
+    where exists (select 1 from successor) and exists (select 1 from audit)
+  `.execute(db)
+  return rows[0]
 }
 
 /** A refresh token row by hash, whatever its state (for reuse detection). */
