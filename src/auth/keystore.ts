@@ -7,6 +7,9 @@ import { TtlCache } from '../lib/ttl-cache.js'
 /** The kid of the service default signing secret (JWT_SECRET or the generated one). */
 export const DEFAULT_KID = 'default'
 
+/** The crypto-box context of a tenant's stored secrets: a box copied to another tenant fails to open. */
+export const jwtSecretContext = (tenantId: string) => `tenant:${tenantId}:jwt-secret`
+
 export interface SigningKey {
   readonly kid: string
   readonly secret: Buffer
@@ -48,7 +51,10 @@ export class Keystore {
     const accepted = new Map<string, { secret: Buffer; until: number | null }>()
     let current: SigningKey | null = null
     for (const r of rows) {
-      const secret = Buffer.from(decryptSecret(r.secret_enc, this.secretsKey), 'utf8')
+      const secret = Buffer.from(
+        decryptSecret(r.secret_enc, this.secretsKey, jwtSecretContext(tenantId)),
+        'utf8',
+      )
       if (r.retired_at === null) {
         current = { kid: r.kid, secret }
         accepted.set(r.kid, { secret, until: null })

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely'
+import { jsonb, type ClientKeyStatus, type ClientKeysTable, type Database } from '../../db/database.js'
 import { keyPrefix, newClientKeyValue, sha256Hex } from '../../lib/tokens.js'
 
 export interface NewKey {
@@ -42,4 +42,161 @@ export async function insertClientKey(
     .returning('id')
     .executeTakeFirst()
   return row ? { id: row.id, value } : null
+}
+
+/** The columns a key's DTO needs; never the hashes. */
+export const keyColumns = [
+  'id',
+  'tenant_id',
+  'name',
+  'prefix',
+  'scopes',
+  'ip_allowlist',
+  'origin_allowlist',
+  'status',
+  'expires_at',
+  'last_used_at',
+  'created_at',
+  'revoked_at',
+] as const
+
+export type KeyRow = Pick<Selectable<ClientKeysTable>, (typeof keyColumns)[number]>
+
+export interface KeyFilter {
+  tenantId?: string
+  status?: ClientKeyStatus
+}
+
+// Why computed, not stored: a key expires by the clock, with no write; the stored status stays ACTIVE
+// and every reader (DTO, filter) derives EXPIRED from `expires_at` and the same `now`.
+function statusIs(status: ClientKeyStatus, now: Date) {
+  return (eb: ExpressionBuilder<Database, 'client_keys'>) => {
+    if (status === 'REVOKED') return eb('status', '=', 'REVOKED')
+    if (status === 'ACTIVE') {
+      return eb.and([
+        eb('status', '=', 'ACTIVE'),
+        eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]),
+      ])
+    }
+    return eb.or([
+      eb('status', '=', 'EXPIRED'),
+      eb.and([eb('status', '=', 'ACTIVE'), eb('expires_at', '<=', now)]),
+    ])
+  }
+}
+
+/** One page of keys (of one tenant, or of all when `tenantId` is absent), newest first, with the total. */
+export async function listKeys(db: Kysely<Database>, f: KeyFilter, now: Date, limit: number, offset: number) {
+  let q = db.selectFrom('client_keys')
+  if (f.tenantId) q = q.where('tenant_id', '=', f.tenantId)
+  if (f.status) q = q.where(statusIs(f.status, now))
+  const [rows, count] = await Promise.all([
+    q
+      .select(keyColumns)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** One key of the tenant, or undefined (another tenant's id is the same as an unknown one). */
+export function findKey(db: Kysely<Database>, tenantId: string, id: string) {
+  return db
+    .selectFrom('client_keys')
+    .select(keyColumns)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+}
+
+/** The row of a just-inserted key (insertClientKey returns its id only). */
+export function findKeyById(db: Kysely<Database>, id: string) {
+  return db.selectFrom('client_keys').select(keyColumns).where('id', '=', id).executeTakeFirstOrThrow()
+}
+
+export interface KeyChanges {
+  name?: string
+  scopes?: readonly string[]
+  ipAllowlist?: readonly string[]
+  originAllowlist?: readonly string[]
+  expiresAt?: Date
+}
+
+/** Applies the given changes (lists replaced) to one key of the tenant; undefined when there is none. */
+export function updateKey(db: Kysely<Database>, tenantId: string, id: string, c: KeyChanges) {
+  return db
+    .updateTable('client_keys')
+    .set({
+      ...(c.name !== undefined ? { name: c.name } : {}),
+      ...(c.scopes !== undefined ? { scopes: jsonb(c.scopes) } : {}),
+      ...(c.ipAllowlist !== undefined ? { ip_allowlist: jsonb(c.ipAllowlist) } : {}),
+      ...(c.originAllowlist !== undefined ? { origin_allowlist: jsonb(c.originAllowlist) } : {}),
+      ...(c.expiresAt !== undefined ? { expires_at: c.expiresAt } : {}),
+      updated_at: sql<Date>`now()`,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(keyColumns)
+    .executeTakeFirst()
+}
+
+/**
+ * Revokes one key of the tenant (its rotated-out value too). Idempotent: an already revoked key keeps
+ * its first `revoked_at`. Undefined when the tenant has no such key.
+ */
+export async function revokeKey(db: Kysely<Database>, tenantId: string, id: string, at: Date) {
+  const row = await db
+    .updateTable('client_keys')
+    .set({
+      status: 'REVOKED',
+      revoked_at: at,
+      previous_key_hash: null,
+      previous_key_expires_at: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '<>', 'REVOKED')
+    .returning(keyColumns)
+    .executeTakeFirst()
+  return row ?? findKey(db, tenantId, id)
+}
+
+/**
+ * Gives one key of the tenant a new value (stores its hash and prefix). With `graceUntil` the current
+ * value becomes the previous one, honoured until then; without it the current value stops at once.
+ */
+export function rotateKey(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+  value: string,
+  graceUntil: Date | null,
+) {
+  return db
+    .updateTable('client_keys')
+    .set((eb) => ({
+      key_hash: sha256Hex(value),
+      prefix: keyPrefix(value),
+      previous_key_hash: graceUntil ? eb.ref('key_hash') : null,
+      previous_key_expires_at: graceUntil,
+      updated_at: sql<Date>`now()`,
+    }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(keyColumns)
+    .executeTakeFirst()
+}
+
+/** Names (with descriptions) of the permissions that exist in a tenant: built-in and its custom ones. */
+export function tenantPermissions(db: Kysely<Database>, tenantId: string) {
+  return db
+    .selectFrom('permissions')
+    .select(['name', 'resource', 'description'])
+    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
+    .execute()
 }

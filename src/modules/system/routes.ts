@@ -10,17 +10,15 @@ type Health = Data<'getHealth'>
 /** Reads every component's status; the main database decides between 200 and 503. */
 async function readHealth(app: FastifyInstance): Promise<{ up: boolean; health: Health }> {
   const { ctx } = app
-  let latencyMs: number | null = null
-  try {
-    latencyMs = await ctx.pingMain()
-  } catch {
-    latencyMs = null
-  }
+  const [latencyMs, routedDown] = await Promise.all([
+    ctx.pingMain().catch(() => null),
+    ctx.dbs.anyRoutedDown(),
+  ])
   const pool = ctx.dbs.poolStats()
   const redis = ctx.redisStatus()
   const up = latencyMs !== null
   const health: Health = {
-    status: up && redis !== 'down' ? 'ok' : 'degraded',
+    status: up && redis !== 'down' && !routedDown ? 'ok' : 'degraded',
     database: up ? { status: 'up', latencyMs } : { status: 'down', latencyMs: null },
     redis: { status: redis },
     routingPool: pool,

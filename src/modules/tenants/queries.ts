@@ -76,3 +76,81 @@ export function touchTenant(trx: Kysely<Database>, id: string) {
     .where('id', '=', id)
     .execute()
 }
+
+/** Tenant columns plus where its rows live (left join tenant_databases: host and database only). */
+function tenantsWithDatabase(db: Kysely<Database>) {
+  return db
+    .selectFrom('tenants')
+    .leftJoin('tenant_databases', 'tenant_databases.tenant_id', 'tenants.id')
+    .select([
+      'tenants.id',
+      'tenants.code',
+      'tenants.name',
+      'tenants.status',
+      'tenants.auth_config',
+      'tenants.created_at',
+      'tenants.updated_at',
+      'tenant_databases.host as db_host',
+      'tenant_databases.database_name as db_name',
+    ])
+}
+
+export type TenantListRow = Awaited<
+  ReturnType<ReturnType<typeof tenantsWithDatabase>['executeTakeFirstOrThrow']>
+>
+
+/** Escapes LIKE wildcards so a search term matches literally. */
+function likeLiteral(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+export interface TenantFilter {
+  /** Only this tenant (callers outside the platform see their own tenant only). */
+  onlyId?: string
+  status?: 'ACTIVE' | 'INACTIVE'
+  /** Case-insensitive substring of code or name. */
+  q?: string
+}
+
+/** One page of tenants, newest first, with the total matching the filter. Never returns metadata. */
+export async function listTenantRows(db: Kysely<Database>, f: TenantFilter, limit: number, offset: number) {
+  let base = tenantsWithDatabase(db)
+  let count = db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n'))
+  if (f.onlyId !== undefined) {
+    base = base.where('tenants.id', '=', f.onlyId)
+    count = count.where('tenants.id', '=', f.onlyId)
+  }
+  if (f.status !== undefined) {
+    base = base.where('tenants.status', '=', f.status)
+    count = count.where('tenants.status', '=', f.status)
+  }
+  if (f.q !== undefined) {
+    const pattern = `%${likeLiteral(f.q)}%`
+    base = base.where((eb) =>
+      eb.or([eb('tenants.code', 'ilike', pattern), eb('tenants.name', 'ilike', pattern)]),
+    )
+    count = count.where((eb) =>
+      eb.or([eb('tenants.code', 'ilike', pattern), eb('tenants.name', 'ilike', pattern)]),
+    )
+  }
+  const [rows, total] = await Promise.all([
+    base
+      .orderBy('tenants.created_at', 'desc')
+      .orderBy('tenants.id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    count.executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(total.n) }
+}
+
+/** One tenant with where its rows live, or undefined. */
+export function findTenantWithDatabase(db: Kysely<Database>, id: string) {
+  return tenantsWithDatabase(db).where('tenants.id', '=', id).executeTakeFirst()
+}
+
+/** Locks a tenant row for a read-modify-write of its auth_config or metadata. Requires a transaction. */
+export function lockTenant(trx: Transaction<Database>, id: string) {
+  return trx.selectFrom('tenants').select(tenantColumns).where('id', '=', id).forUpdate().executeTakeFirst()
+}

@@ -1,0 +1,274 @@
+import type { components } from '../../../generated/openapi.js'
+import type { AppContext } from '../../context.js'
+import type { ClientKeyStatus } from '../../db/database.js'
+import { AppError, fail } from '../../errors.js'
+import { isSuperAdmin, type Principal } from '../../auth/principal.js'
+import { isValidCidr } from '../../lib/cidr.js'
+import { newClientKeyValue } from '../../lib/tokens.js'
+import * as q from './queries.js'
+import { assertHoldsAll, assertMayGiveScopes, givableScopes, type KeyTenant } from './scopes.js'
+import { listUsage, usageStats } from './usage-queries.js'
+
+type Schemas = components['schemas']
+export type ClientKeyDto = Schemas['ClientKey']
+export type ClientKeyWithSecretDto = Schemas['ClientKeyWithSecret']
+type CreateBody = Schemas['CreateClientKeyRequest']
+type UpdateBody = Schemas['UpdateClientKeyRequest']
+
+const DAY_MS = 86_400_000
+
+const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : [])
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
+
+/** A key row as the API shows it; `EXPIRED` is derived from `expires_at` and `now` (never the value). */
+export function toKeyDto(r: q.KeyRow, now: number): ClientKeyDto {
+  const expiresAt = r.expires_at === null ? null : new Date(r.expires_at)
+  const status: ClientKeyStatus =
+    r.status === 'ACTIVE' && expiresAt !== null && expiresAt.getTime() <= now ? 'EXPIRED' : r.status
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    name: r.name,
+    prefix: r.prefix,
+    scopes: asList(r.scopes),
+    ipAllowlist: asList(r.ip_allowlist),
+    originAllowlist: asList(r.origin_allowlist),
+    status,
+    expiresAt: expiresAt === null ? null : expiresAt.toISOString(),
+    lastUsedAt: iso(r.last_used_at),
+    createdAt: new Date(r.created_at).toISOString(),
+    revokedAt: iso(r.revoked_at),
+  }
+}
+
+type Issue = { path: string; message: string }
+
+// Why a pattern on top of URL: `new URL` accepts paths, queries and credentials; an origin has none.
+const ORIGIN_SHAPE = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+\/?$/i
+
+/** The serialized form of an origin (lowercase scheme and host, default port dropped), or null. */
+function canonicalOrigin(s: string): string | null {
+  if (!ORIGIN_SHAPE.test(s)) return null
+  let u: URL
+  try {
+    u = new URL(s)
+  } catch {
+    return null
+  }
+  // Why: browsers serialize a non-special scheme's origin as given; Node reports it as the string 'null'.
+  return u.origin === 'null' ? s.replace(/\/$/, '') : u.origin
+}
+
+/**
+ * Checks what the schema cannot: `expiresAt` in the future, CIDR entries, origin entries. Returns the
+ * values to store (origins in their serialized form); VALIDATION_ERROR lists every problem at once.
+ */
+function checkInput(
+  now: number,
+  b: { expiresAt?: string; ipAllowlist?: string[]; originAllowlist?: string[] },
+): { expiresAt?: Date; ipAllowlist?: string[]; originAllowlist?: string[] } {
+  const issues: Issue[] = []
+  let expiresAt: Date | undefined
+  if (b.expiresAt !== undefined) {
+    expiresAt = new Date(b.expiresAt)
+    if (!(expiresAt.getTime() > now))
+      issues.push({ path: 'body.expiresAt', message: 'must be in the future' })
+  }
+  b.ipAllowlist?.forEach((c, i) => {
+    if (!isValidCidr(c))
+      issues.push({ path: `body.ipAllowlist.${i}`, message: 'must be an IPv4 or IPv6 CIDR range' })
+  })
+  const origins = b.originAllowlist?.map((o, i) => {
+    const c = canonicalOrigin(o)
+    if (c === null)
+      issues.push({ path: `body.originAllowlist.${i}`, message: 'must be an origin (scheme://host[:port])' })
+    return c ?? o
+  })
+  if (issues.length > 0) throw new AppError('VALIDATION_ERROR', 'Request validation failed', issues)
+  return {
+    expiresAt,
+    ipAllowlist: b.ipAllowlist,
+    originAllowlist: origins === undefined ? undefined : [...new Set(origins)],
+  }
+}
+
+/** The tenant a new key goes to: the caller's, or (platform `admin:*` only) the one named. */
+async function targetTenant(
+  ctx: AppContext,
+  actor: Principal,
+  tenantId: string | undefined,
+): Promise<KeyTenant> {
+  if (tenantId === undefined || tenantId === actor.tenantId) {
+    return { id: actor.tenantId, isPlatform: actor.isPlatform }
+  }
+  // Why 404 and not 403 for others: existence of another tenant is not revealed (contract section 6).
+  if (!isSuperAdmin(actor)) fail('TENANT_NOT_FOUND')
+  const t = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  return { id: t.id, isPlatform: t.isPlatform }
+}
+
+const ownTenant = (actor: Principal): KeyTenant => ({ id: actor.tenantId, isPlatform: actor.isPlatform })
+
+/** One key of the caller's tenant; CLIENT_KEY_NOT_FOUND for an unknown id or another tenant's. */
+async function ownKey(ctx: AppContext, actor: Principal, id: string): Promise<q.KeyRow> {
+  return (await q.findKey(ctx.dbs.main, actor.tenantId, id)) ?? fail('CLIENT_KEY_NOT_FOUND')
+}
+
+/** Creates a key and returns it with its value, which is never stored or shown again. */
+export async function createKey(
+  ctx: AppContext,
+  actor: Principal,
+  body: CreateBody,
+): Promise<ClientKeyWithSecretDto> {
+  const now = ctx.clock.now()
+  const tenant = await targetTenant(ctx, actor, body.tenantId)
+  const input = checkInput(now, body)
+  await assertMayGiveScopes(ctx.dbs.forTenant(tenant.id), actor, tenant, body.scopes)
+  const created = await q.insertClientKey(ctx.dbs.main, {
+    tenantId: tenant.id,
+    name: body.name,
+    scopes: body.scopes,
+    ipAllowlist: input.ipAllowlist,
+    originAllowlist: input.originAllowlist,
+    expiresAt: input.expiresAt ?? null,
+    createdBy:
+      actor.kind === 'user' ? { type: 'user', id: actor.userId } : { type: 'client_key', id: actor.keyId },
+  })
+  // Why this cannot happen in practice: a fresh value has 256 random bits; the unique hash guards anyway.
+  if (!created) throw new Error('client key value collision')
+  const row = await q.findKeyById(ctx.dbs.main, created.id)
+  return { ...toKeyDto(row, now), key: created.value }
+}
+
+/** One key of the caller's tenant. */
+export async function getKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
+  return toKeyDto(await ownKey(ctx, actor, id), ctx.clock.now())
+}
+
+/** Changes name, scopes (containment rule), allowlists or expiry; takes effect at once on this instance. */
+export async function updateKey(
+  ctx: AppContext,
+  actor: Principal,
+  id: string,
+  body: UpdateBody,
+): Promise<ClientKeyDto> {
+  const now = ctx.clock.now()
+  const input = checkInput(now, body)
+  await ownKey(ctx, actor, id)
+  if (body.scopes !== undefined) {
+    await assertMayGiveScopes(ctx.dbs.forTenant(actor.tenantId), actor, ownTenant(actor), body.scopes)
+  }
+  const row =
+    (await q.updateKey(ctx.dbs.main, actor.tenantId, id, {
+      name: body.name,
+      scopes: body.scopes,
+      ipAllowlist: input.ipAllowlist,
+      originAllowlist: input.originAllowlist,
+      expiresAt: input.expiresAt,
+    })) ?? fail('CLIENT_KEY_NOT_FOUND')
+  ctx.keys.invalidate()
+  return toKeyDto(row, now)
+}
+
+/** Revokes a key (idempotent): refused at once here, elsewhere within the verifier's cache lifetime. */
+export async function revokeKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
+  const now = ctx.clock.now()
+  const row =
+    (await q.revokeKey(ctx.dbs.main, actor.tenantId, id, new Date(now))) ?? fail('CLIENT_KEY_NOT_FOUND')
+  ctx.keys.invalidate()
+  return toKeyDto(row, now)
+}
+
+/**
+ * Issues a new value; the old one keeps working for `graceSeconds` (0: stops at once). The caller must
+ * hold every scope of the key, since the new value hands those scopes to it.
+ */
+export async function rotateKey(
+  ctx: AppContext,
+  actor: Principal,
+  id: string,
+  graceSeconds: number,
+): Promise<ClientKeyWithSecretDto> {
+  const now = ctx.clock.now()
+  const current = await ownKey(ctx, actor, id)
+  assertHoldsAll(actor, asList(current.scopes))
+  const value = newClientKeyValue()
+  const graceUntil = graceSeconds > 0 ? new Date(now + graceSeconds * 1000) : null
+  const row =
+    (await q.rotateKey(ctx.dbs.main, actor.tenantId, id, value, graceUntil)) ?? fail('CLIENT_KEY_NOT_FOUND')
+  ctx.keys.invalidate()
+  return { ...toKeyDto(row, now), key: value }
+}
+
+/** The scopes the caller could give a key of its own tenant. */
+export async function listScopes(ctx: AppContext, actor: Principal) {
+  return { items: await givableScopes(ctx.dbs.forTenant(actor.tenantId), actor) }
+}
+
+interface PageQuery {
+  status?: ClientKeyStatus
+  limit?: number
+  offset?: number
+}
+
+async function page(ctx: AppContext, tenantId: string | undefined, p: PageQuery) {
+  const now = ctx.clock.now()
+  const limit = p.limit ?? 20
+  const offset = p.offset ?? 0
+  const { rows, total } = await q.listKeys(
+    ctx.dbs.main,
+    { tenantId, status: p.status },
+    new Date(now),
+    limit,
+    offset,
+  )
+  return { items: rows.map((r) => toKeyDto(r, now)), total, limit, offset }
+}
+
+/** The caller's tenant's keys, newest first. */
+export function listTenantKeys(ctx: AppContext, actor: Principal, p: PageQuery) {
+  return page(ctx, actor.tenantId, p)
+}
+
+/** Every tenant's keys (platform `admin:*` only), optionally of one tenant. */
+export async function listAllKeys(ctx: AppContext, actor: Principal, p: PageQuery & { tenantId?: string }) {
+  // Why again here: the gate's check honours `admin:*` in any set; listing every tenant needs the platform.
+  if (!isSuperAdmin(actor)) fail('FORBIDDEN', 'Missing permission admin:*')
+  if (p.tenantId !== undefined && !(await ctx.tenants.byId(p.tenantId))) fail('TENANT_NOT_FOUND')
+  return page(ctx, p.tenantId, p)
+}
+
+/** One page of a key's request log, newest first. */
+export async function keyLogs(ctx: AppContext, actor: Principal, id: string, limit: number, offset: number) {
+  await ownKey(ctx, actor, id)
+  const { rows, total } = await listUsage(ctx.dbs.main, actor.tenantId, id, limit, offset)
+  return {
+    items: rows.map((r) => ({
+      id: r.id,
+      keyId: r.key_id,
+      method: r.method,
+      route: r.route,
+      statusCode: r.status_code,
+      ip: r.ip,
+      origin: r.origin,
+      userAgent: r.user_agent,
+      createdAt: new Date(r.created_at).toISOString(),
+    })),
+    total,
+    limit,
+    offset,
+  }
+}
+
+/** A key's request counts (all time, last 24 h, by status class) and its most used routes. */
+export async function keyStats(ctx: AppContext, actor: Principal, id: string) {
+  const key = await ownKey(ctx, actor, id)
+  const s = await usageStats(ctx.dbs.main, actor.tenantId, id, new Date(ctx.clock.now() - DAY_MS))
+  return {
+    totalRequests: s.total,
+    last24h: s.recent,
+    byStatus: { '2xx': s.s2, '4xx': s.s4, '5xx': s.s5 },
+    lastUsedAt: iso(key.last_used_at),
+    topRoutes: s.routes,
+  }
+}

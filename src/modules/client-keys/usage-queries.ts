@@ -1,0 +1,108 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database } from '../../db/database.js'
+
+/** One request made with a key, as the usage log buffers and stores it. */
+export interface UsageRow {
+  tenantId: string
+  keyId: string
+  method: string
+  route: string
+  statusCode: number
+  ip: string | null
+  origin: string | null
+  userAgent: string | null
+  /** ISO-8601 with microseconds, so rows of one millisecond still sort in request order. */
+  createdAt: string
+}
+
+/** Inserts usage rows in one multi-row statement. */
+export async function insertUsageRows(
+  trx: Transaction<Database> | Kysely<Database>,
+  rows: readonly UsageRow[],
+) {
+  if (rows.length === 0) return
+  await trx
+    .insertInto('client_key_usage')
+    .values(
+      rows.map((r) => ({
+        tenant_id: r.tenantId,
+        key_id: r.keyId,
+        method: r.method,
+        route: r.route,
+        status_code: r.statusCode,
+        ip: r.ip,
+        origin: r.origin,
+        user_agent: r.userAgent,
+        created_at: r.createdAt,
+      })),
+    )
+    .execute()
+}
+
+/**
+ * Moves each key's `last_used_at` forward to the given time (never back: another instance may have
+ * written a later one). Keys are updated in id order, so concurrent flushes cannot deadlock.
+ */
+export async function touchLastUsed(
+  trx: Transaction<Database> | Kysely<Database>,
+  lastUse: ReadonlyMap<string, string>,
+) {
+  if (lastUse.size === 0) return
+  const entries = [...lastUse.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const values = sql.join(entries.map(([id, at]) => sql`(${id}::uuid, ${at}::timestamptz)`))
+  await sql`
+    update client_keys as k set last_used_at = v.at
+    from (values ${values}) as v(id, at)
+    where k.id = v.id and (k.last_used_at is null or k.last_used_at < v.at)
+  `.execute(trx)
+}
+
+/** One page of a key's usage rows, newest first, with the total. Uses the (key_id, created_at) index. */
+export async function listUsage(
+  db: Kysely<Database>,
+  tenantId: string,
+  keyId: string,
+  limit: number,
+  offset: number,
+) {
+  const q = db.selectFrom('client_key_usage').where('key_id', '=', keyId).where('tenant_id', '=', tenantId)
+  const [rows, count] = await Promise.all([
+    q
+      .select(['id', 'key_id', 'method', 'route', 'status_code', 'ip', 'origin', 'user_agent', 'created_at'])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** Counts of a key's requests (total, since `since`, by status class) and its ten most used routes. */
+export async function usageStats(db: Kysely<Database>, tenantId: string, keyId: string, since: Date) {
+  const [counts, routes] = await Promise.all([
+    sql<{ total: number; recent: number; s2: number; s4: number; s5: number }>`
+      select count(*)::int as total,
+        count(*) filter (where created_at > ${since})::int as recent,
+        count(*) filter (where status_code between 200 and 299)::int as s2,
+        count(*) filter (where status_code between 400 and 499)::int as s4,
+        count(*) filter (where status_code between 500 and 599)::int as s5
+      from client_key_usage where key_id = ${keyId} and tenant_id = ${tenantId}
+    `.execute(db),
+    sql<{ route: string; n: number }>`
+      select route, count(*)::int as n
+      from client_key_usage where key_id = ${keyId} and tenant_id = ${tenantId}
+      group by route order by n desc, route asc limit 10
+    `.execute(db),
+  ])
+  const c = counts.rows[0]
+  return {
+    total: Number(c?.total ?? 0),
+    recent: Number(c?.recent ?? 0),
+    s2: Number(c?.s2 ?? 0),
+    s4: Number(c?.s4 ?? 0),
+    s5: Number(c?.s5 ?? 0),
+    routes: routes.rows.map((r) => ({ route: r.route, count: Number(r.n) })),
+  }
+}

@@ -1,0 +1,161 @@
+import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely'
+import { AUDIT_RELOCATION_SETTING, type Database } from '../../db/database.js'
+
+// Moving a tenant's rows between two databases of the same schema. Rows travel as JSON (`to_jsonb` out,
+// `jsonb_populate_recordset` in), so timestamps keep their microseconds and jsonb stays jsonb whatever
+// the driver does with types.
+
+interface TableSpec {
+  readonly name: keyof Database
+  /** Primary key columns (all uuid): the keyset the copy pages by. */
+  readonly key: readonly string[]
+  /** Has a permission_id column that may point at a built-in permission (ids differ per database). */
+  readonly permissionRef?: boolean
+}
+
+/**
+ * The tenant-scoped tables, parents first. Client Keys, their usage, secrets and routing stay in the
+ * main database; built-in permissions (tenant_id null) exist in every database already.
+ */
+export const TENANT_TABLES: readonly TableSpec[] = [
+  { name: 'users', key: ['id'] },
+  { name: 'roles', key: ['id'] },
+  { name: 'permissions', key: ['id'] },
+  { name: 'role_permissions', key: ['role_id', 'permission_id'], permissionRef: true },
+  { name: 'user_roles', key: ['user_id', 'role_id'] },
+  { name: 'user_permissions', key: ['user_id', 'permission_id'], permissionRef: true },
+  { name: 'sessions', key: ['id'] },
+  { name: 'refresh_tokens', key: ['id'] },
+  { name: 'audit_log', key: ['id'] },
+]
+
+export const AUDIT_TABLE = TENANT_TABLES[TENANT_TABLES.length - 1]
+
+const PAGE_ROWS = 1000
+
+type Row = Record<string, unknown>
+
+/** Pages through one table's rows of a tenant in key order; reads within the caller's snapshot. */
+async function* tenantRows(db: Kysely<Database>, spec: TableSpec, tenantId: string): AsyncGenerator<Row[]> {
+  const keyRefs = sql.join(spec.key.map((k) => sql.ref(`t.${k}`)))
+  let after: unknown[] | null = null
+  for (;;) {
+    const from: unknown[] | null = after
+    const cond: RawBuilder<unknown> = from
+      ? sql`and (${keyRefs}) > (${sql.join(from.map((v) => sql`${v}::uuid`))})`
+      : sql``
+    const result: QueryResult<{ r: Row | string }> = await sql<{ r: Row | string }>`select to_jsonb(t) as r
+      from ${sql.table(spec.name)} t where t.tenant_id = ${tenantId} ${cond}
+      order by ${keyRefs} limit ${PAGE_ROWS}`.execute(db)
+    if (result.rows.length === 0) return
+    const page: Row[] = result.rows.map((x) => (typeof x.r === 'string' ? (JSON.parse(x.r) as Row) : x.r))
+    yield page
+    if (page.length < PAGE_ROWS) return
+    const last: Row = page[page.length - 1]
+    after = spec.key.map((k) => last[k])
+  }
+}
+
+async function insertRows(db: Kysely<Database>, table: string, rows: Row[], ignoreConflicts: boolean) {
+  if (rows.length === 0) return
+  const cols = sql.join(Object.keys(rows[0]).map((c) => sql.ref(c)))
+  const conflict = ignoreConflicts ? sql`on conflict do nothing` : sql``
+  await sql`insert into ${sql.table(table)} (${cols})
+    select ${cols} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)
+    ${conflict}`.execute(db)
+}
+
+/** Built-in permission ids by name. */
+async function builtinPermissionIds(db: Kysely<Database>): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('permissions')
+    .select(['id', 'name'])
+    .where('tenant_id', 'is', null)
+    .execute()
+  return new Map(rows.map((r) => [r.name, r.id]))
+}
+
+/** Maps a source built-in permission id to the target's id of the same name; custom ids travel as they are. */
+async function permissionIdMapper(src: Kysely<Database>, dst: Kysely<Database>) {
+  const [from, to] = await Promise.all([builtinPermissionIds(src), builtinPermissionIds(dst)])
+  const map = new Map<string, string>()
+  for (const [name, id] of from) {
+    const target = to.get(name)
+    if (!target) throw new Error(`built-in permission ${name} is missing in the target database`)
+    map.set(id, target)
+  }
+  return (id: unknown) => (typeof id === 'string' ? (map.get(id) ?? id) : id)
+}
+
+/**
+ * Copies every row of the tenant from `src` to `dst` (both usually transactions) and returns the row
+ * count per table. With `ignoreConflicts`, rows already present in `dst` are skipped.
+ */
+export async function copyTenantRows(
+  src: Kysely<Database>,
+  dst: Kysely<Database>,
+  tenantId: string,
+  opts: { tables?: readonly TableSpec[]; ignoreConflicts?: boolean } = {},
+): Promise<Record<string, number>> {
+  const tables = opts.tables ?? TENANT_TABLES
+  const mapPermission = tables.some((t) => t.permissionRef) ? await permissionIdMapper(src, dst) : null
+  const counts: Record<string, number> = {}
+  for (const spec of tables) {
+    counts[spec.name] = 0
+    for await (const page of tenantRows(src, spec, tenantId)) {
+      if (spec.permissionRef && mapPermission) {
+        for (const row of page) row.permission_id = mapPermission(row.permission_id)
+      }
+      await insertRows(dst, spec.name, page, opts.ignoreConflicts ?? false)
+      counts[spec.name] += page.length
+    }
+  }
+  return counts
+}
+
+/**
+ * Deletes every tenant-scoped row of the tenant (audit rows included, which only this transaction-local
+ * setting allows) and, with `tenantRow`, the tenant row itself. Requires a transaction.
+ */
+export async function purgeTenantRows(
+  trx: Kysely<Database>,
+  tenantId: string,
+  opts: { tenantRow?: boolean; tables?: readonly TableSpec[] } = {},
+): Promise<void> {
+  await sql`select set_config(${AUDIT_RELOCATION_SETTING}, 'on', true)`.execute(trx)
+  for (const spec of [...(opts.tables ?? TENANT_TABLES)].reverse()) {
+    await sql`delete from ${sql.table(spec.name)} where tenant_id = ${tenantId}`.execute(trx)
+  }
+  if (opts.tenantRow) await trx.deleteFrom('tenants').where('id', '=', tenantId).execute()
+}
+
+/** The tenant row as JSON, locked FOR UPDATE: inserts referencing the tenant wait until the caller ends. */
+export async function lockTenantRow(
+  trx: Kysely<Database>,
+  tenantId: string,
+  nowait = false,
+): Promise<Row | null> {
+  const wait = nowait ? sql`nowait` : sql``
+  const { rows } = await sql<{ r: Row }>`select to_jsonb(t) as r from tenants t where t.id = ${tenantId}
+    for update ${wait}`.execute(trx)
+  if (rows.length === 0) return null
+  const r = rows[0].r
+  return typeof r === 'string' ? (JSON.parse(r) as Row) : r
+}
+
+/**
+ * Locks the tenant's users, roles and sessions FOR UPDATE, so writes that reference them (new sessions,
+ * refresh tokens, grants) wait for the caller's transaction. Requires a transaction.
+ */
+export async function lockTenantParents(trx: Kysely<Database>, tenantId: string): Promise<void> {
+  for (const table of ['users', 'roles', 'sessions'] as const) {
+    await sql`select 1 from ${sql.table(table)} where tenant_id = ${tenantId} for update`.execute(trx)
+  }
+}
+
+/** Writes (or refreshes) the copy of the tenant row a routed database needs for its foreign keys. */
+export async function upsertTenantCopy(trx: Kysely<Database>, row: Row): Promise<void> {
+  await sql`insert into tenants select * from jsonb_populate_record(null::tenants, ${JSON.stringify(row)}::jsonb)
+    on conflict (id) do update set code = excluded.code, name = excluded.name, status = excluded.status,
+      auth_config = excluded.auth_config, updated_at = excluded.updated_at`.execute(trx)
+}

@@ -1,0 +1,134 @@
+import type { AppContext } from '../../context.js'
+import { fail } from '../../errors.js'
+import { DEFAULT_KID, jwtSecretContext } from '../../auth/keystore.js'
+import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
+import { newKid, randomToken } from '../../lib/tokens.js'
+import { lockTenant } from './queries.js'
+
+/** How long a replaced secret keeps verifying tokens (interface, Limits). */
+export const SECRET_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000
+const HISTORY_MAX = 50
+
+/** `tenants.metadata.jwtSecret`: what the keystore needs about the default secret, and the history. */
+interface JwtSecretMeta {
+  /** Until when the service default secret still verifies this tenant's tokens (after a first rotation). */
+  defaultRetiredUntil?: string | null
+  /** The secret replaced last, as GET shows it while it is honoured. */
+  previous?: { kid: string; expiresAt: string } | null
+  /** Rotations, oldest first (bounded). */
+  history?: { action: 'generate' | 'set' | 'clear'; kid: string; previousKid: string; at: string }[]
+}
+
+const asObject = (v: unknown): Record<string, unknown> =>
+  typeof v === 'string' ? asObject(JSON.parse(v)) : typeof v === 'object' && v !== null ? { ...v } : {}
+
+/** The state answered by all four secret endpoints. `secret` only for the tenant's own secret. */
+export interface JwtSecretState {
+  configured: boolean
+  kid: string | null
+  secret: string | null
+  createdAt: string | null
+  previous: { kid: string; expiresAt: string } | null
+}
+
+/** GET /tenants/me/jwt-secret: the current secret (decrypted) and the former one while honoured. */
+export async function getJwtSecret(ctx: AppContext, tenantId: string): Promise<JwtSecretState> {
+  const db = ctx.dbs.main
+  const [current, tenant] = await Promise.all([
+    db
+      .selectFrom('tenant_secrets')
+      .select(['kid', 'secret_enc', 'created_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('retired_at', 'is', null)
+      .executeTakeFirst(),
+    db.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst(),
+  ])
+  if (!tenant) fail('TENANT_NOT_FOUND')
+  const meta = asObject(tenant.metadata).jwtSecret as JwtSecretMeta | undefined
+  const previous =
+    meta?.previous && Date.parse(meta.previous.expiresAt) > ctx.clock.now() ? meta.previous : null
+  if (!current) return { configured: false, kid: DEFAULT_KID, secret: null, createdAt: null, previous }
+  return {
+    configured: true,
+    kid: current.kid,
+    secret: decryptSecret(current.secret_enc, ctx.secretsKey, jwtSecretContext(tenantId)),
+    createdAt: new Date(current.created_at).toISOString(),
+    previous,
+  }
+}
+
+/**
+ * generate / set / clear. One transaction on the tenant row: the current secret (or the service default)
+ * is retired with a 7-day overlap, the new one (encrypted with SECRETS_KEY) becomes current, and the
+ * rotation is recorded in tenant metadata. Other instances see it within the keystore's 2 s cache.
+ */
+export async function rotateJwtSecret(
+  ctx: AppContext,
+  tenantId: string,
+  action: 'generate' | 'set' | 'clear',
+  given?: string,
+): Promise<JwtSecretState> {
+  const secret =
+    action === 'generate' ? randomToken(32) : action === 'set' ? (given ?? fail('VALIDATION_ERROR')) : null
+  await ctx.dbs.main.transaction().execute(async (trx) => {
+    const tenant = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
+    const current = await trx
+      .selectFrom('tenant_secrets')
+      .select(['id', 'kid'])
+      .where('tenant_id', '=', tenantId)
+      .where('retired_at', 'is', null)
+      .executeTakeFirst()
+    // Why a no-op: clearing while on the default retires nothing, so no overlap starts.
+    if (secret === null && !current) return
+    const nowMs = ctx.clock.now()
+    const now = new Date(nowMs)
+    const until = new Date(nowMs + SECRET_OVERLAP_MS)
+    const metadata = asObject(tenant.metadata)
+    const meta: JwtSecretMeta = { ...(metadata.jwtSecret as JwtSecretMeta | undefined) }
+    // Why: retired rows past their overlap verify nothing any more; keep the table small.
+    await trx
+      .deleteFrom('tenant_secrets')
+      .where('tenant_id', '=', tenantId)
+      .where('retired_at', 'is not', null)
+      .where('expires_at', '<', now)
+      .execute()
+    let previousKid = DEFAULT_KID
+    if (current) {
+      previousKid = current.kid
+      await trx
+        .updateTable('tenant_secrets')
+        .set({ retired_at: now, expires_at: until })
+        .where('id', '=', current.id)
+        .execute()
+    } else {
+      meta.defaultRetiredUntil = until.toISOString()
+    }
+    let kid = DEFAULT_KID
+    if (secret !== null) {
+      kid = newKid()
+      await trx
+        .insertInto('tenant_secrets')
+        .values({
+          tenant_id: tenantId,
+          kid,
+          secret_enc: encryptSecret(secret, ctx.secretsKey, jwtSecretContext(tenantId)),
+          created_at: now,
+        })
+        .execute()
+    } else {
+      // Back on the default: it is current again, with no end.
+      meta.defaultRetiredUntil = null
+    }
+    meta.previous = { kid: previousKid, expiresAt: until.toISOString() }
+    meta.history = [...(meta.history ?? []), { action, kid, previousKid, at: now.toISOString() }].slice(
+      -HISTORY_MAX,
+    )
+    await trx
+      .updateTable('tenants')
+      .set({ metadata: JSON.stringify({ ...metadata, jwtSecret: meta }) })
+      .where('id', '=', tenantId)
+      .execute()
+  })
+  ctx.keystore.invalidate(tenantId)
+  return getJwtSecret(ctx, tenantId)
+}

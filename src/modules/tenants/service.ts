@@ -1,0 +1,196 @@
+import type { AppContext } from '../../context.js'
+import { fail } from '../../errors.js'
+import { isSuperAdmin, type Principal } from '../../auth/principal.js'
+import { isUniqueViolation } from '../../lib/db-errors.js'
+import { normalizeCpfCnpj, normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
+import { checkPassword } from '../../lib/password-policy.js'
+import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
+import { toTenantDto, type TenantDto } from './dto.js'
+import { provisionTenant } from './provision.js'
+import {
+  findTenantByCode,
+  findTenantWithDatabase,
+  listTenantRows,
+  lockTenant,
+  type TenantFilter,
+} from './queries.js'
+import { routingOf } from './routing.js'
+
+/**
+ * The tenant id a caller may act on: any tenant for platform principals holding `admin:*`, otherwise
+ * only its own. Another tenant's id is TENANT_NOT_FOUND, so existence is not revealed.
+ */
+export function assertTenantScope(p: Principal, tenantId: string): void {
+  if (!isSuperAdmin(p) && tenantId !== p.tenantId) fail('TENANT_NOT_FOUND')
+}
+
+/** One tenant as the API shows it, or TENANT_NOT_FOUND. Reads the main database (tenants live there). */
+export async function getTenantDto(ctx: AppContext, tenantId: string): Promise<TenantDto> {
+  const row = await findTenantWithDatabase(ctx.dbs.main, tenantId)
+  return row ? toTenantDto(row) : fail('TENANT_NOT_FOUND')
+}
+
+/** GET /tenants and GET /tenants/search: every tenant for super admins, the caller's own otherwise. */
+export async function listTenants(
+  ctx: AppContext,
+  p: Principal,
+  f: Omit<TenantFilter, 'onlyId'>,
+  limit: number,
+  offset: number,
+) {
+  const scoped: TenantFilter = isSuperAdmin(p) ? f : { ...f, onlyId: p.tenantId }
+  const { rows, total } = await listTenantRows(ctx.dbs.main, scoped, limit, offset)
+  return { items: rows.map(toTenantDto), total, limit, offset }
+}
+
+type AuthConfigPatch = Record<string, unknown> & { rateLimits?: unknown }
+
+function assertMaySetRateLimits(p: Principal, patch: AuthConfigPatch | undefined): void {
+  // Why: raising a budget is the platform operators' call (interface, Limits rule 4).
+  if (patch?.rateLimits !== undefined && !p.isPlatform) {
+    fail('FORBIDDEN', 'Only platform principals may set rateLimits')
+  }
+}
+
+export interface CreateTenantInput {
+  code: string
+  name: string
+  status?: 'ACTIVE' | 'INACTIVE'
+  auth_config?: AuthConfigPatch
+  admin?: { email?: string; username?: string; cpf_cnpj?: string; password: string }
+}
+
+/** Normalizes the first admin's identifiers against the new tenant's config; VALIDATION_ERROR otherwise. */
+function adminIdentifiers(admin: NonNullable<CreateTenantInput['admin']>, config: AuthConfig) {
+  const issues: { path: string; message: string }[] = []
+  const email = admin.email === undefined ? null : normalizeEmail(admin.email)
+  const username =
+    admin.username === undefined || normalizeUsername(admin.username) === null ? null : admin.username.trim()
+  const cpf = admin.cpf_cnpj === undefined ? null : normalizeCpfCnpj(admin.cpf_cnpj)
+  if (admin.email !== undefined && !email)
+    issues.push({ path: 'body.admin.email', message: 'is not a valid email' })
+  if (admin.username !== undefined && !username) {
+    issues.push({ path: 'body.admin.username', message: 'is not a valid username' })
+  }
+  if (admin.cpf_cnpj !== undefined && !cpf) {
+    issues.push({ path: 'body.admin.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
+  }
+  const enabled = config.loginIdentifiers
+  const usable =
+    (email && enabled.includes('email')) ||
+    (username && enabled.includes('username')) ||
+    (cpf && enabled.includes('cpf_cnpj'))
+  if (issues.length === 0 && !usable) {
+    issues.push({
+      path: 'body.admin',
+      message: `must include an identifier of an enabled kind: ${enabled.join(', ')}`,
+    })
+  }
+  if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
+  return { email, username, cpf_cnpj: cpf }
+}
+
+/** POST /tenants: the tenant, its built-in roles and optionally its first admin, in one transaction. */
+export async function createTenant(ctx: AppContext, p: Principal, input: CreateTenantInput) {
+  // Why: creating a tenant acts outside the caller's own tenant, which only platform principals may do.
+  if (!p.isPlatform) fail('FORBIDDEN', 'Only platform principals may create tenants')
+  assertMaySetRateLimits(p, input.auth_config)
+  const config = mergeAuthConfig(defaultAuthConfig(), input.auth_config)
+  let admin: Parameters<typeof provisionTenant>[1]['admin']
+  if (input.admin) {
+    const ids = adminIdentifiers(input.admin, config)
+    const failedRules = checkPassword(input.admin.password, config.passwordPolicy)
+    if (failedRules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, failedRules)
+    // Why check first: a taken code must not cost a bcrypt hash.
+    if (await findTenantByCode(ctx.dbs.main, input.code)) fail('TENANT_ALREADY_EXISTS')
+    admin = { ...ids, passwordHash: await ctx.hasher.hash(input.admin.password) }
+  }
+  try {
+    const { tenant, adminUserId } = await provisionTenant(ctx.dbs.main, {
+      code: input.code,
+      name: input.name,
+      status: input.status,
+      authConfig: config,
+      admin,
+    })
+    ctx.tenants.invalidate(tenant.id)
+    const dto = toTenantDto({ ...tenant, db_host: null, db_name: null })
+    return adminUserId === undefined ? dto : { ...dto, adminUserId }
+  } catch (err) {
+    if (isUniqueViolation(err)) fail('TENANT_ALREADY_EXISTS')
+    throw err
+  }
+}
+
+/**
+ * PATCH /tenants/:id (name, status). A status change reaches login, refresh and token checks on this
+ * instance at once (caches dropped) and on others within their 2 s cache lifetime.
+ */
+export async function updateTenant(
+  ctx: AppContext,
+  p: Principal,
+  tenantId: string,
+  input: { name?: string; status?: 'ACTIVE' | 'INACTIVE' },
+) {
+  assertTenantScope(p, tenantId)
+  const before = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  // Why: an inactive platform tenant would lock every operator (and the bootstrap key) out.
+  if (before.isPlatform && input.status === 'INACTIVE') {
+    fail('SYSTEM_RESOURCE_PROTECTED', 'The platform tenant cannot be deactivated')
+  }
+  const updated = await ctx.dbs.main
+    .updateTable('tenants')
+    .set({
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      updated_at: new Date(ctx.clock.now()),
+    })
+    .where('id', '=', tenantId)
+    .returning('id')
+    .executeTakeFirst()
+  if (!updated) fail('TENANT_NOT_FOUND')
+  ctx.tenants.invalidate(tenantId)
+  // Why: the key verifier caches whether a key's tenant is active.
+  ctx.keys.invalidate()
+  return getTenantDto(ctx, tenantId)
+}
+
+/** PATCH /tenants/:id/config: merges the patch key by key (nested objects too; arrays replaced). */
+export async function updateTenantConfig(
+  ctx: AppContext,
+  p: Principal,
+  tenantId: string,
+  patch: AuthConfigPatch,
+): Promise<AuthConfig> {
+  assertTenantScope(p, tenantId)
+  assertMaySetRateLimits(p, patch)
+  const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
+    const row = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
+    const next = mergeAuthConfig(resolveAuthConfig(row.auth_config), patch)
+    await trx
+      .updateTable('tenants')
+      .set({ auth_config: JSON.stringify(next), updated_at: new Date(ctx.clock.now()) })
+      .where('id', '=', tenantId)
+      .execute()
+    return next
+  })
+  ctx.tenants.invalidate(tenantId)
+  return merged
+}
+
+/**
+ * DELETE /tenants/:id: users, roles, permissions, sessions, Client Keys, secrets and routing go (in the
+ * tenant's routed database too); audit rows stay. The platform tenant is protected.
+ */
+export async function deleteTenant(ctx: AppContext, p: Principal, tenantId: string) {
+  assertTenantScope(p, tenantId)
+  const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  if (tenant.isPlatform) fail('SYSTEM_RESOURCE_PROTECTED', 'The platform tenant cannot be deleted')
+  const deleted = await routingOf(ctx).deleteTenant(tenantId)
+  if (!deleted) fail('TENANT_NOT_FOUND')
+  // Why all entries: a code cached to this id would hide a new tenant created with the same code.
+  ctx.tenants.invalidate()
+  ctx.keystore.invalidate(tenantId)
+  ctx.keys.invalidate()
+  return { id: tenantId, deleted: true as const }
+}

@@ -1,0 +1,425 @@
+import t from 'tap'
+import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
+import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
+import { call, KEY_SHAPE } from './fixtures/support.js'
+
+// One app for the whole file: building one costs seconds; every test makes its own tenants.
+const app = await buildTestApp(t)
+const base = '/api/v1/client-keys'
+
+async function tenantWithAdmin() {
+  const tenant = await createTenant(app)
+  const admin = await createUser(app, tenant, { roles: ['admin'] })
+  return { tenant, admin, jwt: await tokenFor(app, admin) }
+}
+
+t.test('POST /client-keys', async (t) => {
+  const { tenant, jwt } = await tenantWithAdmin()
+
+  t.test('201 with the value, its prefix and the key object', async (t) => {
+    const r = await call(app, 'POST', base, {
+      jwt,
+      payload: {
+        name: 'signup-backend',
+        scopes: ['users:create', 'users:read'],
+        ipAllowlist: ['203.0.113.0/24', '2001:db8::/32'],
+        originAllowlist: ['https://app.example.org'],
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
+    })
+    t.equal(r.status, 201)
+    const k = r.body.data
+    t.match(k.key, KEY_SHAPE)
+    t.equal(k.prefix, k.key.slice(0, 12))
+    t.equal(k.tenantId, tenant.id)
+    t.equal(k.name, 'signup-backend')
+    t.same(k.scopes, ['users:create', 'users:read'])
+    t.same(k.ipAllowlist, ['203.0.113.0/24', '2001:db8::/32'])
+    t.same(k.originAllowlist, ['https://app.example.org'])
+    t.equal(k.status, 'ACTIVE')
+    t.equal(k.lastUsedAt, null)
+    t.equal(k.revokedAt, null)
+    const row = await app.ctx.dbs.main
+      .selectFrom('client_keys')
+      .selectAll()
+      .where('id', '=', k.id)
+      .executeTakeFirstOrThrow()
+    t.notMatch(JSON.stringify(row), k.key.slice(3), 'only a hash of the value is stored')
+    t.equal(row.created_by_type, 'user')
+  })
+
+  t.test('origins are stored in their serialized form', async (t) => {
+    const r = await call(app, 'POST', base, {
+      jwt,
+      payload: { name: 'o', scopes: ['users:read'], originAllowlist: ['HTTPS://App.Example.org:443/'] },
+    })
+    t.equal(r.status, 201)
+    t.same(r.body.data.originAllowlist, ['https://app.example.org'])
+  })
+
+  t.test('400 VALIDATION_ERROR', async (t) => {
+    const bad: [string, object][] = [
+      ['expiresAt in the past', { expiresAt: new Date(Date.now() - 1000).toISOString() }],
+      ['a CIDR that is not one', { ipAllowlist: ['10.0.0.0/33'] }],
+      ['an origin with a path', { originAllowlist: ['https://app.example.org/login'] }],
+      ['an unknown property', { key: 'ck_' + 'a'.repeat(43) }],
+      ['no scopes', { scopes: [] }],
+      ['a malformed scope', { scopes: ['Users:Read'] }],
+    ]
+    for (const [why, extra] of bad) {
+      const r = await call(app, 'POST', base, {
+        jwt,
+        payload: { name: 'x', scopes: ['users:read'], ...extra },
+      })
+      t.equal(r.status, 400, why)
+      t.equal(r.body.code, 'VALIDATION_ERROR', why)
+    }
+    const past = await call(app, 'POST', base, {
+      jwt,
+      payload: { name: 'x', scopes: ['users:read'], expiresAt: '2000-01-01T00:00:00Z' },
+    })
+    t.same(past.body.details, [{ path: 'body.expiresAt', message: 'must be in the future' }])
+  })
+
+  t.test('401 UNAUTHORIZED without a credential', async (t) => {
+    const r = await call(app, 'POST', base, { payload: { name: 'x', scopes: ['users:read'] } })
+    t.equal(r.status, 401)
+    t.equal(r.body.code, 'UNAUTHORIZED')
+  })
+
+  t.test('403 FORBIDDEN without client-keys:create', async (t) => {
+    const user = await createUser(app, tenant, { permissions: ['users:read'] })
+    const r = await call(app, 'POST', base, {
+      jwt: await tokenFor(app, user),
+      payload: { name: 'x', scopes: ['users:read'] },
+    })
+    t.equal(r.status, 403)
+    t.equal(r.body.code, 'FORBIDDEN')
+  })
+})
+
+t.test('POST /client-keys with tenantId', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+
+  t.test('201: the platform key creates a key inside another tenant, which acts there', async (t) => {
+    const r = await call(app, 'POST', base, {
+      key: PLATFORM_KEY,
+      payload: { name: 'for-b', scopes: ['client-keys:read'], tenantId: b.tenant.id },
+    })
+    t.equal(r.status, 201)
+    t.equal(r.body.data.tenantId, b.tenant.id)
+    const own = await call(app, 'GET', `${base}/tenant`, { key: r.body.data.key })
+    t.equal(own.status, 200)
+    t.ok(own.body.data.items.every((k: { tenantId: string }) => k.tenantId === b.tenant.id))
+    t.ok(own.body.data.items.some((k: { id: string }) => k.id === r.body.data.id))
+  })
+
+  t.test('201 when a tenant admin names its own tenant', async (t) => {
+    const r = await call(app, 'POST', base, {
+      jwt: a.jwt,
+      payload: { name: 'own', scopes: ['users:read'], tenantId: a.tenant.id },
+    })
+    t.equal(r.status, 201)
+  })
+
+  t.test('404 TENANT_NOT_FOUND when a tenant admin names another tenant', async (t) => {
+    const r = await call(app, 'POST', base, {
+      jwt: a.jwt,
+      payload: { name: 'x', scopes: ['users:read'], tenantId: b.tenant.id },
+    })
+    t.equal(r.status, 404)
+    t.equal(r.body.code, 'TENANT_NOT_FOUND')
+  })
+
+  t.test('404 TENANT_NOT_FOUND for an unknown tenant, even for the platform', async (t) => {
+    const r = await call(app, 'POST', base, {
+      key: PLATFORM_KEY,
+      payload: { name: 'x', scopes: ['users:read'], tenantId: '00000000-0000-4000-8000-000000000000' },
+    })
+    t.equal(r.status, 404)
+    t.equal(r.body.code, 'TENANT_NOT_FOUND')
+  })
+})
+
+t.test('GET /client-keys/:id', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const created = (
+    await call(app, 'POST', base, { jwt: a.jwt, payload: { name: 'k', scopes: ['users:read'] } })
+  ).body.data
+
+  t.test('200 without the value', async (t) => {
+    const r = await call(app, 'GET', `${base}/${created.id}`, { jwt: a.jwt })
+    t.equal(r.status, 200)
+    const { key, ...rest } = created
+    t.same(r.body.data, rest)
+    t.notOk('key' in r.body.data)
+    t.notMatch(r.raw, key)
+  })
+
+  t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key and an unknown id", async (t) => {
+    for (const id of [created.id, '00000000-0000-4000-8000-000000000000']) {
+      const r = await call(app, 'GET', `${base}/${id}`, { jwt: b.jwt })
+      t.equal(r.status, 404)
+      t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
+    }
+    const platform = await call(app, 'GET', `${base}/${created.id}`, { key: PLATFORM_KEY })
+    t.equal(
+      platform.body.code,
+      'CLIENT_KEY_NOT_FOUND',
+      'every endpoint but the listing acts on the own tenant',
+    )
+  })
+
+  t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
+    const r = await call(app, 'GET', `${base}/nope`, { jwt: a.jwt })
+    t.equal(r.status, 400)
+    t.equal(r.body.code, 'VALIDATION_ERROR')
+  })
+})
+
+t.test('GET /client-keys/tenant', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const ids: string[] = []
+  for (const name of ['one', 'two', 'three']) {
+    ids.push(
+      (await call(app, 'POST', base, { jwt: a.jwt, payload: { name, scopes: ['users:read'] } })).body.data.id,
+    )
+  }
+  await createKey(app, b.tenant, ['users:read'])
+  await call(app, 'POST', `${base}/${ids[0]}/revoke`, { jwt: a.jwt })
+
+  t.test("200: the caller's tenant only, newest first, paged", async (t) => {
+    const r = await call(app, 'GET', `${base}/tenant`, { jwt: a.jwt })
+    t.equal(r.status, 200)
+    t.same(
+      r.body.data.items.map((k: { id: string }) => k.id),
+      [...ids].reverse(),
+    )
+    t.equal(r.body.data.total, 3)
+    t.equal(r.body.data.limit, 20)
+    t.equal(r.body.data.offset, 0)
+    const p = await call(app, 'GET', `${base}/tenant?limit=1&offset=1`, { jwt: a.jwt })
+    t.same(
+      p.body.data.items.map((k: { id: string }) => k.id),
+      [ids[1]],
+    )
+    t.equal(p.body.data.total, 3)
+  })
+
+  t.test('200 with a status filter', async (t) => {
+    const revoked = await call(app, 'GET', `${base}/tenant?status=REVOKED`, { jwt: a.jwt })
+    t.same(
+      revoked.body.data.items.map((k: { id: string }) => k.id),
+      [ids[0]],
+    )
+    const active = await call(app, 'GET', `${base}/tenant?status=ACTIVE`, { jwt: a.jwt })
+    t.equal(active.body.data.total, 2)
+  })
+
+  t.test('200 for any credential of the tenant, even without client-keys:read', async (t) => {
+    const user = await createUser(app, a.tenant)
+    const r = await call(app, 'GET', `${base}/tenant`, { jwt: await tokenFor(app, user) })
+    t.equal(r.status, 200)
+    t.equal(r.body.data.total, 3)
+  })
+
+  t.test('400 VALIDATION_ERROR for limit above 100', async (t) => {
+    const r = await call(app, 'GET', `${base}/tenant?limit=101`, { jwt: a.jwt })
+    t.equal(r.status, 400)
+    t.equal(r.body.code, 'VALIDATION_ERROR')
+  })
+})
+
+t.test('GET /client-keys (every tenant)', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const ka = await createKey(app, a.tenant, ['users:read'])
+  const kb = await createKey(app, b.tenant, ['users:read'])
+
+  t.test('200 for admin:*: keys of every tenant, platform ones included', async (t) => {
+    const r = await call(app, 'GET', `${base}?limit=100`, { key: PLATFORM_KEY })
+    t.equal(r.status, 200)
+    const ids = r.body.data.items.map((k: { id: string }) => k.id)
+    t.ok(ids.includes(ka.id) && ids.includes(kb.id))
+    const platform = await app.ctx.tenants.byCode('platform')
+    t.ok(
+      r.body.data.items.some((k: { tenantId: string }) => k.tenantId === platform?.id),
+      'the platform tenant’s bootstrap key is listed',
+    )
+    t.notMatch(r.raw, ka.value)
+  })
+
+  t.test('200 filtered by tenantId', async (t) => {
+    const r = await call(app, 'GET', `${base}?tenantId=${b.tenant.id}`, { key: PLATFORM_KEY })
+    t.same(
+      r.body.data.items.map((k: { id: string }) => k.id),
+      [kb.id],
+    )
+    t.equal(r.body.data.total, 1)
+  })
+
+  t.test('404 TENANT_NOT_FOUND for an unknown tenantId', async (t) => {
+    const r = await call(app, 'GET', `${base}?tenantId=00000000-0000-4000-8000-000000000000`, {
+      key: PLATFORM_KEY,
+    })
+    t.equal(r.status, 404)
+    t.equal(r.body.code, 'TENANT_NOT_FOUND')
+  })
+
+  t.test('403 FORBIDDEN for a tenant admin', async (t) => {
+    const r = await call(app, 'GET', base, { jwt: a.jwt })
+    t.equal(r.status, 403)
+    t.equal(r.body.code, 'FORBIDDEN')
+  })
+
+  t.test('400 VALIDATION_ERROR for a tenantId that is not a UUID', async (t) => {
+    const r = await call(app, 'GET', `${base}?tenantId=x`, { key: PLATFORM_KEY })
+    t.equal(r.status, 400)
+  })
+})
+
+t.test('PATCH /client-keys/:id', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const k = (
+    await call(app, 'POST', base, {
+      jwt: a.jwt,
+      payload: {
+        name: 'k',
+        scopes: ['users:read'],
+        ipAllowlist: ['10.0.0.0/8'],
+        originAllowlist: ['https://a.test'],
+      },
+    })
+  ).body.data
+
+  t.test('200: name, scopes, allowlists and expiry change; lists are replaced', async (t) => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
+    const r = await call(app, 'PATCH', `${base}/${k.id}`, {
+      jwt: a.jwt,
+      payload: {
+        name: 'renamed',
+        scopes: ['users:read', 'roles:read'],
+        ipAllowlist: ['203.0.113.0/24'],
+        originAllowlist: [],
+        expiresAt,
+      },
+    })
+    t.equal(r.status, 200)
+    t.equal(r.body.data.name, 'renamed')
+    t.same(r.body.data.scopes, ['users:read', 'roles:read'])
+    t.same(r.body.data.ipAllowlist, ['203.0.113.0/24'])
+    t.same(r.body.data.originAllowlist, [])
+    t.equal(r.body.data.expiresAt, expiresAt)
+    t.notOk('key' in r.body.data)
+    const again = await call(app, 'GET', `${base}/${k.id}`, { jwt: a.jwt })
+    t.same(again.body.data, r.body.data)
+  })
+
+  t.test('the change applies to the next request at once', async (t) => {
+    const blocked = await call(app, 'GET', `${base}/tenant`, { key: k.key, ip: '10.9.9.9' })
+    t.equal(blocked.status, 403)
+    t.equal(blocked.body.code, 'IP_NOT_ALLOWED')
+    const ok = await call(app, 'GET', `${base}/tenant`, { key: k.key, ip: '203.0.113.9' })
+    t.equal(ok.status, 200)
+  })
+
+  t.test('400 VALIDATION_ERROR', async (t) => {
+    for (const payload of [
+      {},
+      { expiresAt: '2001-01-01T00:00:00Z' },
+      { ipAllowlist: ['nope'] },
+      { status: 'ACTIVE' },
+    ]) {
+      const r = await call(app, 'PATCH', `${base}/${k.id}`, { jwt: a.jwt, payload })
+      t.equal(r.status, 400, JSON.stringify(payload))
+      t.equal(r.body.code, 'VALIDATION_ERROR')
+    }
+  })
+
+  t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key", async (t) => {
+    const r = await call(app, 'PATCH', `${base}/${k.id}`, { jwt: b.jwt, payload: { name: 'mine' } })
+    t.equal(r.status, 404)
+    t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
+  })
+})
+
+t.test('POST /client-keys/:id/revoke', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const k = (
+    await call(app, 'POST', base, { jwt: a.jwt, payload: { name: 'k', scopes: ['client-keys:read'] } })
+  ).body.data
+  t.equal((await call(app, 'GET', `${base}/tenant`, { key: k.key })).status, 200, 'works before')
+
+  t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key", async (t) => {
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: b.jwt })
+    t.equal(r.status, 404)
+    t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
+  })
+
+  t.test('400 VALIDATION_ERROR for a non-empty body', async (t) => {
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt, payload: { reason: 'x' } })
+    t.equal(r.status, 400)
+  })
+
+  t.test('200 REVOKED, refused at once, idempotent', async (t) => {
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt, payload: {} })
+    t.equal(r.status, 200)
+    t.equal(r.body.data.status, 'REVOKED')
+    t.ok(r.body.data.revokedAt)
+    t.notOk('key' in r.body.data)
+    const use = await call(app, 'GET', `${base}/tenant`, { key: k.key })
+    t.equal(use.status, 401)
+    t.equal(use.body.code, 'UNAUTHORIZED')
+    const again = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt })
+    t.equal(again.status, 200)
+    t.equal(again.body.data.revokedAt, r.body.data.revokedAt, 'the first revocation time stays')
+  })
+})
+
+t.test('GET /client-keys/scopes', async (t) => {
+  const a = await tenantWithAdmin()
+
+  t.test('200: a tenant admin gets what it holds, never admin:* or tenants:create', async (t) => {
+    const r = await call(app, 'GET', `${base}/scopes`, { jwt: a.jwt })
+    t.equal(r.status, 200)
+    const scopes = r.body.data.items.map((i: { scope: string }) => i.scope)
+    for (const s of ['users:create', 'users:read', 'users:*', 'client-keys:create', 'auth:logs']) {
+      t.ok(scopes.includes(s), s)
+    }
+    for (const s of ['admin:*', 'tenants:create', 'tenants:delete', 'tenants:*'])
+      t.notOk(scopes.includes(s), s)
+    t.same(scopes, [...scopes].sort(), 'sorted')
+    const read = r.body.data.items.find((i: { scope: string }) => i.scope === 'users:read')
+    t.type(read.description, 'string')
+  })
+
+  t.test('200: a narrow credential gets only its own scopes', async (t) => {
+    const user = await createUser(app, a.tenant, { permissions: ['client-keys:create', 'users:read'] })
+    const r = await call(app, 'GET', `${base}/scopes`, { jwt: await tokenFor(app, user) })
+    t.same(
+      r.body.data.items.map((i: { scope: string }) => i.scope),
+      ['client-keys:create', 'users:read'],
+    )
+    const key = await createKey(app, a.tenant, ['users:*'])
+    const k = await call(app, 'GET', `${base}/scopes`, { key: key.value })
+    t.same(
+      k.body.data.items.map((i: { scope: string }) => i.scope),
+      ['users:*', 'users:create', 'users:delete', 'users:read', 'users:update'],
+    )
+  })
+
+  t.test('200: the platform key may give admin:*', async (t) => {
+    const r = await call(app, 'GET', `${base}/scopes`, { key: PLATFORM_KEY })
+    t.ok(r.body.data.items.some((i: { scope: string }) => i.scope === 'admin:*'))
+  })
+
+  t.test('401 UNAUTHORIZED without a credential', async (t) => {
+    const r = await call(app, 'GET', `${base}/scopes`)
+    t.equal(r.status, 401)
+  })
+})

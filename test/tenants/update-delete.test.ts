@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto'
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createKey, createTenant, createUser } from '../helpers/fixtures.js'
+import { call, login, platformKey, platformTenant, userWithToken } from './support.js'
+
+t.test('PATCH /tenants/:id', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const other = await createTenant(app)
+  const { as: admin } = await userWithToken(app, tenant)
+
+  await t.test('200 renames; code stays; updatedAt moves', async (t) => {
+    const before = await call(app, 'GET', `/tenants/${tenant.id}`, admin)
+    const res = await call(app, 'PATCH', `/tenants/${tenant.id}`, admin, { name: 'Renamed' })
+    t.equal(res.status, 200)
+    t.equal(res.body.data.name, 'Renamed')
+    t.equal(res.body.data.code, tenant.code)
+    t.ok(res.body.data.updatedAt >= before.body.data.updatedAt)
+  })
+
+  await t.test('400 for code or an empty body', async (t) => {
+    for (const body of [{ code: 'other-code' }, {}]) {
+      const res = await call(app, 'PATCH', `/tenants/${tenant.id}`, admin, body)
+      t.equal(res.status, 400)
+      t.equal(res.body.code, 'VALIDATION_ERROR')
+    }
+  })
+
+  await t.test('404 for another tenant from a tenant admin', async (t) => {
+    const res = await call(app, 'PATCH', `/tenants/${other.id}`, admin, { name: 'x' })
+    t.equal(res.status, 404)
+    t.equal(res.body.code, 'TENANT_NOT_FOUND')
+  })
+
+  await t.test('409 SYSTEM_RESOURCE_PROTECTED: the platform tenant cannot be deactivated', async (t) => {
+    const p = await platformTenant(app)
+    const res = await call(app, 'PATCH', `/tenants/${p.id}`, platformKey, { status: 'INACTIVE' })
+    t.equal(res.status, 409)
+    t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
+  })
+
+  await t.test(
+    'INACTIVE stops logins, refreshes, tokens and keys at once; ACTIVE restores them',
+    async (t) => {
+      const user = await createUser(app, other)
+      const key = await createKey(app, other, ['tenants:read'])
+      const first = await login(app, other.code, user.email)
+      t.equal(first.status, 200)
+      const { accessToken, refreshToken } = first.body.data
+      t.equal(
+        (await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status,
+        200,
+        'key works (and is cached)',
+      )
+
+      const off = await call(app, 'PATCH', `/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
+      t.equal(off.status, 200)
+      t.equal(off.body.data.status, 'INACTIVE')
+      const denied = await login(app, other.code, user.email)
+      t.equal(denied.status, 404)
+      t.equal(denied.body.code, 'TENANT_NOT_FOUND')
+      const refreshed = await call(app, 'POST', '/refresh', {}, { refreshToken })
+      t.equal(refreshed.status, 401)
+      t.equal(refreshed.body.code, 'INVALID_REFRESH_TOKEN')
+      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 401)
+      t.equal((await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status, 401)
+
+      const on = await call(app, 'PATCH', `/tenants/${other.id}`, platformKey, { status: 'ACTIVE' })
+      t.equal(on.status, 200)
+      t.equal((await login(app, other.code, user.email)).status, 200)
+      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 200)
+    },
+  )
+})
+
+t.test('PATCH /tenants/:id/config', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app, { passwordPolicy: { requireDigit: true } })
+  const other = await createTenant(app)
+  const { as: admin } = await userWithToken(app, tenant)
+
+  await t.test('200 merges key by key (nested too), arrays replaced', async (t) => {
+    const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, {
+      passwordPolicy: { minLength: 12 },
+      loginIdentifiers: ['username'],
+      maxConcurrentSessions: 3,
+    })
+    t.equal(res.status, 200)
+    t.equal(res.body.data.passwordPolicy.minLength, 12)
+    t.equal(res.body.data.passwordPolicy.requireDigit, true, 'kept from before')
+    t.same(res.body.data.loginIdentifiers, ['username'])
+    t.equal(res.body.data.maxConcurrentSessions, 3)
+    t.equal(res.body.data.accessTokenExpiresIn, 900)
+    const me = await call(app, 'GET', '/tenants/me/config', admin)
+    t.same(me.body.data, res.body.data, 'GET /tenants/me/config answers the same object')
+    t.equal((await app.ctx.tenants.byId(tenant.id))?.authConfig.maxConcurrentSessions, 3, 'cache dropped')
+  })
+
+  await t.test('400 for out-of-range values, unknown keys, an empty identifier list', async (t) => {
+    for (const body of [
+      { accessTokenExpiresIn: 86401 },
+      { refreshReuseGraceSeconds: 61 },
+      { maxConcurrentSessions: 0 },
+      { passwordPolicy: { minLength: 7 } },
+      { loginIdentifiers: [] },
+      { loginIdentifiers: ['phone'] },
+      { somethingElse: 1 },
+    ]) {
+      const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, body)
+      t.equal(res.status, 400, JSON.stringify(body))
+      t.equal(res.body.code, 'VALIDATION_ERROR')
+    }
+  })
+
+  await t.test('403 FORBIDDEN for rateLimits from a tenant admin; 200 from the platform', async (t) => {
+    const denied = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, {
+      rateLimits: { loginPerMinute: 50 },
+    })
+    t.equal(denied.status, 403)
+    t.equal(denied.body.code, 'FORBIDDEN')
+    const ok = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, platformKey, {
+      rateLimits: { loginPerMinute: 50 },
+    })
+    t.equal(ok.status, 200)
+    t.same(ok.body.data.rateLimits, { requestsPerMinute: null, loginPerMinute: 50 })
+    t.equal(ok.body.data.passwordPolicy.minLength, 12, 'earlier changes kept')
+  })
+
+  await t.test('404 for another tenant from a tenant admin', async (t) => {
+    const res = await call(app, 'PATCH', `/tenants/${other.id}/config`, admin, { maxConcurrentSessions: 2 })
+    t.equal(res.status, 404)
+    t.equal(res.body.code, 'TENANT_NOT_FOUND')
+  })
+})
+
+t.test('DELETE /tenants/:id', async (t) => {
+  const app = await buildTestApp(t)
+
+  await t.test('200 removes users, roles, permissions, sessions and keys; audit rows stay', async (t) => {
+    const tenant = await createTenant(app)
+    const user = await createUser(app, tenant)
+    const key = await createKey(app, tenant, ['tenants:read'])
+    t.equal((await login(app, tenant.code, user.email)).status, 200)
+    t.equal((await login(app, tenant.code, user.email, 'wrong-password-1')).status, 401)
+    const db = app.ctx.dbs.main
+    await db
+      .insertInto('permissions')
+      .values({ tenant_id: tenant.id, name: 'reports:read', resource: 'reports', action: 'read' })
+      .execute()
+    t.equal((await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status, 200)
+
+    const res = await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)
+    t.equal(res.status, 200)
+    t.same(res.body.data, { id: tenant.id, deleted: true })
+    for (const table of [
+      'users',
+      'roles',
+      'permissions',
+      'sessions',
+      'refresh_tokens',
+      'client_keys',
+    ] as const) {
+      const rows = await db.selectFrom(table).select('tenant_id').where('tenant_id', '=', tenant.id).execute()
+      t.equal(rows.length, 0, `${table} emptied`)
+    }
+    const audit = await db
+      .selectFrom('audit_log')
+      .select('action')
+      .where('tenant_id', '=', tenant.id)
+      .execute()
+    t.equal(audit.length, 2, 'both LOGIN rows kept')
+    t.equal((await call(app, 'GET', `/tenants/${tenant.id}`, platformKey)).status, 404)
+    t.equal((await login(app, tenant.code, user.email)).body.code, 'TENANT_NOT_FOUND')
+    t.equal(
+      (await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status,
+      401,
+      'its key no longer works',
+    )
+  })
+
+  await t.test('a new tenant may take the deleted code at once', async (t) => {
+    const tenant = await createTenant(app)
+    t.equal((await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)).status, 200)
+    const again = await call(app, 'POST', '/tenants', platformKey, {
+      code: tenant.code,
+      name: 'Again',
+      admin: { email: 'again@x.test', password: 'correct-horse-battery' },
+    })
+    t.equal(again.status, 201)
+    t.equal((await login(app, tenant.code, 'again@x.test', 'correct-horse-battery')).status, 200)
+  })
+
+  await t.test('409 SYSTEM_RESOURCE_PROTECTED for the platform tenant', async (t) => {
+    const p = await platformTenant(app)
+    const res = await call(app, 'DELETE', `/tenants/${p.id}`, platformKey)
+    t.equal(res.status, 409)
+    t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
+  })
+
+  await t.test('404 for an unknown id; 403 for a tenant admin (no tenants:delete)', async (t) => {
+    t.equal((await call(app, 'DELETE', `/tenants/${randomUUID()}`, platformKey)).status, 404)
+    const tenant = await createTenant(app)
+    const { as } = await userWithToken(app, tenant)
+    const res = await call(app, 'DELETE', `/tenants/${tenant.id}`, as)
+    t.equal(res.status, 403)
+    t.equal(res.body.code, 'FORBIDDEN')
+  })
+
+  await t.test('404 for another tenant from a non-platform holder of tenants:delete', async (t) => {
+    const a = await createTenant(app)
+    const b = await createTenant(app)
+    const key = await createKey(app, a, ['tenants:delete'])
+    const res = await call(app, 'DELETE', `/tenants/${b.id}`, { key: key.value })
+    t.equal(res.status, 404)
+    t.equal(res.body.code, 'TENANT_NOT_FOUND')
+  })
+})
