@@ -2,7 +2,17 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'dist/**', '.scratch/**', 'node_modules/**', 'coverage/**', '.tap/**', '.data/**'] },
+  {
+    ignores: [
+      'generated/**',
+      'dist/**',
+      '.scratch/**',
+      'node_modules/**',
+      'coverage/**',
+      '.tap/**',
+      '.data/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -83,7 +83,10 @@ async function main(): Promise<void> {
     const { tenant } = await provisionTenant(opened.db, {
       code: 'bench',
       name: 'Bench',
-      authConfig: { rateLimits: { requestsPerMinute: 10_000_000, loginPerMinute: 10_000_000 }, maxConcurrentSessions: 1000 },
+      authConfig: {
+        rateLimits: { requestsPerMinute: 10_000_000, loginPerMinute: 10_000_000 },
+        maxConcurrentSessions: 1000,
+      },
     })
     const users = []
     for (let i = 0; i < CONNECTIONS; i++) {
@@ -101,16 +104,26 @@ async function main(): Promise<void> {
     const bare = Fastify()
     const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 10 })
     bare.get('/bare/:id', async (req) => {
-      const { rows } = await pool.query('select id, email from users where id = $1', [(req.params as { id: string }).id])
+      const { rows } = await pool.query('select id, email from users where id = $1', [
+        (req.params as { id: string }).id,
+      ])
       return rows[0]
     })
     await bare.listen({ port: PORT + 1, host: '127.0.0.1' })
-    const bareRow = await run('bare Fastify + pg PK lookup', { url: `http://127.0.0.1:${PORT + 1}/bare/${users[0].id}` })
+    const bareRow = await run('bare Fastify + pg PK lookup', {
+      url: `http://127.0.0.1:${PORT + 1}/bare/${users[0].id}`,
+    })
     await bare.close()
     await pool.end()
 
     child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, DATABASE_URL: dbUrl.toString(), PORT: String(PORT), LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+      env: {
+        ...process.env,
+        DATABASE_URL: dbUrl.toString(),
+        PORT: String(PORT),
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'development',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     })
     await waitForHealth()
@@ -121,7 +134,11 @@ async function main(): Promise<void> {
       const res = await fetch(`${BASE}/api/v1/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tenantCode: 'bench', identifier: `bench${i}@example.test`, password: PASSWORD }),
+        body: JSON.stringify({
+          tenantCode: 'bench',
+          identifier: `bench${i}@example.test`,
+          password: PASSWORD,
+        }),
       })
       return ((await res.json()) as { data: { accessToken: string; refreshToken: string } }).data
     }
@@ -139,7 +156,11 @@ async function main(): Promise<void> {
           {
             setupRequest: (req) => ({
               ...req,
-              body: JSON.stringify({ tenantCode: 'bench', identifier: `bench${n++ % CONNECTIONS}@example.test`, password: PASSWORD }),
+              body: JSON.stringify({
+                tenantCode: 'bench',
+                identifier: `bench${n++ % CONNECTIONS}@example.test`,
+                password: PASSWORD,
+              }),
             }),
           },
         ],
@@ -168,9 +189,15 @@ async function main(): Promise<void> {
         ],
       }),
     )
-    rows.push(await run('GET /me', { url: `${BASE}/api/v1/me`, headers: { authorization: `Bearer ${token}` } }))
     rows.push(
-      await run('POST /validate', { url: `${BASE}/api/v1/validate`, method: 'POST', headers: { authorization: `Bearer ${token}` } }),
+      await run('GET /me', { url: `${BASE}/api/v1/me`, headers: { authorization: `Bearer ${token}` } }),
+    )
+    rows.push(
+      await run('POST /validate', {
+        url: `${BASE}/api/v1/validate`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      }),
     )
 
     // GET /me while logins saturate the hash pool: reads must not queue behind bcrypt.
@@ -192,7 +219,9 @@ async function main(): Promise<void> {
 
     const fmt = (r: Row) =>
       `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(8)}/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  errors ${r.errors}`
-    console.log(`\nTessera auth benchmark: ${CONNECTIONS} connections, ${SECONDS} s per run, real PostgreSQL\n`)
+    console.log(
+      `\nTessera auth benchmark: ${CONNECTIONS} connections, ${SECONDS} s per run, real PostgreSQL\n`,
+    )
     console.log('Machine limits (same run):')
     console.log(`  raw bcrypt cost-12 compares, all cores   ${bcryptRate.toFixed(2)}/s`)
     console.log(`  ${fmt(bareRow)}`)
@@ -201,10 +230,16 @@ async function main(): Promise<void> {
     console.log(`  server peak RSS under load: ${peakRss.toFixed(0)} MB (target <= 150)`)
     const [loginRow, refreshRow, meRow, validateRow] = rows
     console.log('\nRatios and targets:')
-    console.log(`  logins / raw bcrypt            ${((loginRow.rps / bcryptRate) * 100).toFixed(0)}%  (target >= 85%)`)
+    console.log(
+      `  logins / raw bcrypt            ${((loginRow.rps / bcryptRate) * 100).toFixed(0)}%  (target >= 85%)`,
+    )
     console.log(`  refreshes                      ${refreshRow.rps.toFixed(0)}/s (target >= 1500/s)`)
-    console.log(`  GET /me / bare PK route        ${((meRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${meRow.rps.toFixed(0)}/s, target >= 4000/s)`)
-    console.log(`  POST /validate / bare PK route ${((validateRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${validateRow.rps.toFixed(0)}/s, target >= 12000/s)`)
+    console.log(
+      `  GET /me / bare PK route        ${((meRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${meRow.rps.toFixed(0)}/s, target >= 4000/s)`,
+    )
+    console.log(
+      `  POST /validate / bare PK route ${((validateRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${validateRow.rps.toFixed(0)}/s, target >= 12000/s)`,
+    )
     console.log(`  GET /me p99 while logins saturate bcrypt: ${meUnderLogin.p99} ms (target < 50 ms)`)
   } finally {
     if (child) {

@@ -47,7 +47,8 @@ async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Buck
     if (typeof code === 'string' && code.length <= 64) tenantId = (await app.ctx.tenants.byCode(code))?.id
   }
   // Why: a refresh token names its tenant, so that tenant's raised budget applies to refreshes too.
-  if (!tenantId && typeof body?.refreshToken === 'string') tenantId = refreshTokenTenant(body.refreshToken) ?? undefined
+  if (!tenantId && typeof body?.refreshToken === 'string')
+    tenantId = refreshTokenTenant(body.refreshToken) ?? undefined
   if (!tenantId) return DEFAULT_BUDGET[bucket]
   const limits = (await app.ctx.tenants.byId(tenantId))?.authConfig.rateLimits
   const raised = bucket === 'login' ? limits?.loginPerMinute : limits?.requestsPerMinute

@@ -40,7 +40,8 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     s.sum += seconds
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) s.buckets[i]++
     if (req.routeOptions.config?.operationId === 'login') {
-      const outcome = reply.statusCode === 200 ? 'success' : reply.statusCode === 429 ? 'rate_limited' : 'failure'
+      const outcome =
+        reply.statusCode === 200 ? 'success' : reply.statusCode === 429 ? 'rate_limited' : 'failure'
       logins.set(outcome, (logins.get(outcome) ?? 0) + 1)
     }
   })
@@ -51,14 +52,18 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     out.push('# TYPE tessera_http_requests_total counter')
     for (const [key, s] of series) {
       const [method, route, status] = key.split('\u0000')
-      out.push(`tessera_http_requests_total{method="${method}",route="${esc(route)}",status="${status}"} ${s.count}`)
+      out.push(
+        `tessera_http_requests_total{method="${method}",route="${esc(route)}",status="${status}"} ${s.count}`,
+      )
     }
     out.push('# HELP tessera_http_request_duration_seconds HTTP request latency.')
     out.push('# TYPE tessera_http_request_duration_seconds histogram')
     for (const [key, s] of series) {
       const [method, route, status] = key.split('\u0000')
       const labels = `method="${method}",route="${esc(route)}",status="${status}"`
-      BUCKETS.forEach((b, i) => out.push(`tessera_http_request_duration_seconds_bucket{${labels},le="${b}"} ${s.buckets[i]}`))
+      BUCKETS.forEach((b, i) =>
+        out.push(`tessera_http_request_duration_seconds_bucket{${labels},le="${b}"} ${s.buckets[i]}`),
+      )
       out.push(`tessera_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`)
       out.push(`tessera_http_request_duration_seconds_sum{${labels}} ${s.sum.toFixed(6)}`)
       out.push(`tessera_http_request_duration_seconds_count{${labels}} ${s.count}`)

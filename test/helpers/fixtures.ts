@@ -40,7 +40,13 @@ export interface UserFx {
 export async function createUser(
   app: FastifyInstance,
   tenant: TenantFx,
-  opts: { email?: string; username?: string; roles?: string[]; permissions?: string[]; status?: UserStatus } = {},
+  opts: {
+    email?: string
+    username?: string
+    roles?: string[]
+    permissions?: string[]
+    status?: UserStatus
+  } = {},
 ): Promise<UserFx> {
   const db = app.ctx.dbs.forTenant(tenant.id)
   const email = opts.email ?? `u-${randomUUID().slice(0, 8)}@example.test`

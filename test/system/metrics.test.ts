@@ -24,8 +24,16 @@ t.test('GET /metrics with METRICS_TOKEN requires it', async (t) => {
   const none = await app.inject({ method: 'GET', url: '/metrics' })
   t.equal(none.statusCode, 401)
   t.match(none.headers['content-type'], /^text\/plain/)
-  const wrong = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer nope' } })
+  const wrong = await app.inject({
+    method: 'GET',
+    url: '/metrics',
+    headers: { authorization: 'Bearer nope' },
+  })
   t.equal(wrong.statusCode, 401)
-  const ok = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-token-123' } })
+  const ok = await app.inject({
+    method: 'GET',
+    url: '/metrics',
+    headers: { authorization: 'Bearer scrape-token-123' },
+  })
   t.equal(ok.statusCode, 200)
 })

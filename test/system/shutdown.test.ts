@@ -22,7 +22,7 @@ t.test(
       body,
     })
     // Why 150 ms: the login must have reached its handler (bcrypt takes ~250 ms) before close starts.
-  await new Promise((r) => setTimeout(r, 150))
+    await new Promise((r) => setTimeout(r, 150))
     const closing = app.close()
     const late = client.request({ method: 'GET', path: '/api/v1/health' })
 

@@ -30,7 +30,12 @@ export function adminPermissions(existing: readonly string[], isPlatform: boolea
   return [...out].sort()
 }
 
-type GrantRow = { kind: 'user' | 'role' | 'rp' | 'direct' | 'all'; role: string | null; name: string; level: number }
+type GrantRow = {
+  kind: 'user' | 'role' | 'rp' | 'direct' | 'all'
+  role: string | null
+  name: string
+  level: number
+}
 
 /**
  * One round trip for roles, rank and effective permissions (role grants, direct grants, and for the
@@ -85,7 +90,10 @@ export async function loadUserWithGrants(
 ): Promise<{ user: UserJson | null; grants: Grants }> {
   const { rows } = await grantRows(db, tenantId, userId, true)
   const userRow = rows.find((r) => r.kind === 'user')
-  return { user: userRow ? (JSON.parse(userRow.name) as UserJson) : null, grants: grantsFrom(rows, isPlatform) }
+  return {
+    user: userRow ? (JSON.parse(userRow.name) as UserJson) : null,
+    grants: grantsFrom(rows, isPlatform),
+  }
 }
 
 /** A user row as row_to_json renders it. */
