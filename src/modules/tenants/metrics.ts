@@ -41,6 +41,8 @@ export async function tenantMetrics(ctx: AppContext, tenantId: string) {
       .selectFrom('permissions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('tenant_id', '=', tenantId)
+      // Why: `r:*` rows exist only to hold grants (permissions/queries.ts); they are not custom permissions.
+      .where('action', '<>', '*')
       .executeTakeFirstOrThrow(),
     // Client Keys always live in the main database.
     ctx.dbs.main
