@@ -6,7 +6,7 @@
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the server; a throw-away
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import autocannon from 'autocannon'
@@ -116,7 +116,9 @@ async function main(): Promise<void> {
     await bare.close()
     await pool.end()
 
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    // The service as `npm start` runs it: the bundled build on plain Node.
+    execSync('npm run build --silent', { stdio: 'inherit' })
+    child = spawn(process.execPath, ['dist/server.js'], {
       env: {
         ...process.env,
         DATABASE_URL: dbUrl.toString(),
@@ -166,9 +168,9 @@ async function main(): Promise<void> {
         ],
       }),
     )
-    // Each connection keeps its own refresh chain: the token of one response is sent by the next request.
-    const chains = sessions.map((s) => s.refreshToken)
-    let next = 0
+    // A pool of live refresh tokens: each request takes one, its response puts the successor back.
+    // (autocannon resets per-connection context between request sequences, so no per-connection chain.)
+    const live = sessions.map((s) => s.refreshToken)
     rows.push(
       await run('POST /refresh', {
         url: `${BASE}/api/v1/refresh`,
@@ -176,14 +178,9 @@ async function main(): Promise<void> {
         headers: { 'content-type': 'application/json' },
         requests: [
           {
-            setupRequest: (req, ctx: object) => {
-              const context = ctx as Record<string, unknown>
-              if (context.chain === undefined) context.chain = next++ % chains.length
-              return { ...req, body: JSON.stringify({ refreshToken: chains[context.chain as number] }) }
-            },
-            onResponse: (status, body, ctx: object) => {
-              const context = ctx as Record<string, unknown>
-              if (status === 200) chains[context.chain as number] = JSON.parse(body).data.refreshToken
+            setupRequest: (req) => ({ ...req, body: JSON.stringify({ refreshToken: live.shift() }) }),
+            onResponse: (status, body) => {
+              if (status === 200) live.push(JSON.parse(body).data.refreshToken)
             },
           },
         ],
