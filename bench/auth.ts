@@ -118,7 +118,7 @@ async function main(): Promise<void> {
 
     // The service as `npm start` runs it: the bundled build on plain Node.
     execSync('npm run build --silent', { stdio: 'inherit' })
-    child = spawn(process.execPath, ['dist/server.js'], {
+    child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'dist/server.js'], {
       env: {
         ...process.env,
         DATABASE_URL: dbUrl.toString(),
