@@ -118,16 +118,20 @@ async function main(): Promise<void> {
 
     // The service as `npm start` runs it: the bundled build on plain Node.
     execSync('npm run build --silent', { stdio: 'inherit' })
-    child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'dist/server.js'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: dbUrl.toString(),
-        PORT: String(PORT),
-        LOG_LEVEL: 'warn',
-        NODE_ENV: 'development',
+    child = spawn(
+      process.execPath,
+      [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'dist/server.js'],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: dbUrl.toString(),
+          PORT: String(PORT),
+          LOG_LEVEL: 'warn',
+          NODE_ENV: 'development',
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
       },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    })
+    )
     await waitForHealth()
     let peakRss = 0
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(child as ChildProcess))), 200)
