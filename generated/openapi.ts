@@ -1275,7 +1275,7 @@ export interface components {
          *       "code": "VALIDATION_ERROR",
          *       "details": [
          *         {
-         *           "path": "/body/email",
+         *           "path": "body.email",
          *           "message": "must match format \"email\""
          *         }
          *       ]
@@ -1892,7 +1892,7 @@ export interface components {
         ValidationIssue: {
             /** @description What is wrong with it. */
             message: string;
-            /** @description Where the problem is, e.g. `/body/email` or `/query/limit`. */
+            /** @description Where the problem is, e.g. `body.email` or `query.limit`. */
             path: string;
         };
     };

@@ -255,7 +255,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -357,7 +357,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -459,7 +459,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -561,7 +561,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -663,7 +663,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -765,7 +765,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -867,7 +867,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -969,7 +969,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1071,7 +1071,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1259,7 +1259,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1361,7 +1361,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1463,7 +1463,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1565,7 +1565,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1667,7 +1667,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1769,7 +1769,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1871,7 +1871,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -1973,7 +1973,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2075,7 +2075,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2304,7 +2304,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2406,7 +2406,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2508,7 +2508,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2610,7 +2610,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2712,7 +2712,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2814,7 +2814,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -2916,7 +2916,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3018,7 +3018,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3120,7 +3120,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3315,7 +3315,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3417,7 +3417,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3519,7 +3519,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3621,7 +3621,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3723,7 +3723,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3825,7 +3825,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -3927,7 +3927,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4029,7 +4029,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4317,7 +4317,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4419,7 +4419,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4521,7 +4521,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4623,7 +4623,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4725,7 +4725,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4827,7 +4827,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -4929,7 +4929,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5031,7 +5031,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5133,7 +5133,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5340,7 +5340,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5442,7 +5442,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5544,7 +5544,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5646,7 +5646,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5748,7 +5748,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5850,7 +5850,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -5952,7 +5952,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6054,7 +6054,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6156,7 +6156,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6388,7 +6388,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6490,7 +6490,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6592,7 +6592,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6694,7 +6694,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6796,7 +6796,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -6898,7 +6898,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7000,7 +7000,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7102,7 +7102,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7204,7 +7204,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7306,7 +7306,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7799,7 +7799,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -7901,7 +7901,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8003,7 +8003,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8105,7 +8105,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8207,7 +8207,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8309,7 +8309,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8411,7 +8411,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8513,7 +8513,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8615,7 +8615,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8780,7 +8780,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8882,7 +8882,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -8984,7 +8984,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9086,7 +9086,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9188,7 +9188,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9290,7 +9290,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9392,7 +9392,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9494,7 +9494,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9596,7 +9596,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9698,7 +9698,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9863,7 +9863,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -9965,7 +9965,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10067,7 +10067,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10169,7 +10169,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10271,7 +10271,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10373,7 +10373,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10475,7 +10475,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10577,7 +10577,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10679,7 +10679,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10781,7 +10781,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -10946,7 +10946,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11048,7 +11048,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11150,7 +11150,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11252,7 +11252,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11354,7 +11354,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11456,7 +11456,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11558,7 +11558,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11660,7 +11660,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11762,7 +11762,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -11864,7 +11864,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12029,7 +12029,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12131,7 +12131,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12233,7 +12233,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12335,7 +12335,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12437,7 +12437,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12539,7 +12539,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12641,7 +12641,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12743,7 +12743,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -12845,7 +12845,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13040,7 +13040,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13142,7 +13142,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13244,7 +13244,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13346,7 +13346,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13448,7 +13448,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13550,7 +13550,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13652,7 +13652,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13754,7 +13754,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -13989,7 +13989,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14091,7 +14091,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14193,7 +14193,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14295,7 +14295,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14397,7 +14397,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14499,7 +14499,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14601,7 +14601,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14850,7 +14850,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -14952,7 +14952,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15054,7 +15054,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15156,7 +15156,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15258,7 +15258,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15360,7 +15360,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15462,7 +15462,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15681,7 +15681,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15783,7 +15783,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15885,7 +15885,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -15987,7 +15987,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -16089,7 +16089,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -16191,7 +16191,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -16293,7 +16293,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -16531,7 +16531,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -16633,7 +16633,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17032,7 +17032,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17134,7 +17134,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17484,7 +17484,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17586,7 +17586,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17688,7 +17688,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17790,7 +17790,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -17892,7 +17892,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18120,7 +18120,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18222,7 +18222,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18324,7 +18324,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18426,7 +18426,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18528,7 +18528,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18645,7 +18645,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18747,7 +18747,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -18849,7 +18849,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19169,7 +19169,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19271,7 +19271,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19373,7 +19373,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19475,7 +19475,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19727,7 +19727,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19829,7 +19829,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -19931,7 +19931,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20033,7 +20033,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20237,7 +20237,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20339,7 +20339,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20441,7 +20441,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20543,7 +20543,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20645,7 +20645,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20747,7 +20747,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -20849,7 +20849,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21015,7 +21015,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21117,7 +21117,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21219,7 +21219,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21321,7 +21321,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21423,7 +21423,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21525,7 +21525,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21627,7 +21627,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21883,7 +21883,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -21985,7 +21985,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22087,7 +22087,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22189,7 +22189,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22291,7 +22291,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22625,7 +22625,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22727,7 +22727,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22829,7 +22829,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -22931,7 +22931,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23033,7 +23033,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23135,7 +23135,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23237,7 +23237,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23458,7 +23458,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23560,7 +23560,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23662,7 +23662,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23764,7 +23764,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -23866,7 +23866,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24100,7 +24100,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24202,7 +24202,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24304,7 +24304,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24406,7 +24406,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24508,7 +24508,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24610,7 +24610,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24712,7 +24712,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -24911,7 +24911,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25013,7 +25013,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25115,7 +25115,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25217,7 +25217,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25319,7 +25319,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25421,7 +25421,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25523,7 +25523,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25729,7 +25729,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25831,7 +25831,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -25933,7 +25933,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26035,7 +26035,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26137,7 +26137,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26239,7 +26239,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26341,7 +26341,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26443,7 +26443,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26545,7 +26545,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26618,7 +26618,7 @@ export const routes: Record<OperationId, RouteSpec> = {
             "description": "Only rows of the last window: a number followed by `m` (minutes), `h` (hours) or `d` (days), e.g. `24h`.",
             "type": "string",
             "maxLength": 16,
-            "pattern": "^[0-9]+[mhd]$"
+            "pattern": "^[1-9][0-9]{0,5}[mhd]$"
           },
           "userId": {
             "description": "Only rows about this user.",
@@ -26876,7 +26876,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -26978,7 +26978,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27080,7 +27080,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27182,7 +27182,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27284,7 +27284,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27386,7 +27386,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27668,7 +27668,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27770,7 +27770,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27872,7 +27872,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -27974,7 +27974,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28076,7 +28076,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28178,7 +28178,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28280,7 +28280,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28443,7 +28443,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28545,7 +28545,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28647,7 +28647,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28749,7 +28749,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -28851,7 +28851,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29082,7 +29082,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29184,7 +29184,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29286,7 +29286,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29388,7 +29388,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29490,7 +29490,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29592,7 +29592,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29823,7 +29823,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -29925,7 +29925,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30027,7 +30027,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30129,7 +30129,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30231,7 +30231,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30333,7 +30333,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30570,7 +30570,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30672,7 +30672,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30774,7 +30774,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30876,7 +30876,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -30978,7 +30978,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31080,7 +31080,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31357,7 +31357,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31459,7 +31459,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31561,7 +31561,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31663,7 +31663,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31765,7 +31765,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -31867,7 +31867,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32242,7 +32242,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32344,7 +32344,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32446,7 +32446,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32548,7 +32548,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32650,7 +32650,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -32752,7 +32752,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33040,7 +33040,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33142,7 +33142,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33244,7 +33244,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33346,7 +33346,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33448,7 +33448,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33550,7 +33550,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33652,7 +33652,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33877,7 +33877,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -33979,7 +33979,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34081,7 +34081,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34183,7 +34183,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34285,7 +34285,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34387,7 +34387,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34489,7 +34489,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34591,7 +34591,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34693,7 +34693,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34850,7 +34850,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -34952,7 +34952,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35054,7 +35054,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35156,7 +35156,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35258,7 +35258,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35360,7 +35360,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35462,7 +35462,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35668,7 +35668,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35770,7 +35770,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35872,7 +35872,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -35974,7 +35974,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36076,7 +36076,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36178,7 +36178,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36280,7 +36280,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36573,7 +36573,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36675,7 +36675,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36777,7 +36777,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36879,7 +36879,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -36981,7 +36981,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37083,7 +37083,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37185,7 +37185,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37287,7 +37287,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37389,7 +37389,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37491,7 +37491,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37679,7 +37679,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37781,7 +37781,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37883,7 +37883,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -37985,7 +37985,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38087,7 +38087,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38189,7 +38189,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38291,7 +38291,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38393,7 +38393,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38495,7 +38495,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38722,7 +38722,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38824,7 +38824,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -38926,7 +38926,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39028,7 +39028,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39130,7 +39130,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39232,7 +39232,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39334,7 +39334,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39436,7 +39436,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39538,7 +39538,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39640,7 +39640,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39881,7 +39881,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -39983,7 +39983,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40085,7 +40085,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40187,7 +40187,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40289,7 +40289,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40391,7 +40391,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40493,7 +40493,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40595,7 +40595,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40697,7 +40697,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -40903,7 +40903,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41005,7 +41005,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41107,7 +41107,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41209,7 +41209,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41311,7 +41311,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41413,7 +41413,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41515,7 +41515,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41617,7 +41617,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41719,7 +41719,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -41973,7 +41973,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42075,7 +42075,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42177,7 +42177,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42279,7 +42279,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42381,7 +42381,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42483,7 +42483,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42585,7 +42585,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42687,7 +42687,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -42789,7 +42789,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43165,7 +43165,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43267,7 +43267,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43369,7 +43369,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43471,7 +43471,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43573,7 +43573,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43675,7 +43675,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43879,7 +43879,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -43981,7 +43981,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44083,7 +44083,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44185,7 +44185,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44287,7 +44287,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44389,7 +44389,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44491,7 +44491,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44593,7 +44593,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44787,7 +44787,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44889,7 +44889,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -44991,7 +44991,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45093,7 +45093,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45195,7 +45195,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45297,7 +45297,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45399,7 +45399,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45501,7 +45501,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45603,7 +45603,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45705,7 +45705,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -45994,7 +45994,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46096,7 +46096,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46198,7 +46198,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46300,7 +46300,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46402,7 +46402,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46504,7 +46504,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46606,7 +46606,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46708,7 +46708,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -46810,7 +46810,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47030,7 +47030,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47132,7 +47132,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47234,7 +47234,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47336,7 +47336,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47438,7 +47438,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47540,7 +47540,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47642,7 +47642,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47744,7 +47744,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47846,7 +47846,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -47948,7 +47948,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48179,7 +48179,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48281,7 +48281,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48383,7 +48383,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48485,7 +48485,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48587,7 +48587,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48689,7 +48689,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48791,7 +48791,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48893,7 +48893,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -48995,7 +48995,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49097,7 +49097,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49452,7 +49452,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49554,7 +49554,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49656,7 +49656,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49758,7 +49758,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49860,7 +49860,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -49962,7 +49962,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50064,7 +50064,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50166,7 +50166,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50268,7 +50268,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50370,7 +50370,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50723,7 +50723,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50825,7 +50825,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -50927,7 +50927,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51029,7 +51029,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51131,7 +51131,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51233,7 +51233,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51335,7 +51335,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51437,7 +51437,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51539,7 +51539,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51807,7 +51807,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -51909,7 +51909,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52011,7 +52011,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52113,7 +52113,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52215,7 +52215,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52317,7 +52317,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52419,7 +52419,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52521,7 +52521,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52623,7 +52623,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52725,7 +52725,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -52965,7 +52965,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53067,7 +53067,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53169,7 +53169,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53271,7 +53271,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53373,7 +53373,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53475,7 +53475,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",
@@ -53577,7 +53577,7 @@ export const routes: Record<OperationId, RouteSpec> = {
                     "properties": {
                       "path": {
                         "type": "string",
-                        "description": "Where the problem is, e.g. `/body/email` or `/query/limit`."
+                        "description": "Where the problem is, e.g. `body.email` or `query.limit`."
                       },
                       "message": {
                         "type": "string",

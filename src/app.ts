@@ -145,8 +145,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   await app.register(requestId)
-  await app.register(shutdown)
+  // Why this order: the shutdown 503 is sent from an onRequest hook, after the security headers'.
   await app.register(securityHeaders, { corsOrigins: config.corsOrigins })
+  await app.register(shutdown)
   await app.register(validation)
   await app.register(errors)
   await app.register(rateLimit, { redisUrl: config.redisUrl, namespace: options.rateLimitNamespace })

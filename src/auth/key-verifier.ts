@@ -71,9 +71,12 @@ export class KeyVerifier {
       throw new AppError('UNAUTHORIZED', 'Client key expired')
     if (rec.graceUntil !== null && rec.graceUntil <= now)
       throw new AppError('UNAUTHORIZED', 'Invalid client key')
-    if (rec.ipAllowed && !rec.ipAllowed(ip)) throw new AppError('IP_NOT_ALLOWED')
-    if (rec.origins && origin !== undefined && !rec.origins.has(origin))
-      throw new AppError('ORIGIN_NOT_ALLOWED')
+    // The key is known: its refusals carry it, so the key's usage log records the request.
+    const keyRef = { tenantId: rec.tenantId, keyId: rec.id }
+    if (rec.ipAllowed && !rec.ipAllowed(ip)) throw Object.assign(new AppError('IP_NOT_ALLOWED'), { keyRef })
+    if (rec.origins && origin !== undefined && !rec.origins.has(origin)) {
+      throw Object.assign(new AppError('ORIGIN_NOT_ALLOWED'), { keyRef })
+    }
     return {
       kind: 'client_key',
       keyId: rec.id,

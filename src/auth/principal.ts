@@ -51,5 +51,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the credential layer on every non-public route; absent on public ones. */
     principal?: Principal
+    /** A verified Client Key that its IP or origin allowlist refused (for its usage log). */
+    refusedKey?: { tenantId: string; keyId: string }
   }
 }

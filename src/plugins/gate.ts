@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
+import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
 import { verifyAccessToken } from '../auth/access-token.js'
 import { holds, type Principal } from '../auth/principal.js'
@@ -74,17 +75,24 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
         principal = await resolveCredential(app, req, spec)
       } catch (err) {
         authError = err
+        // A known key refused by its allowlists still made the request: its usage log records it.
+        const keyRef = (err as { keyRef?: { tenantId: string; keyId: string } }).keyRef
+        if (keyRef) req.refusedKey = keyRef
       }
     }
+    // Why this early: a request made with a valid key is logged against it even when refused below
+    // (429, 403); handlers never run for a refused request either way.
+    if (principal) req.principal = principal
     const bucket: Bucket = spec.rateLimit ? 'login' : 'global'
-    // Why: a failed tenant lookup must not hide the 429 or the credential error; the default applies.
-    const max = await budgetFor(app, req, bucket, principal).catch(() => DEFAULT_BUDGET[bucket])
+    // Why: a failed tenant lookup must not hide the 429 or the credential error, so the default budget
+    // applies; but a database that does not answer is a 503 now, not after a second wait in the handler.
+    const max = await budgetFor(app, req, bucket, principal).catch((err: unknown) => {
+      if (isDatabaseUnavailable(err)) throw err
+      return DEFAULT_BUDGET[bucket]
+    })
     await app.checkRateLimit(req, reply, bucket, max)
     if (authError) throw authError
     if (!principal) return
-    // Why before the permission check: a Client Key refused for a missing scope still made the request,
-    // and the key's usage log (onResponse) records it; handlers never run for it either way.
-    req.principal = principal
     if (spec.permission && !holds(principal.permissions, spec.permission)) {
       throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
     }

@@ -8,6 +8,10 @@ async function securityHeadersPlugin(
   app: FastifyInstance,
   opts: { corsOrigins: readonly string[] },
 ): Promise<void> {
+  // First, so even CORS preflights answered by @fastify/cors carry it.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.startsWith('/api/')) reply.header('cache-control', 'no-store')
+  })
   await app.register(helmet, { global: true })
   if (opts.corsOrigins.length > 0) {
     await app.register(cors, {
@@ -25,9 +29,6 @@ async function securityHeadersPlugin(
       maxAge: 600,
     })
   }
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.url.startsWith('/api/')) reply.header('cache-control', 'no-store')
-  })
 }
 
 export default fp(securityHeadersPlugin, { name: 'security-headers' })

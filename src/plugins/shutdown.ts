@@ -3,18 +3,28 @@ import fp from 'fastify-plugin'
 import { errorBody } from './errors.js'
 
 /**
- * While the app closes, requests that arrive on kept-alive connections get the 503 envelope with
- * `Connection: close`; requests already received finish normally (Fastify waits for them).
+ * While the app closes: requests already received finish normally but their responses carry
+ * `Connection: close`; requests arriving on kept-alive connections get the 503 envelope, also with
+ * `Connection: close`; idle kept-alive sockets are closed at once. So the listener's close never waits
+ * on a client's keep-alive and the process exits well within SHUTDOWN_TIMEOUT_MS.
  */
 async function shutdownPlugin(app: FastifyInstance): Promise<void> {
   let closing = false
   app.addHook('preClose', async () => {
     closing = true
+    app.server.closeIdleConnections?.()
   })
   app.addHook('onRequest', async (_req, reply) => {
     if (!closing) return
     reply.header('connection', 'close')
     return reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', 'Service is shutting down'))
+  })
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (closing) reply.header('connection', 'close')
+    return payload
+  })
+  app.addHook('onResponse', async () => {
+    if (closing) app.server.closeIdleConnections?.()
   })
 }
 

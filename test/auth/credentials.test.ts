@@ -199,6 +199,7 @@ t.test('GET /auth-logs', async (t) => {
   t.test('400 for a limit over 500 and a bad since', async (t) => {
     t.equal((await list('?limit=501')).statusCode, 400)
     t.equal((await list('?since=yesterday')).statusCode, 400)
+    t.equal((await list('?since=0h')).statusCode, 400, 'an empty window is not silently ignored')
   })
 
   t.test('403 without auth:logs', async (t) => {

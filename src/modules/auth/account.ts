@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js'
 import { AppError, fail } from '../../errors.js'
 import { holds, type Principal, type UserPrincipal } from '../../auth/principal.js'
-import { normalizeCpfCnpj, normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
+import { newUserIdentifiers } from '../users/new-identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
@@ -77,29 +77,7 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
   if (input.tenantCode !== undefined && input.tenantCode.toLowerCase() !== tenant.code) {
     fail('FORBIDDEN', 'tenantCode does not match the credential’s tenant')
   }
-  const issues: { path: string; message: string }[] = []
-  const email = input.email === undefined ? null : normalizeEmail(input.email)
-  const username =
-    input.username === undefined ? null : normalizeUsername(input.username) && input.username.trim()
-  const cpf = input.cpf_cnpj === undefined ? null : normalizeCpfCnpj(input.cpf_cnpj)
-  if (input.email !== undefined && !email)
-    issues.push({ path: 'body.email', message: 'is not a valid email' })
-  if (input.username !== undefined && !username)
-    issues.push({ path: 'body.username', message: 'is not a valid username' })
-  if (input.cpf_cnpj !== undefined && !cpf)
-    issues.push({ path: 'body.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
-  const enabled = tenant.authConfig.loginIdentifiers
-  const usable =
-    (email && enabled.includes('email')) ||
-    (username && enabled.includes('username')) ||
-    (cpf && enabled.includes('cpf_cnpj'))
-  if (issues.length === 0 && !usable) {
-    issues.push({
-      path: 'body',
-      message: `must include an identifier of an enabled kind: ${enabled.join(', ')}`,
-    })
-  }
-  if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
+  const { email, username, cpf_cnpj: cpf } = newUserIdentifiers(input, tenant.authConfig.loginIdentifiers, 'body')
   const failedRules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
   if (failedRules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, failedRules)
 
@@ -120,7 +98,7 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
           .values({
             tenant_id: tenant.id,
             email,
-            username: username || null,
+            username,
             cpf_cnpj: cpf,
             password_hash: passwordHash,
             email_verified: input.emailVerified ?? false,

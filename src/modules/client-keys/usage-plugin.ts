@@ -30,10 +30,11 @@ async function keyUsagePlugin(app: FastifyInstance, opts: UsageLogOptions): Prom
   usage.start()
   app.addHook('onResponse', (req, reply, done) => {
     const p = req.principal
-    if (p?.kind === 'client_key') {
+    const key = p?.kind === 'client_key' ? p : req.refusedKey
+    if (key) {
       usage.record({
-        tenantId: p.tenantId,
-        keyId: p.keyId,
+        tenantId: key.tenantId,
+        keyId: key.keyId,
         method: req.method,
         route: req.routeOptions.url ?? req.url.split('?')[0],
         statusCode: reply.statusCode,

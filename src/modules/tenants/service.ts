@@ -1,8 +1,8 @@
+import { newUserIdentifiers } from '../users/new-identifiers.js'
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import { isSuperAdmin, type Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
-import { normalizeCpfCnpj, normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
 import { toTenantDto, type TenantDto } from './dto.js'
@@ -62,32 +62,7 @@ export interface CreateTenantInput {
 
 /** Normalizes the first admin's identifiers against the new tenant's config; VALIDATION_ERROR otherwise. */
 function adminIdentifiers(admin: NonNullable<CreateTenantInput['admin']>, config: AuthConfig) {
-  const issues: { path: string; message: string }[] = []
-  const email = admin.email === undefined ? null : normalizeEmail(admin.email)
-  const username =
-    admin.username === undefined || normalizeUsername(admin.username) === null ? null : admin.username.trim()
-  const cpf = admin.cpf_cnpj === undefined ? null : normalizeCpfCnpj(admin.cpf_cnpj)
-  if (admin.email !== undefined && !email)
-    issues.push({ path: 'body.admin.email', message: 'is not a valid email' })
-  if (admin.username !== undefined && !username) {
-    issues.push({ path: 'body.admin.username', message: 'is not a valid username' })
-  }
-  if (admin.cpf_cnpj !== undefined && !cpf) {
-    issues.push({ path: 'body.admin.cpf_cnpj', message: 'is not a valid CPF or CNPJ' })
-  }
-  const enabled = config.loginIdentifiers
-  const usable =
-    (email && enabled.includes('email')) ||
-    (username && enabled.includes('username')) ||
-    (cpf && enabled.includes('cpf_cnpj'))
-  if (issues.length === 0 && !usable) {
-    issues.push({
-      path: 'body.admin',
-      message: `must include an identifier of an enabled kind: ${enabled.join(', ')}`,
-    })
-  }
-  if (issues.length > 0) fail('VALIDATION_ERROR', 'Request validation failed', issues)
-  return { email, username, cpf_cnpj: cpf }
+  return newUserIdentifiers(admin, config.loginIdentifiers, 'body.admin')
 }
 
 /** POST /tenants: the tenant, its built-in roles and optionally its first admin, in one transaction. */
