@@ -28,7 +28,7 @@ t.test(
 
     const first = await slow
     t.equal(first.statusCode, 200, 'the request received before close completes normally')
-  t.equal(first.headers.connection, 'close', 'and tells the client not to reuse the connection')
+    t.equal(first.headers.connection, 'close', 'and tells the client not to reuse the connection')
     t.equal(((await first.body.json()) as { success: boolean }).success, true)
     const second = await late.catch((err: Error) => err)
     if (second instanceof Error) {

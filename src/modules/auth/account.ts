@@ -77,7 +77,11 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
   if (input.tenantCode !== undefined && input.tenantCode.toLowerCase() !== tenant.code) {
     fail('FORBIDDEN', 'tenantCode does not match the credential’s tenant')
   }
-  const { email, username, cpf_cnpj: cpf } = newUserIdentifiers(input, tenant.authConfig.loginIdentifiers, 'body')
+  const {
+    email,
+    username,
+    cpf_cnpj: cpf,
+  } = newUserIdentifiers(input, tenant.authConfig.loginIdentifiers, 'body')
   const failedRules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
   if (failedRules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, failedRules)
 

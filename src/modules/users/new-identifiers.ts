@@ -1,5 +1,10 @@
 import { fail } from '../../errors.js'
-import { normalizeCpfCnpj, normalizeEmail, normalizeUsername, type IdentifierKind } from '../../lib/identifiers.js'
+import {
+  normalizeCpfCnpj,
+  normalizeEmail,
+  normalizeUsername,
+  type IdentifierKind,
+} from '../../lib/identifiers.js'
 
 /**
  * Validates and normalises the identifiers of a user being created (register, a tenant's first admin):
@@ -17,7 +22,8 @@ export function newUserIdentifiers(
   const username =
     input.username === undefined || normalizeUsername(input.username) === null ? null : input.username.trim()
   const cpf = input.cpf_cnpj === undefined ? null : normalizeCpfCnpj(input.cpf_cnpj)
-  if (input.email !== undefined && !email) issues.push({ path: `${path}.email`, message: 'is not a valid email' })
+  if (input.email !== undefined && !email)
+    issues.push({ path: `${path}.email`, message: 'is not a valid email' })
   if (input.username !== undefined && !username) {
     issues.push({ path: `${path}.username`, message: 'is not a valid username' })
   }
