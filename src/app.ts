@@ -97,7 +97,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
     logger: app.log,
+    // Why these bounds: a database that stops answering must become a 503 within 5 s (contract 11).
     connectionTimeoutMillis: 4000,
+    queryTimeoutMillis: 4500,
     ...(options.pgliteDataDir ? { loadDataDir: options.pgliteDataDir } : {}),
   })
   try {
