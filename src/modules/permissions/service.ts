@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
@@ -172,6 +172,21 @@ export interface GrantInput {
 }
 
 /**
+ * The common start of grant and revoke: locks the target user (USER_NOT_FOUND, named in the audit note
+ * once known) and checks the permission exists in the tenant (PERMISSION_NOT_FOUND).
+ */
+async function lockTargetAndPermission(
+  trx: Transaction<Database>,
+  tenantId: string,
+  input: GrantInput,
+  n: { userId: string | null },
+): Promise<void> {
+  if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
+  n.userId = input.userId
+  await assertExists(trx, tenantId, [input.permission])
+}
+
+/**
  * POST /permissions/grant: a direct grant. `admin:*` outside the platform tenant is FORBIDDEN; the
  * hierarchy rule applies (containment, then the target). One PERMISSION_GRANT row, failures included.
  */
@@ -187,9 +202,7 @@ export async function grantPermission(
     tdb(ctx, actor),
     { tenantId, action: 'PERMISSION_GRANT', actor, meta, note },
     async (trx, n) => {
-      if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-      n.userId = input.userId
-      await assertExists(trx, tenantId, [input.permission])
+      await lockTargetAndPermission(trx, tenantId, input, n)
       assertGivable(actor, [input.permission])
       assertContains(actor, [input.permission])
       await assertMayActOnUser(trx, actor, { tenantId, userId: input.userId, isPlatform: actor.isPlatform })
@@ -217,9 +230,7 @@ export async function revokePermission(
     tdb(ctx, actor),
     { tenantId, action: 'PERMISSION_REVOKE', actor, meta, note },
     async (trx, n) => {
-      if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-      n.userId = input.userId
-      await assertExists(trx, tenantId, [input.permission])
+      await lockTargetAndPermission(trx, tenantId, input, n)
       await assertMayActOnUser(trx, actor, { tenantId, userId: input.userId, isPlatform: actor.isPlatform })
       const row = (await permissionRows(trx, tenantId, [input.permission], false)).get(input.permission)
       if (row) await deleteDirectGrant(trx, tenantId, input.userId, row.id)

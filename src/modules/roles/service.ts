@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
@@ -239,6 +239,23 @@ function findAssignedRole(db: Kysely<Database>, tenantId: string, input: RoleAss
 }
 
 /**
+ * The common start of assign and remove: locks the target user (USER_NOT_FOUND) and finds the role by id
+ * or name (ROLE_NOT_FOUND), naming both in the audit note as soon as they are known.
+ */
+async function lockTargetAndRole(
+  trx: Transaction<Database>,
+  tenantId: string,
+  input: RoleAssignmentInput,
+  n: { userId: string | null; metadata: { role?: string } },
+) {
+  if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
+  n.userId = input.userId
+  const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
+  n.metadata.role = role.name
+  return role
+}
+
+/**
  * POST /roles/assign: gives a user a role (by id or name). Assigning a held role is a no-op 200.
  * Hierarchy: the role's level at most the caller's rank and its permissions within the caller's set; a
  * Client Key may also act only on a user whose permissions lie within its scopes. One ROLE_ASSIGN row.
@@ -252,10 +269,7 @@ export async function assignRole(
   const tenantId = actor.tenantId
   const note = { userId: null, metadata: { role: input.roleName ?? input.roleId } }
   return audited(tdb(ctx, actor), { tenantId, action: 'ROLE_ASSIGN', actor, meta, note }, async (trx, n) => {
-    if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-    n.userId = input.userId
-    const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
-    n.metadata.role = role.name
+    const role = await lockTargetAndRole(trx, tenantId, input, n)
     const permissions = await permissionsOf(trx, actor, role)
     assertGivable(actor, permissions)
     await assertMayGiveRole(trx, actor, { level: Number(role.level), permissions })
@@ -281,10 +295,7 @@ export async function removeRole(
   const tenantId = actor.tenantId
   const note = { userId: null, metadata: { role: input.roleName ?? input.roleId } }
   return audited(tdb(ctx, actor), { tenantId, action: 'ROLE_REMOVE', actor, meta, note }, async (trx, n) => {
-    if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-    n.userId = input.userId
-    const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
-    n.metadata.role = role.name
+    const role = await lockTargetAndRole(trx, tenantId, input, n)
     await assertMayActOnUser(trx, actor, { tenantId, userId: input.userId, isPlatform: actor.isPlatform })
     await deleteUserRole(trx, tenantId, input.userId, role.id)
     return userRoles(trx, tenantId, input.userId)
