@@ -7,7 +7,7 @@
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
@@ -18,6 +18,9 @@ import { provisionTenant } from '../src/modules/tenants/provision.js'
 import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/hashing.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+// BENCH_ONLY=refresh,me runs just those service workloads (and no machine limits): for iterating.
+const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean)
+const wanted = (name: string) => !ONLY || ONLY.includes(name)
 const CONNECTIONS = 10
 const PORT = 3917
 const BASE = `http://127.0.0.1:${PORT}`
@@ -33,6 +36,38 @@ interface Row {
   p50: number
   p99: number
   errors: number
+  /** CPU the server process used during the run, in % of one core. */
+  serverCpu: number
+  /** CPU of every PostgreSQL process during the run, in % of one core. */
+  pgCpu: number
+}
+
+/** The server process under test, once spawned (its CPU is reported per run). */
+let serverPid: number | undefined
+const TICK_MS = 10 // USER_HZ is 100 on Linux
+
+/** CPU ticks used so far by one process, from /proc (0 when it is gone). */
+function ticksOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+/** CPU ticks of the server and of all postgres processes. */
+function cpuTicks(): { server: number; pg: number } {
+  let pg = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) pg += ticksOf(Number(entry))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return { server: serverPid ? ticksOf(serverPid) : 0, pg }
 }
 
 async function admin(sql: string): Promise<void> {
@@ -52,9 +87,20 @@ function rssMb(child: ChildProcess): number {
 }
 
 async function run(name: string, opts: autocannon.Options): Promise<Row> {
+  const before = cpuTicks()
+  const started = performance.now()
   const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })
-  const errors = result.non2xx + result.errors + result.timeouts
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors }
+  const after = cpuTicks()
+  const pct = (ticks: number) => ((ticks * TICK_MS) / (performance.now() - started)) * 100
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+    serverCpu: pct(after.server - before.server),
+    pgCpu: pct(after.pg - before.pg),
+  }
 }
 
 async function waitForHealth(): Promise<void> {
@@ -68,6 +114,77 @@ async function waitForHealth(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200))
   }
   throw new Error('server did not start')
+}
+
+/** The node flags of `npm start` (heap sizing), so the bench runs the server exactly as it is started. */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
+  if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
+  return m[1].split(' ').filter(Boolean)
+}
+
+/** The reference point: a bare Fastify route doing one primary-key lookup with pg. */
+async function bareRoute(userId: string): Promise<Row> {
+  const bare = Fastify()
+  const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 10 })
+  bare.get('/bare/:id', async (req) => {
+    const { rows } = await pool.query('select id, email from users where id = $1', [
+      (req.params as { id: string }).id,
+    ])
+    return rows[0]
+  })
+  await bare.listen({ port: PORT + 1, host: '127.0.0.1' })
+  try {
+    return await run('bare Fastify + pg PK lookup', { url: `http://127.0.0.1:${PORT + 1}/bare/${userId}` })
+  } finally {
+    await bare.close()
+    await pool.end()
+  }
+}
+
+async function login(i: number): Promise<{ accessToken: string; refreshToken: string }> {
+  const res = await fetch(`${BASE}/api/v1/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tenantCode: 'bench', identifier: `bench${i}@example.test`, password: PASSWORD }),
+  })
+  return ((await res.json()) as { data: { accessToken: string; refreshToken: string } }).data
+}
+
+const fmt = (r: Row) =>
+  `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(8)}/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  errors ${r.errors}  cpu: server ${r.serverCpu.toFixed(0)}% pg ${r.pgCpu.toFixed(0)}%`
+
+/** Prints the figures, the machine's limits and each ratio against its target. */
+function report(
+  bcryptRate: number,
+  bare: Row | undefined,
+  rows: Partial<Record<'login' | 'refresh' | 'me' | 'validate' | 'meUnderLogin', Row>>,
+  peakRss: number,
+): void {
+  const pct = (a: number, b: number | undefined) => (b ? `${((a / b) * 100).toFixed(0)}%` : 'n/a')
+  console.log(`\nTessera auth benchmark: ${CONNECTIONS} connections, ${SECONDS} s per run, real PostgreSQL\n`)
+  if (bare) {
+    console.log('Machine limits (same run):')
+    console.log(`  raw bcrypt cost-12 compares, all cores   ${bcryptRate.toFixed(2)}/s`)
+    console.log(`  ${fmt(bare)}`)
+  }
+  console.log('\nService:')
+  for (const r of Object.values(rows)) console.log(`  ${fmt(r)}`)
+  console.log(`  server peak RSS under load: ${peakRss.toFixed(0)} MB (target <= 150)`)
+  console.log('\nRatios and targets:')
+  const { login: l, refresh: r, me, validate: v, meUnderLogin: mu } = rows
+  if (l) console.log(`  logins / raw bcrypt            ${pct(l.rps, bcryptRate)}  (target >= 85%)`)
+  if (r) console.log(`  refreshes                      ${r.rps.toFixed(0)}/s (target >= 1500/s)`)
+  if (me)
+    console.log(
+      `  GET /me / bare PK route        ${pct(me.rps, bare?.rps)}  (${me.rps.toFixed(0)}/s, target >= 4000/s)`,
+    )
+  if (v)
+    console.log(
+      `  POST /validate / bare PK route ${pct(v.rps, bare?.rps)}  (${v.rps.toFixed(0)}/s, target >= 12000/s)`,
+    )
+  if (mu) console.log(`  GET /me p99 while logins saturate bcrypt: ${mu.p99} ms (target < 50 ms)`)
 }
 
 async function main(): Promise<void> {
@@ -100,27 +217,14 @@ async function main(): Promise<void> {
     }
 
     // The machine's limits first, with the server not yet running.
-    const bcryptRate = await rawBcryptComparesPerSecond(SECONDS * 1000)
-    const bare = Fastify()
-    const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 10 })
-    bare.get('/bare/:id', async (req) => {
-      const { rows } = await pool.query('select id, email from users where id = $1', [
-        (req.params as { id: string }).id,
-      ])
-      return rows[0]
-    })
-    await bare.listen({ port: PORT + 1, host: '127.0.0.1' })
-    const bareRow = await run('bare Fastify + pg PK lookup', {
-      url: `http://127.0.0.1:${PORT + 1}/bare/${users[0].id}`,
-    })
-    await bare.close()
-    await pool.end()
+    const bcryptRate = wanted('limits') ? await rawBcryptComparesPerSecond(SECONDS * 1000) : NaN
+    const bareRow = wanted('limits') ? await bareRoute(users[0].id) : undefined
 
     // The service as `npm start` runs it: the bundled build on plain Node.
     execSync('npm run build --silent', { stdio: 'inherit' })
     child = spawn(
       process.execPath,
-      [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'dist/server.js'],
+      [...startFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), 'dist/server.js'],
       {
         env: {
           ...process.env,
@@ -132,29 +236,18 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'inherit', 'inherit'],
       },
     )
+    serverPid = child.pid
     await waitForHealth()
     let peakRss = 0
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(child as ChildProcess))), 200)
 
-    const login = async (i: number) => {
-      const res = await fetch(`${BASE}/api/v1/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          tenantCode: 'bench',
-          identifier: `bench${i}@example.test`,
-          password: PASSWORD,
-        }),
-      })
-      return ((await res.json()) as { data: { accessToken: string; refreshToken: string } }).data
-    }
     const sessions = await Promise.all(users.map((_, i) => login(i)))
     const token = sessions[0].accessToken
-    const rows: Row[] = []
+    const rows: Partial<Record<'login' | 'refresh' | 'me' | 'validate' | 'meUnderLogin', Row>> = {}
 
     let n = 0
-    rows.push(
-      await run('POST /login', {
+    if (wanted('login'))
+      rows.login = await run('POST /login', {
         url: `${BASE}/api/v1/login`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -170,13 +263,12 @@ async function main(): Promise<void> {
             }),
           },
         ],
-      }),
-    )
+      })
     // A pool of live refresh tokens: each request takes one, its response puts the successor back.
     // (autocannon resets per-connection context between request sequences, so no per-connection chain.)
     const live = sessions.map((s) => s.refreshToken)
-    rows.push(
-      await run('POST /refresh', {
+    if (wanted('refresh'))
+      rows.refresh = await run('POST /refresh', {
         url: `${BASE}/api/v1/refresh`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -188,60 +280,40 @@ async function main(): Promise<void> {
             },
           },
         ],
-      }),
-    )
-    rows.push(
-      await run('GET /me', { url: `${BASE}/api/v1/me`, headers: { authorization: `Bearer ${token}` } }),
-    )
-    rows.push(
-      await run('POST /validate', {
+      })
+    if (wanted('me'))
+      rows.me = await run('GET /me', {
+        url: `${BASE}/api/v1/me`,
+        headers: { authorization: `Bearer ${token}` },
+      })
+    if (wanted('validate'))
+      rows.validate = await run('POST /validate', {
         url: `${BASE}/api/v1/validate`,
         method: 'POST',
         headers: { authorization: `Bearer ${token}` },
-      }),
-    )
+      })
 
     // GET /me while logins saturate the hash pool: reads must not queue behind bcrypt.
-    const [, meUnderLogin] = await Promise.all([
-      run('logins (background)', {
-        url: `${BASE}/api/v1/login`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tenantCode: 'bench', identifier: 'bench1@example.test', password: PASSWORD }),
-      }),
-      run('GET /me during logins', {
-        url: `${BASE}/api/v1/me`,
-        headers: { authorization: `Bearer ${token}` },
-        connections: 2,
-      }),
-    ])
-    rows.push(meUnderLogin)
+    if (wanted('meUnderLogin'))
+      [, rows.meUnderLogin] = await Promise.all([
+        run('logins (background)', {
+          url: `${BASE}/api/v1/login`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            tenantCode: 'bench',
+            identifier: 'bench1@example.test',
+            password: PASSWORD,
+          }),
+        }),
+        run('GET /me during logins', {
+          url: `${BASE}/api/v1/me`,
+          headers: { authorization: `Bearer ${token}` },
+          connections: 2,
+        }),
+      ])
     clearInterval(sampler)
-
-    const fmt = (r: Row) =>
-      `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(8)}/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  errors ${r.errors}`
-    console.log(
-      `\nTessera auth benchmark: ${CONNECTIONS} connections, ${SECONDS} s per run, real PostgreSQL\n`,
-    )
-    console.log('Machine limits (same run):')
-    console.log(`  raw bcrypt cost-12 compares, all cores   ${bcryptRate.toFixed(2)}/s`)
-    console.log(`  ${fmt(bareRow)}`)
-    console.log('\nService:')
-    for (const r of rows) console.log(`  ${fmt(r)}`)
-    console.log(`  server peak RSS under load: ${peakRss.toFixed(0)} MB (target <= 150)`)
-    const [loginRow, refreshRow, meRow, validateRow] = rows
-    console.log('\nRatios and targets:')
-    console.log(
-      `  logins / raw bcrypt            ${((loginRow.rps / bcryptRate) * 100).toFixed(0)}%  (target >= 85%)`,
-    )
-    console.log(`  refreshes                      ${refreshRow.rps.toFixed(0)}/s (target >= 1500/s)`)
-    console.log(
-      `  GET /me / bare PK route        ${((meRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${meRow.rps.toFixed(0)}/s, target >= 4000/s)`,
-    )
-    console.log(
-      `  POST /validate / bare PK route ${((validateRow.rps / bareRow.rps) * 100).toFixed(0)}%  (${validateRow.rps.toFixed(0)}/s, target >= 12000/s)`,
-    )
-    console.log(`  GET /me p99 while logins saturate bcrypt: ${meUnderLogin.p99} ms (target < 50 ms)`)
+    report(bcryptRate, bareRow, rows, peakRss)
   } finally {
     if (child) {
       child.kill('SIGTERM')
