@@ -21,6 +21,7 @@ import { ensureSetting } from './modules/system/settings.js'
 import { TenantCache } from './modules/tenants/cache.js'
 import { Keystore } from './auth/keystore.js'
 import { KeyVerifier } from './auth/key-verifier.js'
+import { AccessTokenVerifier } from './auth/access-token.js'
 import { createPasswordHasher } from './lib/hashing.js'
 import { deriveKey } from './lib/crypto-box.js'
 import { randomToken } from './lib/tokens.js'
@@ -117,6 +118,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))),
   )
   const hasher = createPasswordHasher({ cost: 12 })
+  const tenants = new TenantCache(opened.db, config.platformTenantCode)
+  const keystore = new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock)
   const ctx: AppContext = {
     config,
     dbs,
@@ -124,8 +127,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     clock,
     startedAt: Date.now(),
     version: pkg.version,
-    tenants: new TenantCache(opened.db, config.platformTenantCode),
-    keystore: new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock),
+    tenants,
+    keystore,
+    tokens: new AccessTokenVerifier(keystore, tenants),
     keys: new KeyVerifier(opened.db, config.platformTenantCode, clock),
     hasher,
     secretsKey,

@@ -4,6 +4,7 @@ import type { Clock } from './lib/clock.js'
 import type { RouteSpec } from './lib/route-spec.js'
 import type { PasswordHasher } from './lib/hashing.js'
 import type { Keystore } from './auth/keystore.js'
+import type { AccessTokenVerifier } from './auth/access-token.js'
 import type { KeyVerifier } from './auth/key-verifier.js'
 import type { TenantCache } from './modules/tenants/cache.js'
 
@@ -18,6 +19,8 @@ export interface AppContext {
   readonly version: string
   readonly tenants: TenantCache
   readonly keystore: Keystore
+  /** Verifies access tokens (remembers verified ones; see the class). */
+  readonly tokens: AccessTokenVerifier
   readonly keys: KeyVerifier
   readonly hasher: PasswordHasher
   /** AES key for tenant secrets and routed-database credentials at rest (from SECRETS_KEY). */

@@ -65,8 +65,9 @@ export function defineRoute<K extends OperationId>(
     // Why: an optional body may be omitted entirely; validate it as the empty object it stands for.
     ...(spec.schema.body && !spec.bodyRequired
       ? {
-          preValidation: async (req: FastifyRequest) => {
+          preValidation: (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
             if (req.body === undefined || req.body === null) req.body = {} as never
+            done()
           },
         }
       : {}),

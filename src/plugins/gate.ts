@@ -3,7 +3,6 @@ import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
-import { verifyAccessToken } from '../auth/access-token.js'
 import { holds, type Principal } from '../auth/principal.js'
 import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 import { refreshTokenTenant } from '../modules/auth/sessions.js'
@@ -36,7 +35,7 @@ async function resolveCredential(
     return ctx.keys.verify(keyValue, req.ip, typeof origin === 'string' ? origin : undefined)
   }
   if (bearer === undefined) throw new AppError('UNAUTHORIZED', 'Missing credential')
-  return verifyAccessToken(ctx.keystore, ctx.tenants, bearer, ctx.clock.now())
+  return ctx.tokens.verify(bearer, ctx.clock.now())
 }
 
 /** The per-IP budget for this request: the default, or the tenant's raised one (auth_config.rateLimits). */

@@ -27,7 +27,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const series = new Map<string, Series>()
   const logins = new Map<string, number>()
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched'
     const key = `${req.method}\u0000${route}\u0000${reply.statusCode}`
     let s = series.get(key)
@@ -44,6 +44,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
         reply.statusCode === 200 ? 'success' : reply.statusCode === 429 ? 'rate_limited' : 'failure'
       logins.set(outcome, (logins.get(outcome) ?? 0) + 1)
     }
+    done()
   })
 
   app.decorate('renderMetrics', () => {

@@ -14,17 +14,19 @@ async function shutdownPlugin(app: FastifyInstance): Promise<void> {
     closing = true
     app.server.closeIdleConnections?.()
   })
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!closing) return
+  // Callback hooks: these run on every request and almost never have anything to do.
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!closing) return done()
     reply.header('connection', 'close')
-    return reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', 'Service is shutting down'))
+    reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', 'Service is shutting down'))
   })
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
-  app.addHook('onResponse', async () => {
+  app.addHook('onResponse', (_req, _reply, done) => {
     if (closing) app.server.closeIdleConnections?.()
+    done()
   })
 }
 

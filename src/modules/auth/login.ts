@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
-import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { issueAccessToken } from '../../auth/access-token.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadGrants } from '../permissions/effective.js'
+import { loadGrants, type Grants } from '../permissions/effective.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserForLogin } from '../users/queries.js'
 import {
@@ -25,15 +23,15 @@ export interface LoginInput {
   password: string
 }
 
+/** The login response: a new access token carrying `grants`, beside the given refresh token. */
 async function tokensFor(
   ctx: AppContext,
-  db: Kysely<Database>,
   tenant: TenantInfo,
   user: { id: string; email: string | null; username: string | null },
+  grants: Grants,
   sessionId: string,
   refreshToken: string,
 ) {
-  const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
   const { accessToken, expiresIn } = await issueAccessToken(
     ctx.keystore,
     {
@@ -125,7 +123,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
     await writeAudit(trx, { tenantId: tenant.id, action: 'LOGIN', success: true, userId: user.id, meta })
     return opened
   })
-  return tokensFor(ctx, db, tenant, user, sessionId, refreshToken)
+  const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
+  return tokensFor(ctx, tenant, user, grants, sessionId, refreshToken)
 }
 
 /**
@@ -159,6 +158,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
     const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
     const rotated = await rotateRefreshToken(db, {
       tenantId: tenant.id,
+      isPlatform: tenant.isPlatform,
       hash,
       nextId: randomUUID(),
       nextHash: sha256Hex(next),
@@ -166,7 +166,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
       expiresAt,
       meta,
     })
-    if (rotated) return tokensFor(ctx, db, tenant, rotated, rotated.session_id, next)
+    if (rotated) return tokensFor(ctx, tenant, rotated.user, rotated.grants, rotated.user.session_id, next)
   }
 
   const seen = await findRefreshToken(db, tenant.id, hash)

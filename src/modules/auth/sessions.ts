@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { sha256Hex } from '../../lib/tokens.js'
+import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../permissions/effective.js'
 
 const UUID_HEX = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/
 
@@ -150,14 +151,16 @@ export async function revokeUserSessions(
 
 /**
  * Rotates a refresh token in ONE statement (the hot path of POST /refresh): consumes the token if it,
- * its session and its user are active, extends the session, stores the successor and writes the
- * success audit row. The conditional UPDATE re-checks `revoked_at` under the row lock, so of concurrent
- * callers exactly one gets a row back; the others get undefined and nothing changes.
+ * its session and its user are active, extends the session, stores the successor, writes the success
+ * audit row and reads the user's current grants for the new access token. The conditional UPDATE
+ * re-checks `revoked_at` under the row lock, so of concurrent callers exactly one gets rows back; the
+ * others get undefined and nothing changes.
  */
 export async function rotateRefreshToken(
   db: Kysely<Database>,
   r: {
     tenantId: string
+    isPlatform: boolean
     hash: string
     nextId: string
     nextHash: string
@@ -165,13 +168,9 @@ export async function rotateRefreshToken(
     expiresAt: Date
     meta: { ip: string | null; userAgent: string | null }
   },
-): Promise<{ session_id: string; id: string; email: string | null; username: string | null } | undefined> {
-  const { rows } = await sql<{
-    session_id: string
-    id: string
-    email: string | null
-    username: string | null
-  }>`
+): Promise<{ user: RotatedUser; grants: Grants } | undefined> {
+  const { cte, selects } = grantQueryParts(r.tenantId, sql`(select user_id from ok)`)
+  const { rows } = await sql<GrantRow>`
     with target as (
       select t.id, t.session_id from refresh_tokens t
         join sessions s on s.id = t.session_id
@@ -194,12 +193,27 @@ export async function rotateRefreshToken(
       insert into audit_log (tenant_id, user_id, action, success, ip_address, user_agent, metadata)
       select ${r.tenantId}, sess.user_id, 'REFRESH_TOKEN', true, ${r.meta.ip}, ${r.meta.userAgent}, '{}'::jsonb from sess
       returning id
-    )
-    select sess.id as session_id, u.id, u.email, u.username
-    from sess join users u on u.id = sess.user_id
-    where exists (select 1 from successor) and exists (select 1 from audit)
+    ), ok as (
+      select sess.id as session_id, sess.user_id from sess
+      where exists (select 1 from successor) and exists (select 1 from audit)
+    ), ${cte}
+    select 'user' as kind, null as role, json_build_object(
+        'session_id', ok.session_id, 'id', u.id, 'email', u.email, 'username', u.username)::text as name,
+      0 as level
+    from ok join users u on u.id = ok.user_id
+    union all
+    ${selects}
   `.execute(db)
-  return rows[0]
+  const { user, grants } = userAndGrants<RotatedUser>(rows, r.isPlatform)
+  return user ? { user, grants } : undefined
+}
+
+/** The user of a rotated refresh token, and the session it belongs to. */
+export interface RotatedUser {
+  session_id: string
+  id: string
+  email: string | null
+  username: string | null
 }
 
 /** A refresh token row by hash, whatever its state (for reuse detection). */

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../../db/database.js'
 
 /** A user's roles and effective permissions, as stored now. */
@@ -30,7 +30,8 @@ export function adminPermissions(existing: readonly string[], isPlatform: boolea
   return [...out].sort()
 }
 
-type GrantRow = {
+/** One row of grantQueryParts (or the caller's `user` row). */
+export type GrantRow = {
   kind: 'user' | 'role' | 'rp' | 'direct' | 'all'
   role: string | null
   name: string
@@ -38,9 +39,36 @@ type GrantRow = {
 }
 
 /**
- * One round trip for roles, rank and effective permissions (role grants, direct grants, and for the
- * built-in admin role every permission that exists in the tenant), plus, when asked, the user row
- * itself as JSON (GET /me needs both and is on the hot path).
+ * The grant rows of one user as parts of a statement: the `ur` CTE and the union of selects after it.
+ * `user` is SQL for the user's id: a parameter, or a subquery of a larger statement (a refresh reads
+ * the grants in the same statement that rotates the token). Rows: the user's roles with their levels,
+ * role grants, direct grants, and for the built-in admin role every permission of the tenant.
+ */
+export function grantQueryParts(tenantId: string, user: RawBuilder<unknown>) {
+  return {
+    cte: sql`ur as (
+      select r.id, r.name, r.level, r.is_system
+      from user_roles x join roles r on r.id = x.role_id
+      where x.user_id = ${user} and x.tenant_id = ${tenantId}
+    )`,
+    selects: sql`
+    select 'role' as kind, ur.name as role, ur.name as name, ur.level as level from ur
+    union all
+    select 'rp', ur.name, p.name, 0 from ur
+      join role_permissions rp on rp.role_id = ur.id join permissions p on p.id = rp.permission_id
+    union all
+    select 'direct', null, p.name, 0 from user_permissions up join permissions p on p.id = up.permission_id
+      where up.user_id = ${user} and up.tenant_id = ${tenantId}
+    union all
+    select 'all', null, p.name, 0 from permissions p
+      where exists (select 1 from ur where ur.is_system and ur.name = 'admin')
+        and (p.tenant_id is null or p.tenant_id = ${tenantId})`,
+  }
+}
+
+/**
+ * One round trip for roles, rank and effective permissions, plus, when asked, the user row itself as
+ * JSON (GET /me needs both and is on the hot path).
  */
 function grantRows(db: Kysely<Database>, tenantId: string, userId: string, withUser: boolean) {
   const userRow = withUser
@@ -50,25 +78,8 @@ function grantRows(db: Kysely<Database>, tenantId: string, userId: string, withU
         from users where tenant_id = ${tenantId} and id = ${userId}) u
       union all`
     : sql``
-  return sql<GrantRow>`
-    with ur as (
-      select r.id, r.name, r.level, r.is_system
-      from user_roles x join roles r on r.id = x.role_id
-      where x.user_id = ${userId} and x.tenant_id = ${tenantId}
-    )
-    ${userRow}
-    select 'role' as kind, ur.name as role, ur.name as name, ur.level as level from ur
-    union all
-    select 'rp', ur.name, p.name, 0 from ur
-      join role_permissions rp on rp.role_id = ur.id join permissions p on p.id = rp.permission_id
-    union all
-    select 'direct', null, p.name, 0 from user_permissions up join permissions p on p.id = up.permission_id
-      where up.user_id = ${userId} and up.tenant_id = ${tenantId}
-    union all
-    select 'all', null, p.name, 0 from permissions p
-      where exists (select 1 from ur where ur.is_system and ur.name = 'admin')
-        and (p.tenant_id is null or p.tenant_id = ${tenantId})
-  `.execute(db)
+  const { cte, selects } = grantQueryParts(tenantId, sql`${userId}`)
+  return sql<GrantRow>`with ${cte} ${userRow} ${selects}`.execute(db)
 }
 
 /** Computes roles, rank and effective permissions of one user in one round trip. */
@@ -88,12 +99,13 @@ export async function loadUserWithGrants(
   userId: string,
   isPlatform: boolean,
 ): Promise<{ user: UserJson | null; grants: Grants }> {
-  const { rows } = await grantRows(db, tenantId, userId, true)
+  return userAndGrants<UserJson>((await grantRows(db, tenantId, userId, true)).rows, isPlatform)
+}
+
+/** Splits rows of grantQueryParts plus one optional `kind = 'user'` row (JSON text in `name`). */
+export function userAndGrants<U>(rows: GrantRow[], isPlatform: boolean): { user: U | null; grants: Grants } {
   const userRow = rows.find((r) => r.kind === 'user')
-  return {
-    user: userRow ? (JSON.parse(userRow.name) as UserJson) : null,
-    grants: grantsFrom(rows, isPlatform),
-  }
+  return { user: userRow ? (JSON.parse(userRow.name) as U) : null, grants: grantsFrom(rows, isPlatform) }
 }
 
 /** A user row as row_to_json renders it. */
