@@ -75,6 +75,17 @@ t.test('access-token verification', async (t) => {
     t.same(res.json(), { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
   })
 
+  t.test('a token accepted before (and remembered) is still refused once past exp', async (t) => {
+    const short = await tokenFor(app, user, 60)
+    t.equal((await me(`Bearer ${short}`)).statusCode, 200)
+    clock.advance(59_000)
+    t.equal((await me(`Bearer ${short}`)).statusCode, 200, 'a second before exp')
+    clock.advance(1_000)
+    const res = await me(`Bearer ${short}`)
+    t.equal(res.statusCode, 401)
+    t.same(res.json(), { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
+  })
+
   t.test('401 for garbage, a malformed header and no credential', async (t) => {
     t.equal((await me('Bearer not.a.jwt')).statusCode, 401)
     t.equal((await me('Basic abc')).statusCode, 401)

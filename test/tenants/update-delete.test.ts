@@ -53,6 +53,7 @@ t.test('PATCH /tenants/:id', async (t) => {
         200,
         'key works (and is cached)',
       )
+      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 200, 'token works (remembered)')
 
       const off = await call(app, 'PATCH', `/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
       t.equal(off.status, 200)
