@@ -233,10 +233,10 @@ async function main(): Promise<void> {
           ...process.env,
           DATABASE_URL: dbUrl.toString(),
           PORT: String(PORT),
-          LOG_LEVEL: 'warn',
+          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
           NODE_ENV: 'development',
         },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'ignore' : 'inherit', 'inherit'],
       },
     )
     serverPid = child.pid

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { pino } from 'pino'
 import type { Config } from './config.js'
 import type { AppContext } from './context.js'
 import { openDatabase } from './db/connect.js'
@@ -7,6 +8,7 @@ import { DatabaseRegistry } from './db/tenant-db.js'
 import { systemClock, type Clock } from './lib/clock.js'
 import { genReqId } from './plugins/request-id.js'
 import requestId from './plugins/request-id.js'
+import { AccessLog } from './plugins/access-log.js'
 import errors from './plugins/errors.js'
 import validation from './plugins/validation.js'
 import docs from './plugins/docs.js'
@@ -69,12 +71,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     logger: {
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[REDACTED]' },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Why asynchronous: a synchronous write per line cost ~40% of the hot routes' throughput at `info`;
+      // lines that arrive while a write is in flight go out together in the next one, and pino
+      // flushes what is pending when the process exits.
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
       serializers: {
         req: (req: { method: string; url: string; id: string; ip?: string }) => ({
           method: req.method,
-          // Why: query strings may carry secrets pasted by mistake; the path is enough to debug.
-          url: req.url.split('?')[0],
+          // Why: query strings may carry secrets pasted by mistake; the path is enough to debug. Why not
+          // `url`: the redaction of `*.url` (connection strings) would hide it.
+          path: req.url.split('?')[0],
           id: req.id,
           ip: req.ip,
         }),
@@ -87,6 +93,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
     },
     genReqId,
+    logController: new AccessLog(),
     bodyLimit: 64 * 1024,
     trustProxy: config.trustProxy,
     return503OnClosing: false,
