@@ -9,6 +9,7 @@ import {
   type UserFx,
 } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
+import { sql } from 'kysely'
 
 async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx) {
   const res = await app.inject({
@@ -29,6 +30,19 @@ t.test('POST /refresh', async (t) => {
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['user'] })
+
+  t.test('the rotation commits asynchronously without leaving its connection so', async (t) => {
+    const first = await loginAs(app, tenant, user)
+    t.equal((await refresh(app, first.refreshToken)).statusCode, 200)
+    // Why sequential reads: the pool hands the connection just released back first, so these run on
+    // the connection that served the refresh; set_config(..., true) must have ended with its statement.
+    for (let i = 0; i < 3; i++) {
+      const { rows } = await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(
+        app.ctx.dbs.main,
+      )
+      t.equal(rows[0].v, 'on', 'every later statement commits synchronously')
+    }
+  })
 
   t.test('200 rotates: a new pair, the old token revoked, current roles in the new token', async (t) => {
     const first = await loginAs(app, tenant, user)
