@@ -5,9 +5,14 @@
  *
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the server; a throw-away
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
+ * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
+ * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
+ * runs just those workloads (names: limits, login, refresh, me, validate, meUnderLogin).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
@@ -41,6 +46,9 @@ interface Row {
   /** CPU of every PostgreSQL process during the run, in % of one core. */
   pgCpu: number
 }
+
+/** Where the server's log lines go. */
+const SERVER_LOG = join(tmpdir(), `${dbName}.server.log`)
 
 /** The server process under test, once spawned (its CPU is reported per run). */
 let serverPid: number | undefined
@@ -113,7 +121,7 @@ async function waitForHealth(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 200))
   }
-  throw new Error('server did not start')
+  throw new Error(`server did not start; its log ends:\n${readFileSync(SERVER_LOG, 'utf8').slice(-2000)}`)
 }
 
 /** The node flags of `npm start` (heap sizing), so the bench runs the server exactly as it is started. */
@@ -172,6 +180,7 @@ function report(
   console.log('\nService:')
   for (const r of Object.values(rows)) console.log(`  ${fmt(r)}`)
   console.log(`  server peak RSS under load: ${peakRss.toFixed(0)} MB (target <= 150)`)
+  console.log(`  server log level: ${process.env.BENCH_LOG_LEVEL ?? 'info'} (one access line per request)`)
   console.log('\nRatios and targets:')
   const { login: l, refresh: r, me, validate: v, meUnderLogin: mu } = rows
   if (l) console.log(`  logins / raw bcrypt            ${pct(l.rps, bcryptRate)}  (target >= 85%)`)
@@ -233,10 +242,12 @@ async function main(): Promise<void> {
           ...process.env,
           DATABASE_URL: dbUrl.toString(),
           PORT: String(PORT),
-          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+          // The service's own default level (info: one access line per request) unless BENCH_LOG_LEVEL.
+          ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
           NODE_ENV: 'development',
         },
-        stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'ignore' : 'inherit', 'inherit'],
+        // Why a file: a log sink as in production, without the bench process reading every line.
+        stdio: ['ignore', openSync(SERVER_LOG, 'w'), 'inherit'],
       },
     )
     serverPid = child.pid
@@ -324,6 +335,7 @@ async function main(): Promise<void> {
     }
     await opened.close()
     await admin(`drop database if exists ${dbName} with (force)`)
+    rmSync(SERVER_LOG, { force: true })
   }
 }
 
