@@ -73,8 +73,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       redact: { paths: REDACT, censor: '[REDACTED]' },
       // Why asynchronous: a synchronous write per line cost ~40% of the hot routes' throughput at `info`;
       // lines that arrive while a write is in flight go out together in the next one, and pino
-      // flushes what is pending when the process exits.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
+      // flushes what is pending when the process exits. Why maxLength: when stdout is slower than the
+      // log rate, lines past 16 MB pending are dropped rather than growing memory without bound.
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }),
       serializers: {
         req: (req: { method: string; url: string; id: string; ip?: string }) => ({
           method: req.method,
@@ -117,7 +118,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await opened.close()
     throw err
   }
-  const dbs = new DatabaseRegistry(opened.db, opened.stats)
+  const dbs = new DatabaseRegistry(opened.db, opened.stats, opened.kind)
   const clock = options.clock ?? systemClock
   // Why: outside production an unset secret is generated once and kept, so restarts keep tokens valid.
   const jwtSecret = config.jwtSecret ?? (await ensureSetting(opened.db, 'jwt_secret', () => randomToken(32)))

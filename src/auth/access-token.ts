@@ -60,19 +60,25 @@ interface Verified {
   readonly claims: Readonly<Record<string, unknown>>
 }
 
-// Why this bound: a client reuses its token for every call until it expires, so a small cache catches
-// nearly every repeat; entries hold the token text (~1 KB), so 2,000 of them stay within a few MB.
+// Why these bounds: a client reuses its token for every call until it expires, so a small cache
+// catches nearly every repeat. Tokens run from ~0.7 KB to 16 KB (a tenant admin's lists every
+// permission of the tenant), so the token text is bounded too: the parsed claims take about as much
+// again, keeping the whole cache under ~10 MB whatever the mix.
 const VERIFIED_CACHE_MAX = 2000
+const VERIFIED_CACHE_MAX_CHARS = 4_000_000
+
+const invalid = () => new AppError('UNAUTHORIZED', 'Invalid token')
 
 /**
  * Verifies bearer access tokens: HS256 only, key chosen by `kid` within the claimed tenant, then
  * expiry. Throws UNAUTHORIZED (or TOKEN_EXPIRED, only for a genuine token past `exp`). A token that
- * verified before is recognised by its exact text; the tenant's status, the secret behind its `kid`
- * and its expiry are still checked on every use, so a rotation, a cleared secret or an inactive tenant
- * refuses it exactly as the first check would.
+ * verified before is recognised by its exact text (least recently used ones are forgotten first); the
+ * tenant's status, the secret behind its `kid` and its expiry are still checked on every use, so a
+ * retired or cleared secret or an inactive tenant refuses it exactly as the first check would.
  */
 export class AccessTokenVerifier {
   private readonly verified = new Map<string, Verified>()
+  private chars = 0
 
   constructor(
     private readonly keystore: Keystore,
@@ -81,19 +87,22 @@ export class AccessTokenVerifier {
 
   /** The user principal of a valid access token. */
   async verify(token: string, nowMs: number): Promise<UserPrincipal> {
-    const v = this.verified.get(token) ?? (await this.verifyFully(token, nowMs))
-    const tenant = await this.tenants.byId(v.tenantId)
-    const secret = tenant ? await this.keystore.verificationKey(v.tenantId, v.kid) : null
-    if (!tenant || !secret || !secret.equals(v.secret)) {
-      this.verified.delete(token)
-      throw new AppError('UNAUTHORIZED', 'Invalid token')
+    const known = this.verified.get(token)
+    const claimed = known ?? claimedKey(token)
+    const tenant = await this.tenants.byId(claimed.tenantId)
+    const secret = tenant ? await this.keystore.verificationKey(claimed.tenantId, claimed.kid) : null
+    if (!tenant || !secret || (known && !secret.equals(known.secret))) {
+      if (known) this.forget(token)
+      throw invalid()
     }
+    const v = known ?? checkToken(token, secret, nowMs, claimed)
     // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.
     if (nowMs / 1000 >= v.exp) {
-      this.verified.delete(token)
+      if (known) this.forget(token)
       throw new AppError('TOKEN_EXPIRED', 'Token expired')
     }
     if (tenant.status !== 'ACTIVE') throw new AppError('UNAUTHORIZED', 'Tenant is inactive')
+    this.remember(token, v, known !== undefined)
     return {
       kind: 'user',
       userId: v.userId,
@@ -107,50 +116,57 @@ export class AccessTokenVerifier {
     }
   }
 
-  private async verifyFully(token: string, nowMs: number): Promise<Verified> {
-    const decoded = decodeJwtUnverified(token)
-    const tenantId = decoded?.payload.tenantId
-    const kid = decoded?.header.kid
-    if (
-      !decoded ||
-      typeof tenantId !== 'string' ||
-      typeof kid !== 'string' ||
-      decoded.header.alg !== 'HS256'
-    ) {
-      throw new AppError('UNAUTHORIZED', 'Invalid token')
-    }
-    const tenant = await this.tenants.byId(tenantId)
-    const secret = tenant ? await this.keystore.verificationKey(tenantId, kid) : null
-    if (!tenant || !secret) throw new AppError('UNAUTHORIZED', 'Invalid token')
-    const result = verifyJwt(token, () => secret, nowMs)
-    if (!result.ok) {
-      throw result.reason === 'expired'
-        ? new AppError('TOKEN_EXPIRED', 'Token expired')
-        : new AppError('UNAUTHORIZED', 'Invalid token')
-    }
-    const p = result.payload
-    const permissions = strings(p.permissions)
-    const roles = strings(p.roles)
-    if (typeof p.userId !== 'string' || typeof p.sid !== 'string' || !permissions || !roles) {
-      throw new AppError('UNAUTHORIZED', 'Invalid token')
-    }
-    const v: Verified = {
-      tenantId,
-      kid,
-      secret,
-      exp: p.exp as number,
-      userId: p.userId,
-      sessionId: p.sid,
-      roles,
-      permissions: new Set(permissions),
-      claims: p,
-    }
-    if (this.verified.size >= VERIFIED_CACHE_MAX) {
-      // Why the oldest insertion: cheap, and a token still in use is simply verified and kept again.
-      const oldest = this.verified.keys().next()
-      if (!oldest.done) this.verified.delete(oldest.value)
-    }
+  /** Marks a token most recently used (a Map iterates in insertion order), evicting the least used. */
+  private remember(token: string, v: Verified, known: boolean): void {
+    if (known) this.verified.delete(token)
+    else this.chars += token.length
     this.verified.set(token, v)
-    return v
+    while (this.verified.size > VERIFIED_CACHE_MAX || this.chars > VERIFIED_CACHE_MAX_CHARS) {
+      const oldest = this.verified.keys().next()
+      if (oldest.done) break
+      this.forget(oldest.value)
+    }
+  }
+
+  private forget(token: string): void {
+    if (this.verified.delete(token)) this.chars -= token.length
+  }
+}
+
+/** The tenant and kid a token claims, before anything is verified; UNAUTHORIZED when malformed. */
+function claimedKey(token: string): { tenantId: string; kid: string } {
+  const decoded = decodeJwtUnverified(token)
+  const tenantId = decoded?.payload.tenantId
+  const kid = decoded?.header.kid
+  if (!decoded || typeof tenantId !== 'string' || typeof kid !== 'string' || decoded.header.alg !== 'HS256') {
+    throw invalid()
+  }
+  return { tenantId, kid }
+}
+
+/** Signature, time claims and claim shapes of a token against the secret its claimed kid names. */
+function checkToken(
+  token: string,
+  secret: Buffer,
+  nowMs: number,
+  claimed: { tenantId: string; kid: string },
+): Verified {
+  const result = verifyJwt(token, () => secret, nowMs)
+  if (!result.ok) {
+    throw result.reason === 'expired' ? new AppError('TOKEN_EXPIRED', 'Token expired') : invalid()
+  }
+  const p = result.payload
+  const permissions = strings(p.permissions)
+  const roles = strings(p.roles)
+  if (typeof p.userId !== 'string' || typeof p.sid !== 'string' || !permissions || !roles) throw invalid()
+  return {
+    ...claimed,
+    secret,
+    exp: p.exp as number,
+    userId: p.userId,
+    sessionId: p.sid,
+    roles,
+    permissions: new Set(permissions),
+    claims: p,
   }
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { OpenedDatabase, PoolStats } from './connect.js'
+import type { DatabaseKind, OpenedDatabase, PoolStats } from './connect.js'
 import type { Database } from './database.js'
 
 /** Health's `routingPool` object. */
@@ -24,7 +24,16 @@ export class DatabaseRegistry {
   constructor(
     readonly main: Kysely<Database>,
     private readonly mainStats: () => PoolStats,
+    private readonly mainKind: DatabaseKind = 'postgres',
   ) {}
+
+  /**
+   * True when a tenant's rows live on a PostgreSQL server, whose WAL writer flushes an asynchronous
+   * commit within a fraction of a second; false for embedded PGlite, which has no WAL writer.
+   */
+  onServer(tenantId: string): boolean {
+    return (this.#routed.get(tenantId)?.kind ?? this.mainKind) === 'postgres'
+  }
 
   /** The handle for a tenant's rows: its routed database, else the main one. */
   forTenant(tenantId: string): Kysely<Database> {

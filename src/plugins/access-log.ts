@@ -15,7 +15,9 @@ export class AccessLog extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    if (error || this.isLogDisabled(request)) return super.requestCompleted(error, request, reply)
-    reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    if (this.isLogDisabled(request)) return
+    const fields = { req: request, res: reply, responseTime: reply.elapsedTime }
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored')
+    else reply.log.info(fields, 'request completed')
   }
 }

@@ -31,7 +31,7 @@ t.test('POST /refresh', async (t) => {
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['user'] })
 
-  t.test('the rotation commits asynchronously without leaving its connection so', async (t) => {
+  t.test("the rotation's commit setting does not outlive its statement", async (t) => {
     const first = await loginAs(app, tenant, user)
     t.equal((await refresh(app, first.refreshToken)).statusCode, 200)
     // Why sequential reads: the pool hands the connection just released back first, so these run on

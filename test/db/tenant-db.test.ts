@@ -59,3 +59,16 @@ t.test('routing elsewhere closes the former target; closeAll closes each routed 
   t.equal(b.closed, 1)
   t.same(reg.poolStats(), { pools: 1, tenants: 0, totalConnections: 1, idleConnections: 1, waiting: 0 })
 })
+
+t.test(
+  'onServer: false for tenants on an embedded main database, true once routed to a server',
+  async (t) => {
+    const reg = new DatabaseRegistry(fakeDb('main'), () => ({ total: 1, idle: 1, waiting: 0 }), 'pglite')
+    t.equal(reg.onServer('t1'), false)
+    await reg.route('t1', fakeHandle('a', 1, 1))
+    t.equal(reg.onServer('t1'), true)
+    t.equal(reg.onServer('t2'), false)
+    const onPg = new DatabaseRegistry(fakeDb('main'), () => ({ total: 1, idle: 1, waiting: 0 }), 'postgres')
+    t.equal(onPg.onServer('t2'), true)
+  },
+)

@@ -159,6 +159,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
     const rotated = await rotateRefreshToken(db, {
       tenantId: tenant.id,
       isPlatform: tenant.isPlatform,
+      asyncCommit: ctx.dbs.onServer(tenant.id),
       hash,
       nextId: randomUUID(),
       nextHash: sha256Hex(next),

@@ -156,17 +156,21 @@ export async function revokeUserSessions(
  * re-checks `revoked_at` under the row lock, so of concurrent callers exactly one gets rows back; the
  * others get undefined and nothing changes.
  *
- * The statement commits asynchronously (`synchronous_commit` off for this transaction only). Why: the
- * WAL flush per refresh cost about a quarter of refresh throughput. What it risks: a database crash can
- * lose the last fraction of a second of rotations, each together with its audit row (never one
- * without the other); those users' new refresh tokens are then unknown and they log in again. Nothing
- * is granted that the database does not show, and every other write stays synchronous.
+ * With `asyncCommit` (PostgreSQL servers only) the statement commits asynchronously:
+ * `synchronous_commit` off for its own transaction, so it must never run inside a caller's transaction.
+ * Why: the WAL flush per refresh cost about a quarter of refresh throughput. What it risks: a database
+ * crash can lose the last fraction of a second of rotations, each together with its audit row (never
+ * one without the other). Those users' new refresh tokens are then unknown and they log in again, and
+ * each consumed token is active again, so reuse detection cannot flag a stolen copy of one used after
+ * the crash. Every other write stays synchronous. PGlite has no WAL writer to bound the loss, so there
+ * the commit stays synchronous.
  */
 export async function rotateRefreshToken(
   db: Kysely<Database>,
   r: {
     tenantId: string
     isPlatform: boolean
+    asyncCommit: boolean
     hash: string
     nextId: string
     nextHash: string
@@ -175,10 +179,12 @@ export async function rotateRefreshToken(
     meta: { ip: string | null; userAgent: string | null }
   },
 ): Promise<{ user: RotatedUser; grants: Grants } | undefined> {
+  // Why: set_config(..., true) lasts until the end of the transaction, which must be this statement's own.
+  if (db.isTransaction) throw new Error('rotateRefreshToken must not run inside a transaction')
   const { cte, selects } = grantQueryParts(r.tenantId, sql`(select user_id from ok)`)
   const { rows } = await sql<GrantRow>`
     with async_commit as (
-      select set_config('synchronous_commit', 'off', true)
+      select set_config('synchronous_commit', ${r.asyncCommit ? 'off' : 'on'}, true)
     ), target as (
       select t.id, t.session_id from refresh_tokens t
         join sessions s on s.id = t.session_id
