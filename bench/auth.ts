@@ -99,7 +99,7 @@ async function run(name: string, opts: autocannon.Options): Promise<Row> {
   const started = performance.now()
   const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })
   const after = cpuTicks()
-  const pct = (ticks: number) => ((ticks * TICK_MS) / (performance.now() - started)) * 100
+  const pct = (ticks: number) => Math.max(0, ((ticks * TICK_MS) / (performance.now() - started)) * 100)
   return {
     name,
     rps: result.requests.average,
