@@ -24,7 +24,7 @@ export class DatabaseRegistry {
   constructor(
     readonly main: Kysely<Database>,
     private readonly mainStats: () => PoolStats,
-    private readonly mainKind: DatabaseKind = 'postgres',
+    private readonly mainKind: DatabaseKind,
   ) {}
 
   /**

@@ -25,7 +25,7 @@ function fakeHandle(name: string, total: number, idle: number, waiting = 0) {
 
 t.test('forTenant answers the main database until a tenant is routed', async (t) => {
   const main = fakeDb('main')
-  const reg = new DatabaseRegistry(main, () => ({ total: 4, idle: 3, waiting: 0 }))
+  const reg = new DatabaseRegistry(main, () => ({ total: 4, idle: 3, waiting: 0 }), 'postgres')
   const routed = fakeHandle('a', 2, 1, 1)
   t.equal(reg.forTenant('t1'), main)
   t.same(reg.poolStats(), { pools: 1, tenants: 0, totalConnections: 4, idleConnections: 3, waiting: 0 })
@@ -45,7 +45,7 @@ t.test('forTenant answers the main database until a tenant is routed', async (t)
 })
 
 t.test('routing elsewhere closes the former target; closeAll closes each routed handle once', async (t) => {
-  const reg = new DatabaseRegistry(fakeDb('main'), () => ({ total: 1, idle: 1, waiting: 0 }))
+  const reg = new DatabaseRegistry(fakeDb('main'), () => ({ total: 1, idle: 1, waiting: 0 }), 'postgres')
   const a = fakeHandle('a', 1, 1)
   const b = fakeHandle('b', 1, 1)
   await reg.route('t1', a)
