@@ -1,6 +1,8 @@
 /**
  * Operator CLI over the same services the API uses: `npm run cli -- --help`.
- * Works offline against the configured database (DATABASE_URL / DATA_DIR), with or without a running server.
+ * Works against the configured database (DATABASE_URL / DATA_DIR). On PostgreSQL it may run beside the
+ * service; on the embedded database (PGlite) it refuses while a service holds DATA_DIR, because PGlite
+ * allows one process per directory: use the service's API then (see the README's first steps).
  */
 import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from './config.js'
@@ -32,6 +34,8 @@ Options:
   --help       show this help
 
 The database is the one the service uses: DATABASE_URL (postgres:// or memory://), else PGlite under DATA_DIR.
+PGlite allows one process per DATA_DIR: while the service runs on it, this CLI refuses (exit 1) and
+names the process; do the same through the service's API instead, or stop the service first.
 `
 
 type Result = Record<string, unknown>

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { PGliteDialect } from './pglite-dialect.js'
 
 export type DatabaseKind = 'pglite' | 'memory' | 'postgres'
@@ -130,23 +131,32 @@ export async function openDatabase(
     throw new Error('database URL must be memory:// or postgres://')
   const memory = url === 'memory://'
   let dir: string | undefined
+  // Why before opening: a second process on one directory would silently lose one side's writes.
+  let lock: DataDirLock | undefined
   if (!memory) {
+    lock = await lockDataDir(opts.dataDir)
     dir = join(opts.dataDir, 'pgdata')
     await mkdir(dir, { recursive: true })
   }
-  // Why lazy: a service on PostgreSQL never loads the embedded engine.
-  const { PGlite } = await import('@electric-sql/pglite')
-  const pglite = await PGlite.create(dir, {
-    parsers: { [INT8_OID]: (v: string) => Number(v) },
-    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
-  })
-  const dialect = new PGliteDialect({ pglite, acquireTimeoutMs: opts.pgliteAcquireTimeoutMillis })
-  const db = new Kysely<Database>({ dialect })
-  const stats = () => dialect.stats()
-  // Why the extra close(): Kysely skips the driver's destroy when no query ever ran.
-  return handle(db, memory ? 'memory' : 'pglite', opts.pingTimeoutMillis, stats, () =>
-    pglite.closed ? undefined : pglite.close(),
-  )
+  try {
+    // Why lazy: a service on PostgreSQL never loads the embedded engine.
+    const { PGlite } = await import('@electric-sql/pglite')
+    const pglite = await PGlite.create(dir, {
+      parsers: { [INT8_OID]: (v: string) => Number(v) },
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    })
+    const dialect = new PGliteDialect({ pglite, acquireTimeoutMs: opts.pgliteAcquireTimeoutMillis })
+    const db = new Kysely<Database>({ dialect })
+    const stats = () => dialect.stats()
+    // Why the extra close(): Kysely skips the driver's destroy when no query ever ran.
+    return handle(db, memory ? 'memory' : 'pglite', opts.pingTimeoutMillis, stats, async () => {
+      if (!pglite.closed) await pglite.close()
+      await lock?.release()
+    })
+  } catch (err) {
+    await lock?.release()
+    throw err
+  }
 }
 
 function handle(

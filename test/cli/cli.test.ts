@@ -1,25 +1,8 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-
-const run = promisify(execFile)
-const root = new URL('../..', import.meta.url).pathname
-
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    })
-    return { code: 0, stdout }
-  } catch (err) {
-    const e = err as { code: number; stdout: string }
-    return { code: e.code, stdout: e.stdout }
-  }
-}
+import { runCli as cli } from '../helpers/service-process.js'
 
 t.test('npm run cli: bootstrap, tenant create, client-key create, migrate', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-cli-'))

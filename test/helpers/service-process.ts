@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { createServer } from 'node:net'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+/** The repository root, where the service and the CLI are started from. */
+export const root = new URL('../..', import.meta.url).pathname
+
+/** A free TCP port on loopback (bound, then released). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+/** The service as a separate process (the same entry point as `npm start`, run through tsx). */
+export interface ServiceProcess {
+  readonly child: ChildProcess
+  readonly base: string
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  readonly exited: Promise<number | string>
+}
+
+/** Starts src/server.ts with `env` on a fresh port; does not wait for it to answer (see waitReady). */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  )
+  return { child, base: `http://127.0.0.1:${port}`, output: () => out, exited }
+}
+
+/** Waits until the service answers /health, or throws with its output if it exits or takes too long. */
+export async function waitReady(s: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let ended = false
+  void s.exited.then(() => (ended = true))
+  while (Date.now() < deadline && !ended) {
+    try {
+      const res = await fetch(`${s.base}/health`)
+      if (res.status === 200) return
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`service did not become ready:\n${s.output()}`)
+}
+
+/** Runs the operator CLI (`npm run cli -- ...`) and returns its exit code and output. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    })
+    return { code: 0, stdout, stderr }
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+/** JSON request to a running service. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: { success: boolean; data?: unknown; code?: string } }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return { status: res.status, json: (await res.json()) as { success: boolean; code?: string } }
+}
