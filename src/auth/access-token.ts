@@ -3,7 +3,7 @@ import { AppError } from '../errors.js'
 import { decodeJwtUnverified, signJwt, verifyJwt } from '../lib/jwt.js'
 import type { TenantCache } from '../modules/tenants/cache.js'
 import type { Keystore } from './keystore.js'
-import type { UserPrincipal } from './principal.js'
+import { credentialPermissions, type UserPrincipal } from './principal.js'
 
 /** What an access token says about its user (contract section 2). */
 export interface TokenSubject {
@@ -95,7 +95,7 @@ export class AccessTokenVerifier {
       if (known) this.forget(token)
       throw invalid()
     }
-    const v = known ?? checkToken(token, secret, nowMs, claimed)
+    const v = known ?? checkToken(token, secret, nowMs, claimed, tenant.isPlatform)
     // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.
     if (nowMs / 1000 >= v.exp) {
       if (known) this.forget(token)
@@ -150,6 +150,7 @@ function checkToken(
   secret: Buffer,
   nowMs: number,
   claimed: { tenantId: string; kid: string },
+  isPlatform: boolean,
 ): Verified {
   const result = verifyJwt(token, () => secret, nowMs)
   if (!result.ok) {
@@ -166,7 +167,7 @@ function checkToken(
     userId: p.userId,
     sessionId: p.sid,
     roles,
-    permissions: new Set(permissions),
+    permissions: credentialPermissions(permissions, isPlatform),
     claims: p,
   }
 }

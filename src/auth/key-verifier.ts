@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.js'
 import { sha256Hex } from '../lib/tokens.js'
 import { TtlCache } from '../lib/ttl-cache.js'
 import { findKeyByHash } from '../modules/client-keys/auth-queries.js'
-import type { KeyPrincipal } from './principal.js'
+import { credentialPermissions, type KeyPrincipal } from './principal.js'
 
 interface KeyRecord {
   readonly id: string
@@ -55,7 +55,7 @@ export class KeyVerifier {
           ? new Date(row.previous_key_expires_at).getTime()
           : 0
         : null,
-      scopes: new Set(asList(row.scopes)),
+      scopes: credentialPermissions(asList(row.scopes), row.tenant_code === this.platformCode),
       ipAllowed: ips.length ? compileAllowlist(ips) : null,
       origins: origins.length ? new Set(origins) : null,
     }

@@ -21,6 +21,17 @@ interface TenantKeys {
   readonly accepted: ReadonlyMap<string, { secret: Buffer; until: number | null }>
 }
 
+/** The part of `tenants.metadata.jwtSecret` the keystore reads (written by the secret endpoints). */
+interface SecretMeta {
+  defaultRetiredUntil?: string | null
+  previous?: { kid: string; expiresAt: string } | null
+}
+
+function asMeta(v: unknown): { jwtSecret?: SecretMeta } {
+  const o: unknown = typeof v === 'string' ? JSON.parse(v) : v
+  return typeof o === 'object' && o !== null ? (o as { jwtSecret?: SecretMeta }) : {}
+}
+
 // Why: a rotation made on another instance must be seen within 5 s (contract 11).
 const TTL_MS = 2000
 
@@ -62,15 +73,20 @@ export class Keystore {
         accepted.set(r.kid, { secret, until: new Date(r.expires_at).getTime() })
       }
     }
-    const meta = (tenant?.metadata ?? {}) as { jwtSecret?: { defaultRetiredUntil?: string | null } }
+    const meta = asMeta(tenant?.metadata).jwtSecret
     if (current === null) {
       current = { kid: DEFAULT_KID, secret: this.defaultSecret }
       accepted.set(DEFAULT_KID, { secret: this.defaultSecret, until: null })
-    } else if (meta.jwtSecret?.defaultRetiredUntil) {
+    } else if (meta?.defaultRetiredUntil && meta.previous?.kid === DEFAULT_KID) {
       accepted.set(DEFAULT_KID, {
         secret: this.defaultSecret,
-        until: Date.parse(meta.jwtSecret.defaultRetiredUntil),
+        until: Date.parse(meta.defaultRetiredUntil),
       })
+    }
+    // Why: only the current secret and the one previous secret are honoured. Rotations delete older
+    // rows, and this keeps a retired row that outlived its place (written before that rule) from counting.
+    for (const kid of [...accepted.keys()]) {
+      if (kid !== current.kid && kid !== meta?.previous?.kid) accepted.delete(kid)
     }
     return { current, accepted }
   }

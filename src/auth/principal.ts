@@ -24,11 +24,34 @@ export interface KeyPrincipal extends PrincipalBase {
   readonly keyId: string
 }
 
+/**
+ * Platform powers: held only by credentials of the platform tenant. Whoever holds a tenant's own HS256
+ * secret can sign any claims, so a claim alone never carries them outside the platform tenant.
+ */
+export const PLATFORM_ONLY: ReadonlySet<string> = new Set(['admin:*', 'tenants:create', 'tenants:delete'])
+
+// Sets built for credentials outside the platform tenant; `holds` never lets a wildcard reach a
+// platform power through them (a forged `tenants:*` must not grant `tenants:delete`).
+const tenantScoped = new WeakSet<ReadonlySet<string>>()
+
+/**
+ * The permission set of a credential (a token's claims or a key's scopes). Outside the platform tenant
+ * the platform powers are dropped, whatever the credential says; this is the one place that decides it.
+ */
+export function credentialPermissions(names: Iterable<string>, isPlatform: boolean): ReadonlySet<string> {
+  if (isPlatform) return new Set(names)
+  const set = new Set<string>()
+  for (const name of names) if (!PLATFORM_ONLY.has(name)) set.add(name)
+  tenantScoped.add(set)
+  return set
+}
+
 /** True when `set` grants `permission`: exact, its `resource:*`, or `admin:*`. */
 export function holds(set: ReadonlySet<string>, permission: string): boolean {
   if (set.has(permission) || set.has('admin:*')) return true
   const colon = permission.indexOf(':')
-  return colon > 0 && set.has(`${permission.slice(0, colon)}:*`)
+  if (colon <= 0 || !set.has(`${permission.slice(0, colon)}:*`)) return false
+  return !(PLATFORM_ONLY.has(permission) && tenantScoped.has(set))
 }
 
 /** True when the principal holds `admin:*` (only possible in the platform tenant). */

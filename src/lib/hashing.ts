@@ -104,18 +104,20 @@ export function createPasswordHasher(options: PasswordHasherOptions = {}): Passw
       return gate.run(() => bcrypt2b(password))
     },
     async verify(password, storedHash) {
-      const fits = Buffer.byteLength(password, 'utf8') <= MAX_PASSWORD_BYTES
+      // Why: bcrypt compares only the first 72 bytes, so a longer password would log in on its prefix.
+      // It never logs in, whatever the stored format, and costs one dummy compare like any failure.
+      if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES)
+        return { ok: await dummy(password), needsRehash: false }
       const b = typeof storedHash === 'string' ? BCRYPT_RE.exec(storedHash) : null
       const storedCost = b === null ? 0 : Number(b[1])
       if (storedCost >= 4 && storedCost <= MAX_VERIFY_BCRYPT_COST) {
         const ok = await gate.run(() => bcryptVerify(password, storedHash).catch(() => false))
-        return { ok, needsRehash: ok && storedCost !== cost && fits }
+        return { ok, needsRehash: ok && storedCost !== cost }
       }
       const argon2 = typeof storedHash === 'string' && ARGON2_RE.test(storedHash) ? await loadArgon2() : null
       if (argon2 && argon2WithinLimits(argon2, storedHash)) {
         const ok = await gate.run(() => argon2.verify(storedHash, password).catch(() => false))
-        // Why `fits`: bcrypt would keep only 72 bytes of a longer password, so such a user keeps argon2.
-        return { ok, needsRehash: ok && fits }
+        return { ok, needsRehash: ok }
       }
       // Unknown format or costs beyond the caps: spend what a real verify spends, so the state of the
       // stored row does not show in the response time.

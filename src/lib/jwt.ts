@@ -32,7 +32,13 @@ export type SecretResolver = (header: JwtHeader & { kid: string }, payload: JwtP
 export const MAX_JWT_LENGTH = 16 * 1024
 
 /** Tolerated clock skew for `iat` and `nbf` in the future, in seconds (instances' clocks differ slightly). */
-export const JWT_CLOCK_SKEW_SECONDS = 30
+export const JWT_CLOCK_SKEW_SECONDS = 60
+
+/**
+ * The longest lifetime (`exp - iat`) accepted, in seconds: the largest accessTokenExpiresIn a tenant can
+ * set. Why: a tenant holding its own secret could otherwise mint a token that never expires.
+ */
+export const MAX_JWT_LIFETIME_SECONDS = 86_400
 
 const MAX_KID_LENGTH = 128
 const HS256_SIGNATURE_LENGTH = 43 // 32 bytes of HMAC-SHA-256, base64url without padding
@@ -81,8 +87,8 @@ export function verifyJwtSignature(token: string, secret: Buffer | string): bool
 /**
  * Verifies an access token: shape, `alg` exactly HS256, a non-empty `kid`, the secret chosen by
  * `resolveSecret`, the signature, and only then the time claims, so a forged expired token reports
- * `signature`, never `expired`. `exp` must be a number; `iat`/`nbf` more than 30 s in the future are
- * `malformed`. `nowMs` is epoch milliseconds (Clock.now()); claims are in seconds.
+ * `signature`, never `expired`. `exp` and `iat` must be numbers, `exp - iat` at most a day; `iat`/`nbf`
+ * more than 60 s in the future are `malformed`. `nowMs` is epoch milliseconds (Clock.now()); claims are in seconds.
  */
 export function verifyJwt(token: string, resolveSecret: SecretResolver, nowMs: number): JwtVerifyResult {
   const decoded = decodeJwtUnverified(token)
@@ -105,6 +111,8 @@ export function verifyJwt(token: string, resolveSecret: SecretResolver, nowMs: n
   const now = nowMs / 1000
   const { exp, iat, nbf } = payload
   if (typeof exp !== 'number' || !Number.isFinite(exp)) return { ok: false, reason: 'malformed' }
+  if (typeof iat !== 'number' || exp - iat > MAX_JWT_LIFETIME_SECONDS)
+    return { ok: false, reason: 'malformed' }
   if (!timeClaimAcceptable(iat, now) || !timeClaimAcceptable(nbf, now))
     return { ok: false, reason: 'malformed' }
   // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.

@@ -9,6 +9,18 @@ import { refreshTokenTenant } from '../modules/auth/sessions.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
+/** True when the raw header list names Authorization or X-Client-Key more than once. */
+function repeatsCredentialHeader(raw: readonly string[]): boolean {
+  let authorization = 0
+  let clientKey = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++
+    else if (name.length === 12 && name.toLowerCase() === 'x-client-key') clientKey++
+  }
+  return authorization > 1 || clientKey > 1
+}
+
 /** Reads the request's one credential (JWT, or Client Key by header or `Bearer ck_`) and verifies it. */
 async function resolveCredential(
   app: FastifyInstance,
@@ -18,6 +30,11 @@ async function resolveCredential(
   const { ctx } = app
   const authz = req.headers.authorization
   const xkey = req.headers['x-client-key']
+  // Why rawHeaders: Node keeps only the first Authorization header and joins repeated X-Client-Key
+  // values, so a second credential would pass unseen.
+  if ((authz !== undefined || xkey !== undefined) && repeatsCredentialHeader(req.raw.rawHeaders)) {
+    throw new AppError('UNAUTHORIZED', 'More than one Authorization or X-Client-Key header')
+  }
   let bearer: string | undefined
   if (authz !== undefined) {
     const m = BEARER.exec(authz)

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
+import { connect } from 'node:net'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 import { decodeJwtUnverified, signJwt } from '../../src/lib/jwt.js'
@@ -221,4 +222,61 @@ t.test('GET /auth-logs', async (t) => {
     })
     t.equal(res.statusCode, 403)
   })
+})
+
+t.test('one credential header of each kind, and bounded token lifetimes', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant, { roles: ['admin'] })
+  const token = await tokenFor(app, user)
+  const key = await createKey(app, tenant, ['users:read'])
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const { hostname, port } = new URL(address)
+
+  // Raw HTTP: a client library would merge or refuse repeated headers before they reach the wire.
+  const raw = (headers: string[], path = '/api/v1/me') =>
+    new Promise<number>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          `GET ${path} HTTP/1.1\r\nHost: x\r\n${headers.join('\r\n')}\r\nConnection: close\r\n\r\n`,
+        )
+      })
+      let text = ''
+      socket.on('data', (d) => (text += d.toString()))
+      socket.on('end', () => resolve(Number(text.split(' ')[1])))
+      socket.on('error', reject)
+    })
+  t.equal(await raw([`Authorization: Bearer ${token}`]), 200, 'one Authorization header')
+  t.equal(await raw([`Authorization: Bearer ${token}`, 'Authorization: Bearer junk']), 401, 'two, first good')
+  t.equal(await raw(['Authorization: Bearer junk', `Authorization: Bearer ${token}`]), 401, 'two, last good')
+  t.equal(
+    await raw([`Authorization: Bearer ${token}`, `authorization: Bearer ${token}`]),
+    401,
+    'the same twice',
+  )
+  const users = (headers: string[]) => raw(headers, '/api/v1/users')
+  t.equal(await users([`X-Client-Key: ${key.value}`]), 200, 'one X-Client-Key header')
+  t.equal(await users([`X-Client-Key: ${key.value}`, `X-Client-Key: ${key.value}`]), 401, 'two X-Client-Key')
+
+  // The tenant's own secret signs whatever it likes; the lifetime rules still hold.
+  const generated = await app.inject({
+    method: 'POST',
+    url: '/api/v1/tenants/me/jwt-secret/generate',
+    headers: { authorization: `Bearer ${token}` },
+  })
+  const { secret, kid } = generated.json().data as { secret: string; kid: string }
+  const claims = decodeJwtUnverified(token)?.payload ?? {}
+  const now = Math.floor(Date.now() / 1000)
+  const me = (c: object) =>
+    app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { authorization: `Bearer ${signJwt({ ...claims, ...c }, secret, kid)}` },
+    })
+  t.equal((await me({ iat: now, exp: now + 600 })).statusCode, 200, 'a sane token of its own')
+  t.equal((await me({ iat: now, exp: 1e20 })).statusCode, 401, 'exp of 10^20')
+  t.equal((await me({ iat: now, exp: now + 86_401 })).statusCode, 401, 'exp - iat over a day')
+  t.equal((await me({ iat: now - 10, exp: now + 86_390 })).statusCode, 200, 'exactly a day')
+  t.equal((await me({ iat: now + 120, exp: now + 600 })).statusCode, 401, 'iat two minutes ahead')
+  t.equal((await me({ iat: undefined, exp: now + 600 })).statusCode, 401, 'no iat')
 })

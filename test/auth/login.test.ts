@@ -253,3 +253,27 @@ t.test('session limit: the oldest sessions are revoked, never more than the limi
     .execute()
   t.equal(active.length, 2, 'concurrent logins never leave more than the limit')
 })
+
+t.test('login: a password over 72 bytes never logs in on its first 72', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant)
+  const exact = 'Aa1!'.repeat(18) // 72 bytes, all that bcrypt reads
+  await app.ctx.dbs
+    .forTenant(tenant.id)
+    .updateTable('users')
+    .set({ password_hash: await app.ctx.hasher.hash(exact) })
+    .where('id', '=', user.id)
+    .execute()
+  const login = (password: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      remoteAddress: freshIp(),
+      payload: { tenantCode: tenant.code, identifier: user.email, password },
+    })
+  t.equal((await login(exact)).statusCode, 200, '72 bytes log in')
+  const longer = await login(exact + 'anything')
+  t.equal(longer.statusCode, 401, '72 bytes plus a suffix do not')
+  t.equal(longer.json().code, 'INVALID_CREDENTIALS')
+})

@@ -63,9 +63,22 @@ t.test('an argon2id hash made with @node-rs/argon2 verifies and asks for a rehas
   const hl = await argon2Hash(long)
   t.same(
     await hasher.verify(long, hl),
-    { ok: true, needsRehash: false },
-    'over 72 bytes: bcrypt could not keep it',
+    { ok: false, needsRehash: false },
+    'over 72 bytes never verifies, whatever the stored format',
   )
+})
+
+t.test('a password over 72 bytes never verifies on its first 72 bytes', async (t) => {
+  const hasher = fast()
+  t.teardown(() => hasher.close())
+  const exact = 'x'.repeat(72)
+  const h = await hasher.hash(exact)
+  t.same(await hasher.verify(exact, h), { ok: true, needsRehash: false }, '72 bytes verify')
+  t.same(await hasher.verify(exact + 'suffix', h), { ok: false, needsRehash: false }, '72 + more do not')
+  t.same(await hasher.verify('é'.repeat(37), await hasher.hash('é'.repeat(36))), {
+    ok: false,
+    needsRehash: false,
+  })
 })
 
 t.test('hostile or broken stored hashes fail without running them', async (t) => {

@@ -7,6 +7,8 @@ import { decryptSecret, deriveKey } from '../../src/lib/crypto-box.js'
 import { call, login, userWithToken } from './support.js'
 
 const DAY = 24 * 60 * 60 * 1000
+// The service default secret of every test app (test/helpers/app.ts).
+const DEFAULT_SECRET = 'test-default-jwt-secret-0123456789abcdef'
 const kidOf = (token: string) => decodeJwtUnverified(token)?.header.kid
 
 t.test('signing secret: generate, get, set, clear with the 7-day overlap', async (t) => {
@@ -14,9 +16,17 @@ t.test('signing secret: generate, get, set, clear with the 7-day overlap', async
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
   const adminUser = await createUser(app, tenant, { roles: ['admin'] })
-  // Why 30 days: these tokens must outlive the overlap, so a refusal is the secret's doing, not `exp`.
-  const longToken = () => tokenFor(app, adminUser, 30 * 24 * 3600)
-  const admin = { token: await longToken() }
+  // Tokens live a day at most, and the overlap is 7: a token is re-signed with the secret of its kid at
+  // the moment it is checked, so a refusal is the secret's doing, never `exp`.
+  const secrets = new Map<string, string>([['default', DEFAULT_SECRET]])
+  const resign = (token: string): string => {
+    const d = decodeJwtUnverified(token)
+    const kid = String(d?.header.kid)
+    const iat = Math.floor(clock.now() / 1000)
+    return signJwt({ ...d?.payload, iat, exp: iat + 900 }, secrets.get(kid) ?? 'unknown', kid)
+  }
+  const admin = { token: await tokenFor(app, adminUser) }
+  const freshAdmin = async () => (admin.token = await tokenFor(app, adminUser))
   const signedWithDefault = admin.token
 
   const initial = await call(app, 'GET', '/tenants/me/jwt-secret', admin)
@@ -33,6 +43,7 @@ t.test('signing secret: generate, get, set, clear with the 7-day overlap', async
   const gen = await call(app, 'POST', '/tenants/me/jwt-secret/generate', admin)
   t.equal(gen.status, 200)
   const g = gen.body.data
+  secrets.set(g.kid, g.secret)
   t.equal(g.configured, true)
   t.match(g.secret, /^[A-Za-z0-9_-]{43}$/)
   t.not(g.kid, 'default')
@@ -64,66 +75,105 @@ t.test('signing secret: generate, get, set, clear with the 7-day overlap', async
     t.equal(decryptSecret(row.secret_enc, app.ctx.secretsKey, `tenant:${tenant.id}:jwt-secret`), g.secret)
   })
 
-  const signedWithGenerated = await longToken()
+  const signedWithGenerated = await tokenFor(app, adminUser)
   t.equal(kidOf(signedWithGenerated), g.kid)
+  let signedWithSet = ''
 
-  await t.test('set: 400 under 32 characters; 200 makes the given secret current', async (t) => {
-    const short = await call(app, 'POST', '/tenants/me/jwt-secret/set', admin, { secret: 'x'.repeat(31) })
-    t.equal(short.status, 400)
-    t.equal(short.body.code, 'VALIDATION_ERROR')
+  await t.test('setJwtSecret: 400 under 32 bytes, one character repeated, control characters', async (t) => {
+    for (const [name, secret] of [
+      ['31 bytes', 'x'.repeat(30) + 'y'],
+      ['15 two-byte characters (30 bytes)', 'é'.repeat(14) + 'ü'],
+      ['32 spaces', ' '.repeat(32)],
+      ['32 NULs', '\u0000'.repeat(32)],
+      ['one character repeated', 'a'.repeat(40)],
+      ['a control character inside', 'a-tenant-chosen-secret\nof-enough-bytes'],
+      ['DEL inside', 'a-tenant-chosen-secret\u007fof-enough-bytes'],
+    ]) {
+      const res = await call(app, 'POST', '/tenants/me/jwt-secret/set', admin, { secret })
+      t.equal(res.status, 400, name)
+      t.equal(res.body.code, 'VALIDATION_ERROR', name)
+      t.equal(res.body.details[0].path, 'body.secret', name)
+    }
+    t.equal((await call(app, 'GET', '/tenants/me/jwt-secret', admin)).body.data.kid, g.kid, 'nothing rotated')
+  })
+
+  await t.test('setJwtSecret: 32 bytes in 16 two-byte characters are enough', async (t) => {
     clock.advance(DAY)
-    const secret = 'a-tenant-chosen-secret-of-enough-bytes'
+    await freshAdmin()
+    const secret = 'éüöäñçàèìòùâêîôû' // 16 characters, 32 bytes
     const res = await call(app, 'POST', '/tenants/me/jwt-secret/set', admin, { secret })
     t.equal(res.status, 200)
     t.equal(res.body.data.secret, secret)
     t.not(res.body.data.kid, g.kid)
     t.same(res.body.data.previous, { kid: g.kid, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
-  })
-  const signedWithSet = await longToken()
-
-  await t.test('tokens signed before each rotation keep working', async (t) => {
-    for (const token of [signedWithDefault, signedWithGenerated, signedWithSet]) {
-      t.equal((await call(app, 'GET', '/me', { token })).status, 200, String(kidOf(token)))
-    }
+    secrets.set(res.body.data.kid, secret)
+    signedWithSet = await tokenFor(app, adminUser)
+    t.equal(kidOf(signedWithSet), res.body.data.kid)
   })
 
-  await t.test('clear: back to the default kid, the former secret honoured 7 days', async (t) => {
-    clock.advance(DAY)
-    const setKid = kidOf(signedWithSet)
-    const res = await call(app, 'POST', '/tenants/me/jwt-secret/clear', admin, {})
-    t.equal(res.status, 200)
-    t.equal(res.body.data.configured, false)
-    t.equal(res.body.data.kid, 'default')
-    t.equal(res.body.data.secret, null)
-    t.equal(res.body.data.previous.kid, setKid)
-    const again = await call(app, 'POST', '/tenants/me/jwt-secret/clear', admin)
-    t.same(again.body.data, res.body.data, 'clearing twice changes nothing')
-    const fresh = await login(app, tenant.code, adminUser.email)
-    t.equal(kidOf(fresh.body.data.accessToken), 'default')
-    t.equal((await call(app, 'GET', '/me', { token: signedWithSet })).status, 200)
+  await t.test('only the current and the one previous secret verify, remembered tokens too', async (t) => {
+    t.equal((await call(app, 'GET', '/me', { token: signedWithSet })).status, 200, 'current')
+    t.equal((await call(app, 'GET', '/me', { token: resign(signedWithGenerated) })).status, 200, 'previous')
+    const old = await call(app, 'GET', '/me', { token: resign(signedWithDefault) })
+    t.equal(old.status, 401, 'two rotations back: refused at once, its 7 days notwithstanding')
+    t.equal(old.body.code, 'UNAUTHORIZED')
+    // A token verified (and remembered) while its secret was the previous one, refused after a rotation.
+    const remembered = resign(signedWithGenerated)
+    t.equal((await call(app, 'GET', '/me', { token: remembered })).status, 200)
+    const res = await call(app, 'POST', '/tenants/me/jwt-secret/generate', admin)
+    secrets.set(res.body.data.kid, res.body.data.secret)
+    t.equal((await call(app, 'GET', '/me', { token: remembered })).status, 401, 'the remembered path too')
+    await freshAdmin()
+    const back = await call(app, 'POST', '/tenants/me/jwt-secret/set', admin, {
+      secret: secrets.get(kidOf(signedWithSet) as string),
+    })
+    t.equal(back.status, 200, 'set again: a new kid for a known secret')
+    secrets.set(back.body.data.kid, back.body.data.secret)
+    signedWithSet = await tokenFor(app, adminUser)
+    await freshAdmin()
   })
 
   await t.test(
-    'past the overlap a token signed with a retired secret is refused (401, not expired)',
+    'clear: back to the default kid, the former secret honoured 7 days, older ones not',
     async (t) => {
-      // `generate` at day 0, `set` at day 1 (retiring the generated secret until day 8), `clear` at day 2
-      // (retiring the set one until day 9); the default is current again. Now: day 8 and a minute.
-      clock.advance(6 * DAY + 60_000)
-      const gone = await call(app, 'GET', '/me', { token: signedWithGenerated })
-      t.equal(gone.status, 401)
-      t.equal(gone.body.code, 'UNAUTHORIZED')
-      t.equal((await call(app, 'GET', '/me', { token: signedWithSet })).status, 200, 'set + 7 d not reached')
-      t.equal(
-        (await call(app, 'GET', '/me', { token: signedWithDefault })).status,
-        200,
-        'default is current again',
-      )
       clock.advance(DAY)
-      t.equal((await call(app, 'GET', '/me', { token: signedWithSet })).status, 401)
-      const state = await call(app, 'GET', '/tenants/me/jwt-secret', { token: await longToken() })
-      t.equal(state.body.data.previous, null, 'no previous once its overlap ended')
+      await freshAdmin()
+      const setKid = kidOf(signedWithSet)
+      const res = await call(app, 'POST', '/tenants/me/jwt-secret/clear', admin, {})
+      t.equal(res.status, 200)
+      t.equal(res.body.data.configured, false)
+      t.equal(res.body.data.kid, 'default')
+      t.equal(res.body.data.secret, null)
+      t.equal(res.body.data.previous.kid, setKid)
+      const again = await call(app, 'POST', '/tenants/me/jwt-secret/clear', admin)
+      t.same(again.body.data, res.body.data, 'clearing twice changes nothing')
+      const fresh = await login(app, tenant.code, adminUser.email)
+      t.equal(kidOf(fresh.body.data.accessToken), 'default')
+      t.equal((await call(app, 'GET', '/me', { token: resign(signedWithSet) })).status, 200, 'previous')
+      t.equal((await call(app, 'GET', '/me', { token: resign(signedWithGenerated) })).status, 401, 'older')
+      t.equal((await call(app, 'GET', '/me', { token: resign(signedWithDefault) })).status, 200, 'current')
+      const rows = await app.ctx.dbs.main
+        .selectFrom('tenant_secrets')
+        .select('kid')
+        .where('tenant_id', '=', tenant.id)
+        .execute()
+      t.same(
+        rows.map((r) => r.kid),
+        [setKid],
+        'only the previous secret is kept',
+      )
     },
   )
+
+  await t.test('past the overlap the previous secret is refused too (401, not expired)', async (t) => {
+    clock.advance(7 * DAY + 60_000)
+    await freshAdmin()
+    const gone = await call(app, 'GET', '/me', { token: resign(signedWithSet) })
+    t.equal(gone.status, 401)
+    t.equal(gone.body.code, 'UNAUTHORIZED')
+    const state = await call(app, 'GET', '/tenants/me/jwt-secret', admin)
+    t.equal(state.body.data.previous, null, 'no previous once its overlap ended')
+  })
 
   await t.test('rotation is recorded in tenant metadata, not in the audit log', async (t) => {
     const row = await app.ctx.dbs.main
@@ -134,7 +184,7 @@ t.test('signing secret: generate, get, set, clear with the 7-day overlap', async
     const history = (row.metadata as { jwtSecret: { history: { action: string }[] } }).jwtSecret.history
     t.same(
       history.map((h) => h.action),
-      ['generate', 'set', 'clear'],
+      ['generate', 'set', 'generate', 'set', 'clear'],
     )
     const audit = await app.ctx.dbs.main
       .selectFrom('audit_log')
@@ -151,12 +201,17 @@ t.test('signing secret: the default stops verifying 7 days after the first rotat
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
-  const before = await tokenFor(app, user, 30 * 24 * 3600)
+  const before = await tokenFor(app, user)
   t.equal((await call(app, 'POST', '/tenants/me/jwt-secret/generate', { token: before })).status, 200)
+  const withDefault = () => {
+    const d = decodeJwtUnverified(before)
+    const iat = Math.floor(clock.now() / 1000)
+    return signJwt({ ...d?.payload, iat, exp: iat + 900 }, DEFAULT_SECRET, 'default')
+  }
   clock.advance(7 * DAY - 60_000)
-  t.equal((await call(app, 'GET', '/me', { token: before })).status, 200)
+  t.equal((await call(app, 'GET', '/me', { token: withDefault() })).status, 200)
   clock.advance(120_000)
-  const res = await call(app, 'GET', '/me', { token: before })
+  const res = await call(app, 'GET', '/me', { token: withDefault() })
   t.equal(res.status, 401)
   t.equal(res.body.code, 'UNAUTHORIZED')
 })

@@ -22,6 +22,31 @@ interface JwtSecretMeta {
 const asObject = (v: unknown): Record<string, unknown> =>
   typeof v === 'string' ? asObject(JSON.parse(v)) : typeof v === 'object' && v !== null ? { ...v } : {}
 
+/** Smallest secret `set` accepts, in UTF-8 bytes (the HMAC key is the string's bytes). */
+const MIN_SECRET_BYTES = 32
+
+/**
+ * The rules of `set { secret }` that the document states but its schema cannot: length in UTF-8 bytes,
+ * not one character repeated, no control characters. 400 VALIDATION_ERROR naming `body.secret`.
+ */
+function checkedSecret(given: string | undefined): string {
+  const problem = secretProblem(given)
+  if (given === undefined || problem !== null) {
+    fail('VALIDATION_ERROR', 'Request validation failed', [{ path: 'body.secret', message: problem }])
+  }
+  return given
+}
+
+function secretProblem(given: string | undefined): string | null {
+  if (given === undefined) return 'is required'
+  if (Buffer.byteLength(given, 'utf8') < MIN_SECRET_BYTES)
+    return `must be at least ${MIN_SECRET_BYTES} bytes in UTF-8`
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[\u0000-\u001F\u007F]/.test(given)) return 'must not contain control characters'
+  if (new Set(given).size === 1) return 'must not be one character repeated'
+  return null
+}
+
 /** The state answered by all four secret endpoints. `secret` only for the tenant's own secret. */
 export interface JwtSecretState {
   configured: boolean
@@ -68,8 +93,7 @@ export async function rotateJwtSecret(
   action: 'generate' | 'set' | 'clear',
   given?: string,
 ): Promise<JwtSecretState> {
-  const secret =
-    action === 'generate' ? randomToken(32) : action === 'set' ? (given ?? fail('VALIDATION_ERROR')) : null
+  const secret = action === 'generate' ? randomToken(32) : action === 'set' ? checkedSecret(given) : null
   await ctx.dbs.main.transaction().execute(async (trx) => {
     const tenant = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
     const current = await trx
@@ -85,12 +109,12 @@ export async function rotateJwtSecret(
     const until = new Date(nowMs + SECRET_OVERLAP_MS)
     const metadata = asObject(tenant.metadata)
     const meta: JwtSecretMeta = { ...(metadata.jwtSecret as JwtSecretMeta | undefined) }
-    // Why: retired rows past their overlap verify nothing any more; keep the table small.
+    // Why every retired row: only the current secret and the one it replaces are honoured, so a rotation
+    // ends every older secret at once, whatever is left of its own overlap.
     await trx
       .deleteFrom('tenant_secrets')
       .where('tenant_id', '=', tenantId)
       .where('retired_at', 'is not', null)
-      .where('expires_at', '<', now)
       .execute()
     let previousKid = DEFAULT_KID
     if (current) {
@@ -100,6 +124,8 @@ export async function rotateJwtSecret(
         .set({ retired_at: now, expires_at: until })
         .where('id', '=', current.id)
         .execute()
+      // The service default secret, if it was the previous one, is now older than that: it ends too.
+      meta.defaultRetiredUntil = null
     } else {
       meta.defaultRetiredUntil = until.toISOString()
     }
