@@ -62,6 +62,19 @@ export function normalizeIp(ip: string): string {
 }
 
 /**
+ * The subject of an address's rate-limit budget: an IPv4 address (plain or IPv4-mapped) is its own
+ * subject; an IPv6 address stands for its /64 (`2001:db8:1:2::/64`), because one host is routinely given
+ * a whole /64 and could otherwise take a fresh budget per address. Input that is not an address comes
+ * back unchanged.
+ */
+export function rateLimitSubject(ip: string): string {
+  const w = parseAddressWords(ip)
+  if (w === null) return ip
+  if (isMappedWords(w)) return formatIPv4(w[3])
+  return `${formatIPv6(wordsToGroups(Int32Array.of(w[0], w[1], 0, 0)))}/64`
+}
+
+/**
  * True when `ip` lies in any of `cidrs` (IPv4 and its mapped IPv6 form are one address). Plain
  * membership: false for an empty list, an invalid ip, or entries that do not parse.
  */

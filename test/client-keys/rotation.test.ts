@@ -10,7 +10,7 @@ const clock = createManualClock()
 const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
 const admin = await createUser(app, tenant, { roles: ['admin'] })
-const jwt = await tokenFor(app, admin, 30 * 86_400)
+const jwt = await tokenFor(app, admin, 86_400)
 const base = '/api/v1/client-keys'
 const probe = (key: string) => call(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
 
