@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './lib/clock.js'
 import { genReqId } from './plugins/request-id.js'
 import requestId from './plugins/request-id.js'
 import { AccessLog } from './plugins/access-log.js'
+import { clientErrorHandler, frameworkErrors } from './plugins/framework-errors.js'
 import errors from './plugins/errors.js'
 import validation from './plugins/validation.js'
 import docs from './plugins/docs.js'
@@ -41,6 +42,42 @@ export interface AppOptions {
   readonly pgliteDataDir?: Blob
   /** Redis key prefix of the rate-limit counters (tests isolate themselves with it). */
   readonly rateLimitNamespace?: string
+  /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (contract 10 fixes the variables). */
+  readonly httpTimeouts?: Partial<HttpTimeouts>
+}
+
+/** The HTTP server's timeouts, in milliseconds. */
+export interface HttpTimeouts {
+  /** The whole request, headers and body, must arrive within it: else 408 and the socket is closed. */
+  readonly requestTimeout: number
+  /** Its headers must arrive within it (same answer). */
+  readonly headersTimeout: number
+  /** An idle kept-alive socket is closed after it. */
+  readonly keepAliveTimeout: number
+  /** A socket with no traffic either way is destroyed after it; 0 is never. */
+  readonly connectionTimeout: number
+  /** How often Node looks for requests past the first two: they are enforced within this much. */
+  readonly connectionsCheckingInterval: number
+}
+
+/**
+ * Why set at all: Fastify turns Node's request timeout off, so a client that sends its headers (or a
+ * Content-Length) and then dribbles, or goes silent, would hold its socket forever (slowloris).
+ */
+export const HTTP_TIMEOUTS: HttpTimeouts = {
+  // Why 30 s: the largest request is 64 KiB (bodyLimit), which even a 3 KB/s client sends in time.
+  requestTimeout: 30_000,
+  // Why 10 s: headers are at most 16 KiB (Node's limit) and normally arrive in one packet.
+  headersTimeout: 10_000,
+  // Why 72 s: longer than the 60 s idle timeout of common balancers (AWS ALB, nginx), so the balancer,
+  // not us, closes an idle connection, and never sends a request on one we have just closed (a 502).
+  keepAliveTimeout: 72_000,
+  // Why off: the request and headers timeouts already bound how long a request may take to arrive, and
+  // an inactivity timeout would also cut a request whose handler is still working without writing
+  // (PUT /tenants/:id/database copies a tenant's data for as long as that takes).
+  connectionTimeout: 0,
+  // Why 1 s: with Node's default (30 s) a 30 s request timeout could take up to a minute to act.
+  connectionsCheckingInterval: 1_000,
 }
 
 // Why: these hold credentials; pino replaces them before a line is written.
@@ -67,6 +104,7 @@ export function scrubUrlCredentials(s: string): string {
 
 /** Builds the whole service (database, plugins, modules) without listening. Close it with app.close(). */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const timeouts = { ...HTTP_TIMEOUTS, ...options.httpTimeouts }
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -100,6 +138,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    connectionTimeout: timeouts.connectionTimeout,
+    // Why here: Fastify has no option for these; Node reads them (and checks headers <= request) when
+    // it creates the server. requireHostHeader: the errors plugin answers a missing Host in the envelope.
+    http: {
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+      requireHostHeader: false,
+    },
+    // Errors raised before any hook runs (router, HTTP parser, timeouts) answer in the envelope too.
+    frameworkErrors,
+    clientErrorHandler,
   })
 
   const opened = await openDatabase(config.databaseUrl, {

@@ -63,10 +63,12 @@ export function defineRoute<K extends OperationId>(
         : {}),
     },
     // Why: an optional body may be omitted entirely; validate it as the empty object it stands for.
+    // Only `undefined` is "omitted" (no body, or an empty one): a JSON `null` is a body, and not an
+    // object, so it fails validation like an array or a string (400).
     ...(spec.schema.body && !spec.bodyRequired
       ? {
           preValidation: (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-            if (req.body === undefined || req.body === null) req.body = {} as never
+            if (req.body === undefined) req.body = {} as never
             done()
           },
         }

@@ -94,6 +94,14 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     return reply.code(errorStatus[pub.code]).send(errorBody(pub.code, pub.message, pub.details))
   })
 
+  // Why: Node's own check (requireHostHeader, turned off in app.ts) answers an HTTP/1.1 request without
+  // a Host header with a bare 400: no envelope, no request id. A callback hook: it almost never has work.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.headers.host !== undefined || req.raw.httpVersion !== '1.1') return done()
+    reply.header('connection', 'close')
+    reply.code(400).send(errorBody('VALIDATION_ERROR', 'Missing Host header'))
+  })
+
   // The gate's hooks run for this handler too, so a 404 spends the same per-IP budget as any route.
   app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('NOT_FOUND', 'Route not found')))
 

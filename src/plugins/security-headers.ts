@@ -9,7 +9,7 @@ import cors from '@fastify/cors'
  * nonce) helmet writes the same headers every time, and re-running its middleware chain (CSP parsing
  * included) cost about 5% of a request's CPU on the hot routes.
  */
-function helmetHeaders(): Record<string, string> {
+export function helmetHeaders(): Record<string, string> {
   const headers: Record<string, string> = {}
   const res = {
     setHeader(name: string, value: string | number | readonly string[]) {

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { createKey, createTenant, createUser, freshIp, tokenFor } from '../helpers/fixtures.js'
 
 t.test('error envelope', async (t) => {
   const app = await buildTestApp(t)
@@ -134,4 +135,101 @@ t.test('CORS only for configured origins, never allowing X-Client-Key', async (t
     headers: { origin: 'https://evil.example.test', 'access-control-request-method': 'POST' },
   })
   t.notOk(other.headers['access-control-allow-origin'])
+})
+
+// Errors Fastify raises before any route or hook runs (issue 10, item 3).
+t.test('framework errors answer in the envelope', async (t) => {
+  const app = await buildTestApp(t)
+  const envelope = (res: { json(): unknown }) => res.json() as Record<string, unknown>
+
+  t.test('400 VALIDATION_ERROR for broken percent-encoding in a path parameter', async (t) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/users/%E0%A4%A-secret-in-path',
+      headers: { 'x-request-id': 'bad-url-1' },
+    })
+    t.equal(res.statusCode, 400)
+    t.same(Object.keys(envelope(res)).sort(), ['code', 'error', 'success'])
+    t.equal(envelope(res).code, 'VALIDATION_ERROR')
+    t.equal(res.headers['x-request-id'], 'bad-url-1')
+    t.equal(res.headers['cache-control'], 'no-store')
+    t.ok(res.headers['x-content-type-options'], 'security headers too')
+    t.notMatch(res.body, /secret-in-path|%E0/i, 'the URL is not echoed')
+  })
+
+  t.test('400 VALIDATION_ERROR (not 414) for a path parameter over the router limit', async (t) => {
+    const long = 'x'.repeat(150) + '-secret-in-path'
+    for (const url of [`/api/v1/users/${long}`, `/api/v1/client-keys/${long}/revoke`]) {
+      const res = await app.inject({ method: url.endsWith('revoke') ? 'POST' : 'GET', url })
+      t.equal(res.statusCode, 400, url.slice(0, 30))
+      t.same(Object.keys(envelope(res)).sort(), ['code', 'error', 'success'])
+      t.equal(envelope(res).code, 'VALIDATION_ERROR')
+      t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+      t.notMatch(res.body, /secret-in-path|xxxx/, 'the URL is not echoed')
+    }
+  })
+})
+
+// A JSON `null` (or any non-object) body is not an absent body (issue 10, item 5).
+t.test('validateToken: optional body', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant)
+  const token = await tokenFor(app, user)
+  const post = (payload?: string, contentType?: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/validate',
+      headers: { authorization: `Bearer ${token}`, ...(contentType ? { 'content-type': contentType } : {}) },
+      ...(payload === undefined ? {} : { payload }),
+    })
+
+  t.test('400 VALIDATION_ERROR for null, an array, a string or a number', async (t) => {
+    for (const body of ['null', '[]', '[{}]', '"text"', '42', 'true']) {
+      const res = await post(body, 'application/json')
+      t.equal(res.statusCode, 400, body)
+      t.equal(res.json().code, 'VALIDATION_ERROR', body)
+    }
+  })
+
+  t.test('200 for an absent body, an empty JSON body and an empty object', async (t) => {
+    for (const [payload, ctype] of [
+      [undefined, undefined],
+      ['', 'application/json'],
+      ['{}', 'application/json'],
+    ] as const) {
+      const res = await post(payload, ctype)
+      t.equal(res.statusCode, 200, `${ctype} ${JSON.stringify(payload)}`)
+      t.equal(res.json().data.valid, true)
+    }
+  })
+})
+
+t.test('revokeClientKey: optional body', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  const key = await createKey(app, tenant, ['client-keys:revoke'])
+  const revoke = (payload?: string) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/client-keys/${key.id}/revoke`,
+      headers: {
+        'x-client-key': key.value,
+        'x-forwarded-for': freshIp(),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(payload === undefined ? {} : { payload }),
+    })
+
+  t.test('400 VALIDATION_ERROR for a null body, and the key stays active', async (t) => {
+    const res = await revoke('null')
+    t.equal(res.statusCode, 400)
+    t.equal(res.json().code, 'VALIDATION_ERROR')
+    const row = await app.ctx.dbs.main
+      .selectFrom('client_keys')
+      .select('status')
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow()
+    t.equal(row.status, 'ACTIVE')
+  })
 })
