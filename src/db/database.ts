@@ -59,9 +59,6 @@ export const AUDIT_ACTIONS = [
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
-/** The transaction-local setting that lets audit rows be deleted (tenant relocation only). */
-export const AUDIT_RELOCATION_SETTING = 'tessera.audit_relocation'
-
 export interface ServiceSettingsTable {
   key: string
   value: string
@@ -222,9 +219,15 @@ export interface ClientKeyUsageTable {
   ip: string | null
   origin: string | null
   user_agent: string | null
+  /** The request's X-Request-Id; null on rows written before migration 0002. */
+  request_id: string | null
   created_at: CreatedAt
 }
 
+/**
+ * Owned by tessera_audit_owner (migration 0002): the service's role may SELECT and INSERT only; rows
+ * leave through tessera_audit_relocate_out and tessera_audit_expire.
+ */
 export interface AuditLogTable {
   id: Generated<string>
   /** No foreign key: audit rows outlive their tenant. */
@@ -238,6 +241,8 @@ export interface AuditLogTable {
   actor_type: ActorType | null
   actor_id: string | null
   metadata: JsonObjectColumn
+  /** The request's X-Request-Id; null on rows written before migration 0002 and outside a request. */
+  request_id: string | null
   created_at: CreatedAt
 }
 
@@ -318,5 +323,5 @@ export type ClientKeyUsageUpdate = Updateable<ClientKeyUsageTable>
 
 export type AuditLogRow = Selectable<AuditLogTable>
 export type NewAuditLogRow = Insertable<AuditLogTable>
-/** Exists for symmetry only: the database refuses every UPDATE of audit_log. */
+/** Exists for symmetry only: the service's role has no UPDATE privilege on audit_log, and the trigger refuses it. */
 export type AuditLogRowUpdate = Updateable<AuditLogTable>

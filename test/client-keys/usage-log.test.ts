@@ -63,6 +63,7 @@ const row = (keyId = '11111111-1111-4111-8111-111111111111') => ({
   ip: '10.0.0.1',
   origin: null,
   userAgent: null,
+  requestId: 'req-1',
 })
 
 t.test('rows are written in multi-row batches with last_used_at', async (t) => {

@@ -1,13 +1,23 @@
-import { randomUUID } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { Migrator, NO_MIGRATIONS, sql, type Kysely } from 'kysely'
+import pg from 'pg'
 import t from 'tap'
+import { openPostgres } from '../../src/db/connect.js'
 import type { Database } from '../../src/db/database.js'
-import { forEachBackend } from '../helpers/db.js'
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrateToLatest } from '../../src/db/migrate.js'
+import { migrations } from '../../src/db/migrations/index.js'
+import { backends, forEachBackend, openTestDatabase, urlWithDatabase, type TapTest } from '../helpers/db.js'
 
-async function insertRow(db: Kysely<Database>, tenantId: string): Promise<string> {
+async function insertRow(db: Kysely<Database>, tenantId: string, createdAt?: Date): Promise<string> {
   const row = await db
     .insertInto('audit_log')
-    .values({ tenant_id: tenantId, action: 'LOGIN', success: false, metadata: { reason: 'test' } })
+    .values({
+      tenant_id: tenantId,
+      action: 'LOGIN',
+      success: false,
+      metadata: { reason: 'test' },
+      ...(createdAt ? { created_at: createdAt } : {}),
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   return row.id
@@ -19,7 +29,7 @@ async function count(db: Kysely<Database>, tenantId: string): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirstOrThrow()
-  return row.n
+  return Number(row.n)
 }
 
 /** The SQLSTATE a statement fails with, or 'ok'. */
@@ -28,6 +38,11 @@ const outcome = (p: Promise<unknown>) =>
     () => 'ok',
     (e: { code?: string }) => e.code ?? 'no code',
   )
+
+const relocateOut = (db: Kysely<Database>, tenantId: string | null) =>
+  sql<{ n: number }>`select tessera_audit_relocate_out(${tenantId}::uuid) as n`.execute(db)
+
+const DAY_MS = 86_400_000
 
 t.test('audit_log refuses UPDATE, DELETE and TRUNCATE', (t) =>
   forEachBackend(t, async (t, { db }) => {
@@ -46,36 +61,73 @@ t.test('audit_log refuses UPDATE, DELETE and TRUNCATE', (t) =>
   }),
 )
 
-t.test('DELETE is allowed only inside a transaction that set tessera.audit_relocation', (t) =>
+t.test('no session setting opens a way around the trigger (the old relocation switch is gone)', (t) =>
   forEachBackend(t, async (t, { db }) => {
     const tenantId = randomUUID()
     await insertRow(db, tenantId)
-    await insertRow(db, tenantId)
-
-    // Any other value keeps the rows.
-    const wrong = db.transaction().execute(async (trx) => {
-      await sql`set local tessera.audit_relocation = 'yes'`.execute(trx)
+    const deleted = db.transaction().execute(async (trx) => {
+      await sql`set local tessera.audit_relocation = 'on'`.execute(trx)
       await trx.deleteFrom('audit_log').where('tenant_id', '=', tenantId).execute()
     })
-    t.equal(await outcome(wrong), '42501')
-
-    const deleted = await db.transaction().execute(async (trx) => {
-      await sql`set local tessera.audit_relocation = 'on'`.execute(trx)
-      return trx.deleteFrom('audit_log').where('tenant_id', '=', tenantId).executeTakeFirst()
-    })
-    t.equal(deleted.numDeletedRows, 2n)
-    t.equal(await count(db, tenantId), 0)
-
-    // SET LOCAL ended with the transaction: the same session refuses again (PGlite has only one session).
-    await insertRow(db, tenantId)
-    t.equal(await outcome(db.deleteFrom('audit_log').where('tenant_id', '=', tenantId).execute()), '42501')
-    // TRUNCATE stays refused even with the setting.
-    const truncate = db.transaction().execute(async (trx) => {
+    t.equal(await outcome(deleted), '42501')
+    const truncated = db.transaction().execute(async (trx) => {
       await sql`set local tessera.audit_relocation = 'on'`.execute(trx)
       await sql`truncate audit_log`.execute(trx)
     })
-    t.equal(await outcome(truncate), '42501')
+    t.equal(await outcome(truncated), '42501')
     t.equal(await count(db, tenantId), 1)
+  }),
+)
+
+t.test('tessera_audit_relocate_out removes one tenant’s rows, once none of its users is left', (t) =>
+  forEachBackend(t, async (t, { db }) => {
+    const tenant = await db
+      .insertInto('tenants')
+      .values({ code: 'moving', name: 'Moving' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const other = randomUUID()
+    await insertRow(db, tenant.id)
+    await insertRow(db, tenant.id)
+    await insertRow(db, other)
+    await db
+      .insertInto('users')
+      .values({ tenant_id: tenant.id, email: 'a@x.test', password_hash: 'h' })
+      .execute()
+
+    t.equal(await outcome(relocateOut(db, tenant.id)), '42501', 'refused while the tenant has users here')
+    t.equal(await outcome(relocateOut(db, null)), '22004', 'a tenant id is required')
+    t.equal(await count(db, tenant.id), 2)
+
+    const { rows } = await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('users').where('tenant_id', '=', tenant.id).execute()
+      return relocateOut(trx, tenant.id)
+    })
+    t.equal(Number(rows[0].n), 2)
+    t.equal(await count(db, tenant.id), 0)
+    t.equal(await count(db, other), 1, 'other tenants’ rows stay')
+  }),
+)
+
+t.test('tessera_audit_expire removes old rows in bounded batches, never one of the last day', (t) =>
+  forEachBackend(t, async (t, { db }) => {
+    const tenantId = randomUUID()
+    const now = Date.now()
+    for (const age of [40, 35, 30]) await insertRow(db, tenantId, new Date(now - age * DAY_MS))
+    await insertRow(db, tenantId, new Date(now - 3_600_000))
+    const expire = (before: Date | null, limit: number | null) =>
+      sql<{ n: number }>`select tessera_audit_expire(${before}::timestamptz, ${limit}::integer) as n`.execute(
+        db,
+      )
+
+    t.equal(await outcome(expire(new Date(now), 10)), '22023', 'a cutoff inside the last day')
+    t.equal(await outcome(expire(null, 10)), '22023')
+    t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 0)), '22023', 'a batch of 0')
+    t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 10_001)), '22023', 'a batch over 10,000')
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 1)).rows[0].n), 1, 'one row per call')
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0].n), 1, 'the other old one')
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0].n), 0)
+    t.equal(await count(db, tenantId), 2, 'the 30-day-old row and the recent one stay')
   }),
 )
 
@@ -104,4 +156,174 @@ t.test('action and actor_type are checked', (t) =>
     const actor = { ...base, action: 'LOGIN', actor_type: 'robot' } as unknown as typeof bad
     t.equal(await outcome(db.insertInto('audit_log').values(actor).execute()), '23514')
   }),
+)
+
+// The privilege guard. Tests connect as a superuser, which bypasses privileges; these tests stand in a
+// non-superuser LOGIN role with CREATEROLE for the service's role (what a managed PostgreSQL gives),
+// have it run the migrations itself, and then try every way around the guard as that role.
+
+const SERVICE_ROLE = 'tessera_test_service'
+const SERVICE_PASSWORD = 'tessera-test-service-pw'
+
+/** What the service's role may try first: each is accepted or refused, and changes nothing either way. */
+const SETTINGS = [
+  sql`set tessera.audit_relocation = 'on'`,
+  sql`set session_replication_role = replica`,
+  sql`set role tessera_audit_owner`,
+  // Accepted with a warning (no privileges were granted): the role holds no grant option.
+  sql`grant update, delete, truncate on audit_log to current_user`,
+]
+
+/** Every way to change or remove an audit row the service's role could try. */
+const attempts = (tenantId: string) => [
+  sql`update audit_log set success = true where tenant_id = ${tenantId}`,
+  sql`delete from audit_log where tenant_id = ${tenantId}`,
+  sql`truncate audit_log`,
+  sql`alter table audit_log disable trigger audit_log_no_delete`,
+  sql`drop trigger audit_log_no_delete on audit_log`,
+  sql`create or replace function audit_log_immutable() returns trigger language plpgsql
+    as $fn$ begin return old; end $fn$`,
+]
+
+/** Runs `fn` on one connection of `open()` and closes it; session settings stay within it. */
+async function oneSession(
+  open: () => Promise<{ db: Kysely<Database>; close: () => Promise<void> }>,
+  fn: (db: Kysely<Database>) => Promise<void>,
+): Promise<void> {
+  const s = await open()
+  try {
+    await fn(s.db)
+  } finally {
+    await s.close()
+  }
+}
+
+/** The guard, seen from a session of the service's role: nothing changes a row; INSERT and the function work. */
+async function assertGuarded(
+  t: TapTest,
+  session: () => Promise<{ db: Kysely<Database>; close: () => Promise<void> }>,
+  settings = SETTINGS,
+): Promise<void> {
+  const tenantId = randomUUID()
+  await oneSession(session, async (db) => {
+    await insertRow(db, tenantId)
+    await insertRow(db, tenantId)
+  })
+  for (const setting of [null, ...settings]) {
+    for (const attempt of attempts(tenantId)) {
+      await oneSession(session, async (db) => {
+        const set = setting ? await outcome(setting.execute(db)) : 'none'
+        const name = `${setting?.compile(db).sql ?? 'no setting'} (${set}), then ${attempt.compile(db).sql}`
+        t.equal(await outcome(attempt.execute(db)), '42501', name.replace(/\s+/g, ' '))
+      })
+    }
+  }
+  await oneSession(session, async (db) => {
+    t.equal(await count(db, tenantId), 2, 'both rows unchanged')
+    const rows = await db
+      .selectFrom('audit_log')
+      .select('success')
+      .where('tenant_id', '=', tenantId)
+      .execute()
+    t.same(
+      rows.map((r) => r.success),
+      [false, false],
+    )
+    t.equal(Number((await relocateOut(db, tenantId)).rows[0].n), 2, 'relocation through the function works')
+    t.equal(await count(db, tenantId), 0)
+  })
+}
+
+t.test(
+  'PostgreSQL: the service’s own role cannot UPDATE, DELETE or TRUNCATE audit rows, whatever it sets',
+  { skip: backends().includes('postgres') ? false : 'TEST_DATABASE_URL is not set' },
+  async (t) => {
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL })
+    await admin.connect()
+    t.teardown(() => admin.end())
+    const ident = pg.escapeIdentifier
+    // Roles are cluster-wide and outlive this test: created once, tolerating a concurrent creation.
+    await admin.query(`do $do$ begin
+      create role ${ident(SERVICE_ROLE)} login createrole password '${SERVICE_PASSWORD}';
+    exception when duplicate_object or unique_violation then null; end $do$`)
+    await admin.query(`do $do$ begin
+      create role tessera_audit_owner nologin;
+    exception when duplicate_object or unique_violation then null; end $do$`)
+    const version = Number((await admin.query('show server_version_num')).rows[0].server_version_num)
+    if (version >= 160000) {
+      // A CREATEROLE role holds ADMIN only on the roles it created; this one was made by a superuser.
+      await admin.query(
+        `grant tessera_audit_owner to ${ident(SERVICE_ROLE)} with admin true, inherit false, set false`,
+      )
+    }
+    const name = `tessera_t_${randomBytes(8).toString('hex')}`
+    await admin.query(`create database ${ident(name)} owner ${ident(SERVICE_ROLE)}`)
+    t.teardown(() => admin.query(`drop database if exists ${ident(name)} with (force)`))
+    const url = new URL(urlWithDatabase(name))
+    url.username = SERVICE_ROLE
+    url.password = SERVICE_PASSWORD
+
+    const service = openPostgres(url.toString(), { poolMax: 1 })
+    t.teardown(() => service.close())
+    t.same(
+      await migrateToLatest(service.db),
+      ['0001_initial', '0002_audit_guard'],
+      'it migrates its database',
+    )
+    const { rows } = await sql<{ superuser: boolean; member: boolean; owner: string }>`
+      select r.rolsuper as superuser, pg_has_role(current_user, 'tessera_audit_owner', 'MEMBER') as member,
+        pg_get_userbyid(c.relowner) as owner
+      from pg_roles r, pg_class c where r.rolname = current_user and c.oid = 'audit_log'::regclass`.execute(
+      service.db,
+    )
+    t.same(rows[0], { superuser: false, member: version >= 160000, owner: 'tessera_audit_owner' })
+
+    const session = async () => {
+      const s = openPostgres(url.toString(), { poolMax: 1 })
+      return { db: s.db, close: s.close }
+    }
+    // Only a real login is refused this: the PGlite test below started its session as a superuser.
+    const settings = [...SETTINGS, sql`set session authorization postgres`]
+    await assertGuarded(t, session, settings)
+
+    await t.test('down and up again as the same role', async (t) => {
+      const migrator = new Migrator({
+        db: service.db,
+        provider: { getMigrations: async () => migrations },
+        migrationTableName: MIGRATION_TABLE,
+        migrationLockTableName: MIGRATION_LOCK_TABLE,
+      })
+      t.equal((await migrator.migrateTo(NO_MIGRATIONS)).error, undefined)
+      t.same(await migrateToLatest(service.db), ['0001_initial', '0002_audit_guard'])
+      await assertGuarded(t, session, settings)
+    })
+  },
+)
+
+t.test(
+  'PGlite (PostgreSQL 18): a CREATEROLE role that migrates cannot change audit rows either',
+  async (t) => {
+    // Why on PGlite: its server is PostgreSQL 18, where membership has ADMIN, INHERIT and SET options;
+    // SET SESSION AUTHORIZATION makes the one session a non-superuser, as a managed server's role is.
+    const tdb = await openTestDatabase('pglite', { empty: true })
+    t.teardown(tdb.close)
+    await sql`create role ${sql.id(SERVICE_ROLE)} login createrole`.execute(tdb.db)
+    await sql`alter schema public owner to ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
+    await sql`set session authorization ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
+    t.same(await migrateToLatest(tdb.db), ['0001_initial', '0002_audit_guard'])
+    const { rows } = await sql<{ set: boolean; usage: boolean }>`
+      select pg_has_role(current_user, 'tessera_audit_owner', 'SET') as set,
+        pg_has_role(current_user, 'tessera_audit_owner', 'USAGE') as usage`.execute(tdb.db)
+    t.same(rows[0], { set: false, usage: false }, 'left with the ADMIN option only')
+    // One session: a setting an attempt made is reset before the next one.
+    const session = async () => ({
+      db: tdb.db,
+      close: async () => {
+        await sql`reset role`.execute(tdb.db).catch(() => undefined)
+        await sql`reset all`.execute(tdb.db)
+        await sql`set session authorization ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
+      },
+    })
+    await assertGuarded(t, session)
+  },
 )

@@ -38,6 +38,7 @@ export async function listAuditRows(
       error_message: r.error_message,
       ip_address: r.ip_address,
       user_agent: r.user_agent,
+      request_id: r.request_id,
       created_at: new Date(r.created_at).toISOString(),
       actor_type: r.actor_type as 'user' | 'client_key' | null,
       actor_id: r.actor_id,

@@ -18,13 +18,15 @@ export type AuditAction =
 export interface RequestMeta {
   readonly ip: string | null
   readonly userAgent: string | null
+  /** The request's X-Request-Id (the caller's when well-formed, else generated), for correlation. */
+  readonly requestId: string | null
 }
 
-/** Request ip (X-Forwarded-For per TRUST_PROXY, IPv4-mapped IPv6 unwrapped) and user agent. */
+/** Request ip (X-Forwarded-For per TRUST_PROXY, IPv4-mapped IPv6 unwrapped), user agent and request id. */
 export function requestMeta(req: FastifyRequest): RequestMeta {
   const ip = req.ip?.startsWith('::ffff:') && req.ip.includes('.') ? req.ip.slice(7) : (req.ip ?? null)
   const ua = req.headers['user-agent']
-  return { ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null }
+  return { ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null, requestId: req.id }
 }
 
 export interface AuditEntry {
@@ -53,6 +55,7 @@ export async function writeAudit(db: Kysely<Database>, e: AuditEntry): Promise<v
       error_message: e.success ? null : (e.errorMessage ?? 'failed'),
       ip_address: e.meta.ip,
       user_agent: e.meta.userAgent,
+      request_id: e.meta.requestId,
       ...actorOf(e.actor),
       metadata: JSON.stringify(e.metadata ?? {}),
     })

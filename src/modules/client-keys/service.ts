@@ -252,6 +252,7 @@ export async function keyLogs(ctx: AppContext, actor: Principal, id: string, lim
       ip: r.ip,
       origin: r.origin,
       userAgent: r.user_agent,
+      requestId: r.request_id,
       createdAt: new Date(r.created_at).toISOString(),
     })),
     total,

@@ -28,7 +28,7 @@ export interface UsageCounters {
 }
 
 // Why these bounds: at ~300 bytes a row, 20,000 rows is a few MB, about 20 s of a database outage at
-// 1,000 key requests a second; a row is 9 parameters, so 1,000 rows stay far below PostgreSQL's 65,535.
+// 1,000 key requests a second; a row is 10 parameters, so 1,000 rows stay far below PostgreSQL's 65,535.
 const DEFAULTS = { flushIntervalMs: 500, batchRows: 1000, maxBuffered: 20_000 }
 const CLOSE_ATTEMPTS = 3
 const FAILURE_LOG_INTERVAL_MS = 30_000

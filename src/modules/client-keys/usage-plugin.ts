@@ -41,6 +41,7 @@ async function keyUsagePlugin(app: FastifyInstance, opts: UsageLogOptions): Prom
         ip: normalizeIp(req.ip),
         origin: header(req.headers.origin, MAX_ORIGIN),
         userAgent: header(req.headers['user-agent'], MAX_USER_AGENT),
+        requestId: req.id,
       })
     }
     done()

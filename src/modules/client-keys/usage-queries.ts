@@ -11,6 +11,8 @@ export interface UsageRow {
   ip: string | null
   origin: string | null
   userAgent: string | null
+  /** The request's X-Request-Id, for correlation with the access log and audit rows. */
+  requestId: string | null
   /** ISO-8601 with microseconds, so rows of one millisecond still sort in request order. */
   createdAt: string
 }
@@ -33,6 +35,7 @@ export async function insertUsageRows(
         ip: r.ip,
         origin: r.origin,
         user_agent: r.userAgent,
+        request_id: r.requestId,
         created_at: r.createdAt,
       })),
     )
@@ -68,7 +71,18 @@ export async function listUsage(
   const q = db.selectFrom('client_key_usage').where('key_id', '=', keyId).where('tenant_id', '=', tenantId)
   const [rows, count] = await Promise.all([
     q
-      .select(['id', 'key_id', 'method', 'route', 'status_code', 'ip', 'origin', 'user_agent', 'created_at'])
+      .select([
+        'id',
+        'key_id',
+        'method',
+        'route',
+        'status_code',
+        'ip',
+        'origin',
+        'user_agent',
+        'request_id',
+        'created_at',
+      ])
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit)

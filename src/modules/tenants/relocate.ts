@@ -1,5 +1,5 @@
 import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely'
-import { AUDIT_RELOCATION_SETTING, type Database } from '../../db/database.js'
+import type { Database } from '../../db/database.js'
 
 // Moving a tenant's rows between two databases of the same schema. Rows travel as JSON (`to_jsonb` out,
 // `jsonb_populate_recordset` in), so timestamps keep their microseconds and jsonb stays jsonb whatever
@@ -114,17 +114,22 @@ export async function copyTenantRows(
 }
 
 /**
- * Deletes every tenant-scoped row of the tenant (audit rows included, which only this transaction-local
- * setting allows) and, with `tenantRow`, the tenant row itself. Requires a transaction.
+ * Deletes every tenant-scoped row of the tenant and, with `tenantRow`, the tenant row itself. Audit rows
+ * go last, through tessera_audit_relocate_out (the service's role may not delete them), which refuses
+ * while any user of the tenant is still in this database. Requires a transaction.
  */
 export async function purgeTenantRows(
   trx: Kysely<Database>,
   tenantId: string,
   opts: { tenantRow?: boolean; tables?: readonly TableSpec[] } = {},
 ): Promise<void> {
-  await sql`select set_config(${AUDIT_RELOCATION_SETTING}, 'on', true)`.execute(trx)
-  for (const spec of [...(opts.tables ?? TENANT_TABLES)].reverse()) {
+  const tables = opts.tables ?? TENANT_TABLES
+  for (const spec of [...tables].reverse()) {
+    if (spec.name === 'audit_log') continue
     await sql`delete from ${sql.table(spec.name)} where tenant_id = ${tenantId}`.execute(trx)
+  }
+  if (tables.some((spec) => spec.name === 'audit_log')) {
+    await sql`select tessera_audit_relocate_out(${tenantId}::uuid)`.execute(trx)
   }
   if (opts.tenantRow) await trx.deleteFrom('tenants').where('id', '=', tenantId).execute()
 }
