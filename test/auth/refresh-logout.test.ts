@@ -10,6 +10,7 @@ import {
 } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sql } from 'kysely'
+import { sha256Hex } from '../../src/lib/tokens.js'
 
 async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx) {
   const res = await app.inject({
@@ -127,7 +128,8 @@ t.test('POST /refresh', async (t) => {
 })
 
 t.test('POST /logout', async (t) => {
-  const app = await buildTestApp(t)
+  const clock = createManualClock()
+  const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   const other = await createUser(app, tenant)
@@ -179,6 +181,79 @@ t.test('POST /logout', async (t) => {
       .where('success', '=', false)
       .execute()
     t.ok(rows.length >= 1 && rows[0].error_message)
+  })
+
+  const logout = (accessToken: string, refreshToken: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/logout',
+      remoteAddress: freshIp(),
+      headers: { authorization: `Bearer ${accessToken}` },
+      payload: { refreshToken },
+    })
+  const sessionOf = (refreshToken: string) =>
+    app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('sessions')
+      .innerJoin('refresh_tokens', 'refresh_tokens.session_id', 'sessions.id')
+      .select(['sessions.id', 'sessions.revoked_at', 'sessions.revoked_reason'])
+      .where('refresh_tokens.token_hash', '=', sha256Hex(refreshToken))
+      .executeTakeFirstOrThrow()
+
+  t.test('200 revoked=true with a token already rotated: the session ends, its successor too', async (t) => {
+    const s = await loginAs(app, tenant, user)
+    const rotated = (await refresh(app, s.refreshToken)).json().data
+    const res = await logout(s.accessToken, s.refreshToken)
+    t.equal(res.statusCode, 200)
+    t.same(res.json().data, { revoked: true })
+    const next = await refresh(app, rotated.refreshToken)
+    t.equal(next.statusCode, 401, 'the successor no longer refreshes')
+    t.equal(next.json().code, 'INVALID_REFRESH_TOKEN')
+    const session = await sessionOf(s.refreshToken)
+    t.ok(session.revoked_at, 'the session row is revoked')
+    t.equal(session.revoked_reason, 'logout')
+    const live = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('refresh_tokens')
+      .select('id')
+      .where('session_id', '=', session.id)
+      .where('revoked_at', 'is', null)
+      .execute()
+    t.equal(live.length, 0, 'no token of the session is live')
+  })
+
+  t.test('200 revoked=true with a token rotated twice, after the reuse grace', async (t) => {
+    const s = await loginAs(app, tenant, user)
+    const second = (await refresh(app, s.refreshToken)).json().data
+    const third = (await refresh(app, second.refreshToken)).json().data
+    clock.advance(11_000)
+    t.same((await logout(third.accessToken, s.refreshToken)).json().data, { revoked: true })
+    t.equal((await refresh(app, third.refreshToken)).statusCode, 401)
+  })
+
+  t.test('200 revoked=false when the session was already ended; nothing changes', async (t) => {
+    const s = await loginAs(app, tenant, user)
+    t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: true })
+    t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: false })
+  })
+
+  t.test("200 revoked=false for another user's rotated token; their session keeps working", async (t) => {
+    const mine = await loginAs(app, tenant, user)
+    const theirs = await loginAs(app, tenant, other)
+    const theirNext = (await refresh(app, theirs.refreshToken)).json().data
+    const res = await logout(mine.accessToken, theirs.refreshToken)
+    t.same(res.json().data, { revoked: false })
+    t.equal((await sessionOf(theirs.refreshToken)).revoked_at, null, 'their session row is untouched')
+    t.equal((await refresh(app, theirNext.refreshToken)).statusCode, 200, 'their successor still refreshes')
+  })
+
+  t.test("200 revoked=false for another tenant's token", async (t) => {
+    const otherTenant = await createTenant(app)
+    const stranger = await createUser(app, otherTenant)
+    const theirs = await loginAs(app, otherTenant, stranger)
+    const mine = await loginAs(app, tenant, user)
+    t.same((await logout(mine.accessToken, theirs.refreshToken)).json().data, { revoked: false })
+    t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200)
   })
 
   t.test('401 without a token, 400 without a body field', async (t) => {

@@ -11,35 +11,43 @@ import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
 import { toUserDto, userColumns } from '../users/queries.js'
 import { revokeSessions } from './sessions.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
+import { retryOnContention } from '../../db/contention.js'
 
-/** POST /logout: revokes the caller's own refresh token (and its session); `revoked` says whether one was. */
+/**
+ * POST /logout: ends the session the refresh token belongs to, whatever the token's own state (rotated in
+ * another tab, or by a refresh in flight), when it is the caller's session. `revoked` says whether that
+ * session was active. The session row is locked before its tokens, as a refresh locks it, so a refresh
+ * either committed its successor before (and the successor is revoked here) or finds the session revoked.
+ */
 export async function logout(ctx: AppContext, actor: UserPrincipal, token: string, meta: RequestMeta) {
   const db = ctx.dbs.forTenant(actor.tenantId)
   const now = new Date(ctx.clock.now())
-  const revoked = await db.transaction().execute(async (trx) => {
-    const row = await trx
-      .selectFrom('refresh_tokens')
-      .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
-      .select(['refresh_tokens.session_id'])
-      .where('refresh_tokens.tenant_id', '=', actor.tenantId)
-      .where('refresh_tokens.token_hash', '=', sha256Hex(token))
-      .where('sessions.user_id', '=', actor.userId)
-      .where('refresh_tokens.revoked_at', 'is', null)
-      .where('refresh_tokens.expires_at', '>', now)
-      .forUpdate()
-      .executeTakeFirst()
-    if (row) await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now)
-    await writeAudit(trx, {
-      tenantId: actor.tenantId,
-      action: 'LOGOUT',
-      success: row !== undefined,
-      userId: actor.userId,
-      actor,
-      errorMessage: row ? null : 'refresh token not active for this user',
-      meta,
-    })
-    return row !== undefined
-  })
+  const revoked = await retryOnContention(() =>
+    db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('refresh_tokens')
+        .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+        .select(['refresh_tokens.session_id'])
+        .where('refresh_tokens.tenant_id', '=', actor.tenantId)
+        .where('refresh_tokens.token_hash', '=', sha256Hex(token))
+        .where('sessions.tenant_id', '=', actor.tenantId)
+        .where('sessions.user_id', '=', actor.userId)
+        .executeTakeFirst()
+      const ended = row ? await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now) : []
+      // Why the expiry: an expired session was no longer active, though nobody had revoked it yet.
+      const wasActive = ended.some((s) => s.expires_at.getTime() > now.getTime())
+      await writeAudit(trx, {
+        tenantId: actor.tenantId,
+        action: 'LOGOUT',
+        success: wasActive,
+        userId: actor.userId,
+        actor,
+        errorMessage: wasActive ? null : 'no active session of this user for the refresh token',
+        meta,
+      })
+      return wasActive
+    }),
+  )
   return { revoked }
 }
 

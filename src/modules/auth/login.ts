@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { issueAccessToken } from '../../auth/access-token.js'
+import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { loadGrants, type Grants } from '../permissions/effective.js'
 import type { TenantInfo } from '../tenants/cache.js'
@@ -103,26 +104,34 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   const newHash = check.needsRehash ? await ctx.hasher.hash(input.password) : null
   const nowMs = ctx.clock.now()
   const now = new Date(nowMs)
-  const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
-  const { sessionId, refreshToken } = await db.transaction().execute(async (trx) => {
-    const opened = await openSession(trx, {
-      tenantId: tenant.id,
-      userId: user.id,
-      max: tenant.authConfig.maxConcurrentSessions,
-      now,
-      expiresAt,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-    })
-    await trx
-      .updateTable('users')
-      .set(newHash ? { last_login_at: now, password_hash: newHash } : { last_login_at: now })
-      .where('tenant_id', '=', tenant.id)
-      .where('id', '=', user.id)
-      .execute()
-    await writeAudit(trx, { tenantId: tenant.id, action: 'LOGIN', success: true, userId: user.id, meta })
-    return opened
-  })
+  // The session ends at the earlier of its token's lifetime and the session's maximum lifetime.
+  const { refreshTokenExpiresIn, sessionMaxLifetimeSeconds } = tenant.authConfig
+  const expiresAt = new Date(nowMs + Math.min(refreshTokenExpiresIn, sessionMaxLifetimeSeconds) * 1000)
+  const opened = await retryOnContention(() =>
+    db.transaction().execute(async (trx) => {
+      const session = await openSession(trx, {
+        tenantId: tenant.id,
+        userId: user.id,
+        max: tenant.authConfig.maxConcurrentSessions,
+        now,
+        expiresAt,
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+      })
+      if (!session) return null
+      await trx
+        .updateTable('users')
+        .set(newHash ? { last_login_at: now, password_hash: newHash } : { last_login_at: now })
+        .where('tenant_id', '=', tenant.id)
+        .where('id', '=', user.id)
+        .execute()
+      await writeAudit(trx, { tenantId: tenant.id, action: 'LOGIN', success: true, userId: user.id, meta })
+      return session
+    }),
+  )
+  // Why: deactivated (or deleted) while its password was being checked; its sessions were just revoked.
+  if (!opened) throw await failed('USER_INACTIVE', user.id, 'user no longer active')
+  const { sessionId, refreshToken } = opened
   const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
   return tokensFor(ctx, tenant, user, grants, sessionId, refreshToken)
 }
@@ -165,6 +174,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
       nextHash: sha256Hex(next),
       now,
       expiresAt,
+      sessionMaxLifetimeSeconds: tenant.authConfig.sessionMaxLifetimeSeconds,
       meta,
     })
     if (rotated) return tokensFor(ctx, tenant, rotated.user, rotated.grants, rotated.user.session_id, next)
@@ -179,9 +189,11 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
   if (seen.rotated_at !== null) {
     const graceMs = tenant.authConfig.refreshReuseGraceSeconds * 1000
     if (nowMs - new Date(seen.rotated_at).getTime() > graceMs && seen.session_revoked_at === null) {
-      await db
-        .transaction()
-        .execute((trx) => revokeSessions(trx, tenant.id, [seen.session_id], 'refresh_token_reuse', now))
+      await retryOnContention(() =>
+        db
+          .transaction()
+          .execute((trx) => revokeSessions(trx, tenant.id, [seen.session_id], 'refresh_token_reuse', now)),
+      )
       throw await failed(seen.user_id, 'refresh token reuse: session revoked')
     }
     throw await failed(seen.user_id, 'refresh token already rotated')

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../permissions/effective.js'
 
@@ -26,7 +27,10 @@ export function refreshTokenTenant(token: string): string | null {
 
 /**
  * Opens a session for a user, first revoking its oldest active sessions so that at most `max` stay
- * active. Locks the user row, so two concurrent logins of one user never exceed the limit.
+ * active. Locks the user row, so two concurrent logins of one user never exceed the limit, and a
+ * deactivation that committed while the caller checked the password wins: returns null when the user
+ * is no longer ACTIVE (or gone), and then nothing was written.
+ * Lock order (the one every session writer follows): user row, session rows by id, refresh tokens.
  */
 export async function openSession(
   trx: Transaction<Database>,
@@ -39,8 +43,15 @@ export async function openSession(
     ip: string | null
     userAgent: string | null
   },
-): Promise<{ sessionId: string; refreshToken: string }> {
-  await trx.selectFrom('users').select('id').where('id', '=', s.userId).forUpdate().execute()
+): Promise<{ sessionId: string; refreshToken: string } | null> {
+  const user = await trx
+    .selectFrom('users')
+    .select('status')
+    .where('tenant_id', '=', s.tenantId)
+    .where('id', '=', s.userId)
+    .forUpdate()
+    .executeTakeFirst()
+  if (user?.status !== 'ACTIVE') return null
   const active = await trx
     .selectFrom('sessions')
     .select('id')
@@ -100,61 +111,116 @@ export async function insertRefreshToken(
   return value
 }
 
-/** Revokes sessions and every token of theirs. */
-export async function revokeSessions(
+// Lock order, shared by every writer of sessions and refresh tokens (logins, refreshes, logouts, reuse
+// detection, user and tenant status changes): the user row first when it is locked at all, then session
+// rows in id order, then refresh tokens only of sessions already locked. Why: a login revoking the oldest
+// session while a refresh rotated that session's token used to lock in opposite orders (40P01).
+
+type SessionScope = { ids: string[] } | { userId: string } | { all: true }
+
+/**
+ * Locks the active (not revoked) sessions of the scope in id order, marks them revoked and returns them;
+ * then, in a second statement whose snapshot sees every token committed while it waited for those
+ * locks (a successor a racing refresh just wrote), revokes their refresh tokens.
+ */
+async function revokeScope(
+  trx: Kysely<Database>,
+  tenantId: string,
+  scope: SessionScope,
+  reason: string,
+  now: Date,
+): Promise<{ id: string; expires_at: Date }[]> {
+  if ('ids' in scope && scope.ids.length === 0) return []
+  const ended = await trx
+    .updateTable('sessions')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('id', 'in', (eb) => {
+      let q = eb
+        .selectFrom('sessions')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('revoked_at', 'is', null)
+      if ('ids' in scope) q = q.where('id', 'in', scope.ids)
+      if ('userId' in scope) q = q.where('user_id', '=', scope.userId)
+      return q.orderBy('id').forUpdate()
+    })
+    .where('tenant_id', '=', tenantId)
+    .returning(['id', 'expires_at'])
+    .execute()
+  if (ended.length === 0) return []
+  let tokens = trx
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('revoked_at', 'is', null)
+  // Why no id list for the wide scopes: a tenant may hold more sessions than a statement takes parameters.
+  if ('ids' in scope) {
+    tokens = tokens.where(
+      'session_id',
+      'in',
+      ended.map((r) => r.id),
+    )
+  } else if ('userId' in scope) {
+    tokens = tokens.where('session_id', 'in', (eb) =>
+      eb
+        .selectFrom('sessions')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('user_id', '=', scope.userId),
+    )
+  }
+  await tokens.execute()
+  return ended.map((r) => ({ id: r.id, expires_at: new Date(r.expires_at) }))
+}
+
+/**
+ * Revokes the given sessions of a tenant and every token of theirs, in the shared lock order. Returns the
+ * sessions that were not revoked yet (with their expiry); already revoked ones are left as they were.
+ */
+export function revokeSessions(
   trx: Kysely<Database>,
   tenantId: string,
   sessionIds: string[],
   reason: string,
   now: Date,
-): Promise<void> {
-  if (sessionIds.length === 0) return
-  await trx
-    .updateTable('sessions')
-    .set({ revoked_at: now, revoked_reason: reason })
-    .where('tenant_id', '=', tenantId)
-    .where('id', 'in', sessionIds)
-    .where('revoked_at', 'is', null)
-    .execute()
-  await trx
-    .updateTable('refresh_tokens')
-    .set({ revoked_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('session_id', 'in', sessionIds)
-    .where('revoked_at', 'is', null)
-    .execute()
+): Promise<{ id: string; expires_at: Date }[]> {
+  return revokeScope(trx, tenantId, { ids: sessionIds }, reason, now)
 }
 
-/** Revokes every session of a user (user deleted or deactivated). */
+/** Revokes every session of a user and their tokens (user deleted or deactivated). Lock the user row first. */
 export async function revokeUserSessions(
   trx: Kysely<Database>,
   tenantId: string,
   userId: string,
   reason: string,
   now: Date,
-) {
-  const rows = await trx
-    .selectFrom('sessions')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute()
-  await revokeSessions(
-    trx,
-    tenantId,
-    rows.map((r) => r.id),
-    reason,
-    now,
-  )
+): Promise<void> {
+  await revokeScope(trx, tenantId, { userId }, reason, now)
+}
+
+/** Revokes every session and refresh token of a tenant (tenant deactivated), in the shared lock order. */
+export async function revokeTenantSessions(
+  trx: Kysely<Database>,
+  tenantId: string,
+  reason: string,
+  now: Date,
+): Promise<void> {
+  await revokeScope(trx, tenantId, { all: true }, reason, now)
 }
 
 /**
  * Rotates a refresh token in ONE statement (the hot path of POST /refresh): consumes the token if it,
- * its session and its user are active, extends the session, stores the successor, writes the success
- * audit row and reads the user's current grants for the new access token. The conditional UPDATE
- * re-checks `revoked_at` under the row lock, so of concurrent callers exactly one gets rows back; the
- * others get undefined and nothing changes.
+ * its session and its user are active and the session is younger than its maximum lifetime, extends
+ * the session (never past login + sessionMaxLifetimeSeconds), stores the successor with the session's
+ * new end as its expiry, writes the success audit row and reads the user's current grants for the new
+ * access token.
+ *
+ * Locks follow the shared order: the session row first (`locked`, FOR UPDATE, re-checking `revoked_at`
+ * once it holds the lock), then the token, whose conditional UPDATE re-checks `revoked_at` too. So of
+ * concurrent callers exactly one gets rows back and the others get undefined with nothing changed; and a
+ * logout or revocation that locked the session first leaves `locked` empty, so no successor is written
+ * after it, while one that comes second finds the successor and revokes it. Deadlocks and serialisation
+ * failures are retried (at most 3 times).
  *
  * With `asyncCommit` (PostgreSQL servers only) the statement commits asynchronously:
  * `synchronous_commit` off for its own transaction, so it must never run inside a caller's transaction.
@@ -175,14 +241,17 @@ export async function rotateRefreshToken(
     nextId: string
     nextHash: string
     now: Date
+    /** The successor's own expiry; the session's end (login + sessionMaxLifetimeSeconds) caps it. */
     expiresAt: Date
-    meta: { ip: string | null; userAgent: string | null }
+    sessionMaxLifetimeSeconds: number
+    meta: { ip: string | null; userAgent: string | null; requestId: string | null }
   },
 ): Promise<{ user: RotatedUser; grants: Grants } | undefined> {
   // Why: set_config(..., true) lasts until the end of the transaction, which must be this statement's own.
   if (db.isTransaction) throw new Error('rotateRefreshToken must not run inside a transaction')
   const { cte, selects } = grantQueryParts(r.tenantId, sql`(select user_id from ok)`)
-  const { rows } = await sql<GrantRow>`
+  const lifetime = sql`${r.sessionMaxLifetimeSeconds}::integer * interval '1 second'`
+  const statement = sql<GrantRow>`
     with async_commit as (
       select set_config('synchronous_commit', ${r.asyncCommit ? 'off' : 'on'}, true)
     ), target as (
@@ -192,21 +261,30 @@ export async function rotateRefreshToken(
       where t.tenant_id = ${r.tenantId} and t.token_hash = ${r.hash} and t.revoked_at is null
         and t.expires_at > ${r.now} and s.revoked_at is null and u.status = 'ACTIVE'
         and exists (select 1 from async_commit)
+    ), locked as materialized (
+      select s.id, least(${r.expiresAt}::timestamptz, s.created_at + ${lifetime}) as ends_at
+      from sessions s
+      where s.id in (select session_id from target) and s.tenant_id = ${r.tenantId}
+        and s.revoked_at is null and s.created_at + ${lifetime} > ${r.now}
+      for update of s
     ), consumed as (
-      update refresh_tokens set revoked_at = ${r.now}, rotated_at = ${r.now}, replaced_by = ${r.nextId}
-      where id in (select id from target) and revoked_at is null
-      returning session_id
+      update refresh_tokens t set revoked_at = ${r.now}, rotated_at = ${r.now}, replaced_by = ${r.nextId}
+      from locked
+      where t.id in (select id from target) and t.session_id = locked.id and t.revoked_at is null
+      returning t.session_id, locked.ends_at
     ), sess as (
-      update sessions set last_used_at = ${r.now}, expires_at = ${r.expiresAt}
-      where id in (select session_id from consumed)
-      returning id, user_id
+      update sessions s set last_used_at = ${r.now}, expires_at = consumed.ends_at
+      from consumed
+      where s.id = consumed.session_id
+      returning s.id, s.user_id, s.expires_at
     ), successor as (
       insert into refresh_tokens (id, tenant_id, session_id, token_hash, created_at, expires_at)
-      select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, ${r.expiresAt} from sess
+      select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, sess.expires_at from sess
       returning id
     ), audit as (
-      insert into audit_log (tenant_id, user_id, action, success, ip_address, user_agent, metadata)
-      select ${r.tenantId}, sess.user_id, 'REFRESH_TOKEN', true, ${r.meta.ip}, ${r.meta.userAgent}, '{}'::jsonb from sess
+      insert into audit_log (tenant_id, user_id, action, success, ip_address, user_agent, metadata, request_id)
+      select ${r.tenantId}, sess.user_id, 'REFRESH_TOKEN', true, ${r.meta.ip}, ${r.meta.userAgent}, '{}'::jsonb,
+        ${r.meta.requestId} from sess
       returning id
     ), ok as (
       select sess.id as session_id, sess.user_id from sess
@@ -218,7 +296,9 @@ export async function rotateRefreshToken(
     from ok join users u on u.id = ok.user_id
     union all
     ${selects}
-  `.execute(db)
+  `
+  // Why retry: a lost deadlock or serialisation failure rolled the whole statement back, so it runs again.
+  const { rows } = await retryOnContention(() => statement.execute(db))
   const { user, grants } = userAndGrants<RotatedUser>(rows, r.isPlatform)
   return user ? { user, grants } : undefined
 }

@@ -9,6 +9,8 @@ export interface AuthConfig {
   refreshTokenExpiresIn: number
   refreshReuseGraceSeconds: number
   maxConcurrentSessions: number
+  /** Seconds a session lasts from its login, whatever its refreshes (contract section 17). */
+  sessionMaxLifetimeSeconds: number
   passwordPolicy: PasswordPolicy
   loginIdentifiers: IdentifierKind[]
   rateLimits: { requestsPerMinute: number | null; loginPerMinute: number | null }
@@ -21,6 +23,7 @@ export function defaultAuthConfig(): AuthConfig {
     refreshTokenExpiresIn: 2_592_000,
     refreshReuseGraceSeconds: 10,
     maxConcurrentSessions: 10,
+    sessionMaxLifetimeSeconds: 7_776_000,
     passwordPolicy: {
       minLength: 8,
       requireUppercase: false,

@@ -1,8 +1,12 @@
 import { newUserIdentifiers } from '../users/new-identifiers.js'
+import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import { isSuperAdmin, type Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
+import { retryOnContention } from '../../db/contention.js'
+import { revokeTenantSessions } from '../auth/sessions.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
 import { toTenantDto, type TenantDto } from './dto.js'
@@ -99,7 +103,8 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
 
 /**
  * PATCH /tenants/:id (name, status). A status change reaches login, refresh and token checks on this
- * instance at once (caches dropped) and on others within their 2 s cache lifetime.
+ * instance at once (caches dropped) and on others within their 2 s cache lifetime. INACTIVE also revokes
+ * every session and refresh token of the tenant in the same transaction; ACTIVE again revives none.
  */
 export async function updateTenant(
   ctx: AppContext,
@@ -113,16 +118,30 @@ export async function updateTenant(
   if (before.isPlatform && input.status === 'INACTIVE') {
     fail('SYSTEM_RESOURCE_PROTECTED', 'The platform tenant cannot be deactivated')
   }
-  const updated = await ctx.dbs.main
-    .updateTable('tenants')
-    .set({
-      ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.status !== undefined ? { status: input.status } : {}),
-      updated_at: new Date(ctx.clock.now()),
-    })
-    .where('id', '=', tenantId)
-    .returning('id')
-    .executeTakeFirst()
+  const now = new Date(ctx.clock.now())
+  const updated = await retryOnContention(() =>
+    ctx.dbs.main.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('tenants')
+        .set({
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.status !== undefined ? { status: input.status } : {}),
+          updated_at: now,
+        })
+        .where('id', '=', tenantId)
+        .returning('id')
+        .executeTakeFirst()
+      if (row && input.status === 'INACTIVE') {
+        const revoke = (db: Kysely<Database>) => revokeTenantSessions(db, tenantId, 'tenant_inactive', now)
+        // Why nested for a routed tenant: its sessions live in another database. That revocation commits
+        // just before the status change; should the status change then fail, the tenant stays ACTIVE with
+        // its sessions ended, never INACTIVE with them alive.
+        if (ctx.dbs.routedFor(tenantId)) await ctx.dbs.forTenant(tenantId).transaction().execute(revoke)
+        else await revoke(trx)
+      }
+      return row
+    }),
+  )
   if (!updated) fail('TENANT_NOT_FOUND')
   ctx.tenants.invalidate(tenantId)
   // Why: the key verifier caches whether a key's tenant is active.

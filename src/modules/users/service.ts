@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
+import { retryOnContention } from '../../db/contention.js'
 import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
 import type { RequestMeta } from '../audit/write.js'
 import { revokeUserSessions } from '../auth/sessions.js'
@@ -102,24 +103,28 @@ function changesOf(input: UpdateUserInput): UserChanges {
  * PATCH /users/:userId: changes exactly email, username, status, emailVerified, otpEnabled (the schema
  * refuses anything else). Hierarchy rule applies. Setting a status other than ACTIVE also revokes every
  * session of the user in the same transaction, so its refresh tokens stop working at once (its access
- * tokens stay valid until `exp`, like after logout).
+ * tokens stay valid until `exp`, like after logout); setting ACTIVE again revives none of them.
  */
 export async function updateUser(ctx: AppContext, actor: Principal, userId: string, input: UpdateUserInput) {
   const changes = changesOf(input)
   const tenantId = actor.tenantId
   try {
-    return await tdb(ctx, actor)
-      .transaction()
-      .execute(async (trx) => {
-        if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
-        await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-        const row = await updateUserRow(trx, tenantId, userId, changes)
-        if (changes.status !== undefined && changes.status !== 'ACTIVE') {
-          await revokeUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
-        }
-        const roles = await roleNamesOf(trx, tenantId, [userId])
-        return toUserDto(row, actor.tenantCode, roles.get(userId) ?? [])
-      })
+    return await retryOnContention(() =>
+      tdb(ctx, actor)
+        .transaction()
+        .execute(async (trx) => {
+          // Why the user row first: logins lock it before sessions too (one lock order, no deadlock), and a
+          // login waiting on it sees the new status and opens no session.
+          if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+          await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+          const row = await updateUserRow(trx, tenantId, userId, changes)
+          if (changes.status !== undefined && changes.status !== 'ACTIVE') {
+            await revokeUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
+          }
+          const roles = await roleNamesOf(trx, tenantId, [userId])
+          return toUserDto(row, actor.tenantCode, roles.get(userId) ?? [])
+        }),
+    )
   } catch (err) {
     if (isUniqueViolation(err))
       fail('USER_ALREADY_EXISTS', 'The email or username is already taken in the tenant')
