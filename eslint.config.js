@@ -6,6 +6,8 @@ export default tseslint.config(
     ignores: [
       'generated/**',
       'dist/**',
+      'clients/typescript/src/generated/**',
+      'clients/typescript/dist/**',
       '.scratch/**',
       'node_modules/**',
       'coverage/**',

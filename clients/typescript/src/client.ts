@@ -1,0 +1,369 @@
+import createClient from 'openapi-fetch'
+import type { Client, ClientPathsWithMethod, FetchOptions, FetchResponse } from 'openapi-fetch'
+import { TesseraError, isTesseraError, type ErrorCode } from './errors.js'
+import { operations, type OperationAuth } from './generated/operations.js'
+import type { components, paths } from './generated/schema.js'
+import { decodeJwtPayload, expiresAtMs, type TokenClaims } from './jwt.js'
+
+type Schemas = components['schemas']
+type Method = 'get' | 'put' | 'post' | 'delete' | 'patch'
+type Media = `${string}/${string}`
+
+/** The body of `POST /api/v1/login`. */
+export type LoginRequest = paths['/api/v1/login']['post']['requestBody']['content']['application/json']
+/** The `data` of a successful login or refresh. */
+export type LoginResponse = Schemas['LoginResponse']
+/** The `data` of `POST /api/v1/logout`. */
+export type LogoutResponse = Schemas['LogoutResponse']
+/** The pair a session keeps, and what `onTokens` hands over for storage. */
+export type Tokens = Pick<LoginResponse, 'accessToken' | 'refreshToken'>
+
+// Why: the same "second argument is required when the operation has a required parameter or body" rule
+// that openapi-fetch applies to its own methods (its helper is not exported).
+type RequiredKeysOfHelper<T> = {
+  [K in keyof T]: Record<never, never> extends Pick<T, K> ? never : K
+}[keyof T]
+type RequiredKeysOf<T> = RequiredKeysOfHelper<T> extends undefined ? never : RequiredKeysOfHelper<T>
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never
+    ? [(Init & { [key: string]: unknown })?]
+    : [Init & { [key: string]: unknown }]
+
+/** The JSON request body of an operation, or never when it takes none. */
+type JsonBody<Op> = Op extends { requestBody?: infer RB }
+  ? NonNullable<RB> extends { content: { 'application/json': infer B } }
+    ? B
+    : never
+  : never
+
+type BodyOption<Op> = [JsonBody<Op>] extends [never]
+  ? { body?: never }
+  : Op extends { requestBody: unknown }
+    ? { body: JsonBody<Op> }
+    : { body?: JsonBody<Op> }
+
+/** The second argument of a call: path, query and header parameters, body, and fetch options. */
+export type CallInit<Op> = Omit<FetchOptions<Op>, 'body'> & BodyOption<Op>
+
+/**
+ * Marks every body property the operation does not declare as `never`. Why: the init is inferred, and an
+ * inferred argument gets no excess-property check, so a misspelt optional body property would pass.
+ */
+type NoExtraBody<I, Op> = I extends { body?: infer B }
+  ? B extends object
+    ? { body?: { [K in Exclude<keyof B, keyof JsonBody<Op>>]: never } }
+    : unknown
+  : unknown
+
+type MaybeOptionalCallInit<Op> =
+  RequiredKeysOf<CallInit<Op>> extends never ? CallInit<Op> | undefined : CallInit<Op>
+
+/** A success envelope `{ success: true, data }` unwrapped to its `data`; any other body as it is. */
+type Unwrap<T> = T extends { success: true; data: infer D } ? D : T
+
+/** What a call resolves to: the `data` of the operation's success envelope. */
+export type SuccessData<R> = R extends { data: infer D; error?: never } ? Unwrap<NonNullable<D>> : never
+
+/**
+ * A typed call by path: like openapi-fetch's method of the same name, but it resolves to the success
+ * envelope's `data` and throws a TesseraError for any failure.
+ */
+export type DataMethod<M extends Method> = <
+  P extends ClientPathsWithMethod<Client<paths>, M>,
+  I extends MaybeOptionalCallInit<paths[P][M]>,
+>(
+  url: P,
+  ...init: InitParam<I & NoExtraBody<I, paths[P][M]>>
+) => Promise<
+  paths[P][M] extends infer O extends Record<string | number, unknown>
+    ? SuccessData<FetchResponse<O, I, Media>>
+    : never
+>
+
+export interface RetryOptions {
+  /** How many times a 429 or 503 is retried (default 2). */
+  retries?: number
+  /** A wait longer than this is not made: the failure is thrown at once (default 10 000 ms). */
+  maxDelayMs?: number
+}
+
+export interface TesseraClientOptions {
+  /** The service's origin, e.g. `https://auth.example.com`; the paths carry `/api/v1`. */
+  baseUrl: string
+  /**
+   * A Client Key (`ck_...`) for back-end callers, sent as `X-Client-Key` on the operations that take one
+   * when no user session is held. Never put a key in a browser.
+   */
+  clientKey?: string
+  /** Tokens saved by an earlier `onTokens`, to resume that session. */
+  tokens?: Tokens | null
+  /** Called (and awaited) whenever the tokens change: after login and each refresh, and with null when the session ends. */
+  onTokens?: (tokens: Tokens | null) => void | Promise<void>
+  /** The fetch to send requests with (default: globalThis.fetch). */
+  fetch?: (request: Request) => Promise<Response>
+  /** Headers sent with every request. */
+  headers?: Record<string, string>
+  /** Retries of 429 and 503 responses, honouring `Retry-After`; `false` never retries. */
+  retry?: RetryOptions | false
+  /** Refresh when the access token is this close to its `exp` or past it (default 30 s). */
+  refreshLeewaySeconds?: number
+  /** The clock, in milliseconds since the epoch (default Date.now). */
+  now?: () => number
+}
+
+const authByRoute = new Map<string, OperationAuth>(
+  Object.values(operations).map((op) => [`${op.method.toUpperCase()} ${op.path}`, op.auth]),
+)
+
+type RawResult = { data?: unknown; error?: unknown; response: Response }
+type RawCall = (url: string, init?: object) => Promise<RawResult>
+
+/**
+ * The Tessera client: typed calls for every operation (`GET`, `POST`, `PUT`, `PATCH`, `DELETE` by path),
+ * a user session with automatic, single-flight token refresh, Client Key authentication for back ends,
+ * and bounded retries of 429/503. Every failure is a TesseraError.
+ */
+export class TesseraClient {
+  /**
+   * The underlying openapi-fetch client, with the same credentials, refresh and retries: its calls resolve
+   * to `{ data, error, response }` instead of throwing. Middleware added with `raw.use` is not run.
+   */
+  readonly raw: Client<paths>
+  readonly GET: DataMethod<'get'>
+  readonly POST: DataMethod<'post'>
+  readonly PUT: DataMethod<'put'>
+  readonly PATCH: DataMethod<'patch'>
+  readonly DELETE: DataMethod<'delete'>
+
+  readonly #fetch: (request: Request) => Promise<Response>
+  readonly #clientKey: string | undefined
+  readonly #onTokens: TesseraClientOptions['onTokens']
+  readonly #retries: number
+  readonly #maxDelayMs: number
+  readonly #leewayMs: number
+  readonly #now: () => number
+  #tokens: Tokens | null
+  #refreshing: Promise<Tokens> | null = null
+  // Why: bumped on every change of session, so a refresh that was in flight never overwrites a newer one.
+  #generation = 0
+
+  constructor(options: TesseraClientOptions) {
+    const userFetch = options.fetch
+    this.#fetch = userFetch ?? ((request) => globalThis.fetch(request))
+    this.#clientKey = options.clientKey
+    this.#onTokens = options.onTokens
+    this.#retries = options.retry === false ? 0 : Math.max(0, options.retry?.retries ?? 2)
+    this.#maxDelayMs = options.retry === false ? 0 : (options.retry?.maxDelayMs ?? 10_000)
+    this.#leewayMs = (options.refreshLeewaySeconds ?? 30) * 1000
+    this.#now = options.now ?? Date.now
+    this.#tokens = options.tokens ?? null
+
+    this.raw = createClient<paths>({ baseUrl: options.baseUrl, headers: options.headers })
+    // Why: answering in onRequest lets one place see the operation (schemaPath) and own the whole
+    // exchange: credential, refresh, the TOKEN_EXPIRED retry and the 429/503 retries.
+    this.raw.use({
+      onRequest: ({ request, schemaPath }) =>
+        this.#send(request, authByRoute.get(`${request.method} ${schemaPath}`)),
+    })
+    const wrap = (call: RawCall) => (url: string, init?: object) => call(url, init).then(unwrap)
+    const raw = this.raw as unknown as Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', RawCall>
+    this.GET = wrap(raw.GET) as DataMethod<'get'>
+    this.POST = wrap(raw.POST) as DataMethod<'post'>
+    this.PUT = wrap(raw.PUT) as DataMethod<'put'>
+    this.PATCH = wrap(raw.PATCH) as DataMethod<'patch'>
+    this.DELETE = wrap(raw.DELETE) as DataMethod<'delete'>
+  }
+
+  /** The tokens of the current session, or null when none is held. */
+  get tokens(): Tokens | null {
+    return this.#tokens
+  }
+
+  /** The current access token's claims, decoded but not verified; null without a session. */
+  claims(): Partial<TokenClaims> | null {
+    return this.#tokens ? decodeJwtPayload(this.#tokens.accessToken) : null
+  }
+
+  /**
+   * Replaces the session's tokens without calling `onTokens` (they came from storage): restores a saved
+   * session, or forgets it locally with null (use `logout` to end it on the server).
+   */
+  setTokens(tokens: Tokens | null): void {
+    this.#tokens = tokens
+    this.#generation++
+  }
+
+  /** Logs in and keeps the tokens (and hands them to `onTokens`). */
+  async login(body: LoginRequest): Promise<LoginResponse> {
+    const data = await this.POST('/api/v1/login', { body })
+    await this.#store({ accessToken: data.accessToken, refreshToken: data.refreshToken })
+    return data
+  }
+
+  /**
+   * Exchanges the refresh token for a new pair. At most one refresh is in flight per client: concurrent
+   * callers share it, since two refreshes with one token would trip the service's reuse detection. When
+   * the service refuses the refresh token (401) the session is over: the tokens are dropped.
+   */
+  refresh(): Promise<Tokens> {
+    this.#refreshing ??= this.#runRefresh().finally(() => {
+      this.#refreshing = null
+    })
+    return this.#refreshing
+  }
+
+  /** Ends the session on the server, then forgets the tokens locally (also when the call fails). */
+  async logout(): Promise<LogoutResponse> {
+    if (this.#tokens === null) throw new Error('no session to log out: call login() or setTokens() first')
+    try {
+      // Why: an expired access token is refreshed first, so the call below is authorised and carries
+      // the refresh token that is current after it.
+      await this.#accessToken()
+      const refreshToken = this.#tokens?.refreshToken ?? ''
+      return await this.POST('/api/v1/logout', { body: { refreshToken } })
+    } finally {
+      if (this.#tokens !== null) await this.#store(null)
+    }
+  }
+
+  async #store(tokens: Tokens | null): Promise<void> {
+    this.#tokens = tokens
+    this.#generation++
+    await this.#onTokens?.(tokens)
+  }
+
+  async #runRefresh(): Promise<Tokens> {
+    const current = this.#tokens
+    if (current === null) throw new Error('no session to refresh: call login() or setTokens() first')
+    const generation = this.#generation
+    let data: LoginResponse
+    try {
+      data = await this.POST('/api/v1/refresh', { body: { refreshToken: current.refreshToken } })
+    } catch (err) {
+      if (isTesseraError(err) && err.status === 401 && generation === this.#generation)
+        await this.#store(null)
+      throw err
+    }
+    if (generation !== this.#generation) {
+      // A login or setTokens happened meanwhile: that session wins.
+      if (this.#tokens === null) throw new Error('the session was ended while it was being refreshed')
+      return this.#tokens
+    }
+    const tokens = { accessToken: data.accessToken, refreshToken: data.refreshToken }
+    await this.#store(tokens)
+    return tokens
+  }
+
+  /** The access token to send: the current one, or a refreshed one when it is past or near `exp`. */
+  async #accessToken(): Promise<string> {
+    if (this.#refreshing !== null) return (await this.#refreshing).accessToken
+    const tokens = this.#tokens
+    if (tokens === null) throw new Error('no session: call login() or setTokens() first')
+    const exp = expiresAtMs(tokens.accessToken)
+    if (exp !== null && this.#now() >= exp - this.#leewayMs) return (await this.refresh()).accessToken
+    return tokens.accessToken
+  }
+
+  /** After a 401 TOKEN_EXPIRED for `stale`: joins the refresh in flight, or starts one unless it already happened. */
+  async #refreshAfterExpired(stale: string): Promise<void> {
+    if (this.#refreshing !== null) await this.#refreshing
+    else if (this.#tokens?.accessToken === stale) await this.refresh()
+  }
+
+  async #send(request: Request, auth: OperationAuth | undefined): Promise<Response> {
+    // Why: a credential the caller set on the call itself is left alone.
+    const explicit = request.headers.has('authorization') || request.headers.has('x-client-key')
+    let expiredRetried = false
+    let retries = 0
+    for (;;) {
+      const attempt = request.clone()
+      let bearer: string | null = null
+      if (!explicit && (auth === 'jwt' || auth === 'jwt-or-key')) {
+        if (this.#tokens !== null) {
+          bearer = await this.#accessToken()
+          attempt.headers.set('authorization', `Bearer ${bearer}`)
+        } else if (auth === 'jwt-or-key' && this.#clientKey !== undefined) {
+          attempt.headers.set('x-client-key', this.#clientKey)
+        }
+      }
+      const response = await this.#fetch(attempt)
+      if (
+        bearer !== null &&
+        !expiredRetried &&
+        response.status === 401 &&
+        this.#tokens !== null &&
+        (await errorCodeOf(response)) === 'TOKEN_EXPIRED'
+      ) {
+        expiredRetried = true
+        await discard(response)
+        await this.#refreshAfterExpired(bearer)
+        continue
+      }
+      const wait = retries < this.#retries ? retryDelayMs(response, retries, this.#maxDelayMs) : null
+      if (wait === null) return response
+      retries++
+      await discard(response)
+      await sleep(wait, request.signal)
+    }
+  }
+}
+
+/** Creates a client; see TesseraClientOptions. */
+export function createTesseraClient(options: TesseraClientOptions): TesseraClient {
+  return new TesseraClient(options)
+}
+
+function unwrap(result: RawResult): unknown {
+  if (!result.response.ok) throw TesseraError.fromResponse(result.response, result.error)
+  const data = result.data
+  if (typeof data === 'object' && data !== null && (data as { success?: unknown }).success === true) {
+    return (data as { data?: unknown }).data
+  }
+  return data
+}
+
+async function errorCodeOf(response: Response): Promise<ErrorCode | null> {
+  try {
+    const body = (await response.clone().json()) as { code?: ErrorCode }
+    return body.code ?? null
+  } catch {
+    return null
+  }
+}
+
+/** How long to wait before retrying `response`, or null when it is not to be retried. */
+function retryDelayMs(response: Response, attempt: number, maxDelayMs: number): number | null {
+  if (response.status !== 429 && response.status !== 503) return null
+  const header = response.headers.get('retry-after')
+  let ms: number
+  if (header === null) {
+    ms = 250 * 2 ** attempt
+  } else if (/^\s*\d+(\.\d+)?\s*$/.test(header)) {
+    ms = Number(header) * 1000
+  } else {
+    const at = Date.parse(header)
+    if (Number.isNaN(at)) return null
+    ms = Math.max(0, at - Date.now())
+  }
+  // Why: retrying before the service said to would only be refused again.
+  return ms <= maxDelayMs ? ms : null
+}
+
+async function discard(response: Response): Promise<void> {
+  await response.body?.cancel().catch(() => undefined)
+}
+
+function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        reject(signal.reason)
+      },
+      { once: true },
+    )
+  })
+}

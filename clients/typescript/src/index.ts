@@ -1,0 +1,23 @@
+export {
+  TesseraClient,
+  createTesseraClient,
+  type CallInit,
+  type DataMethod,
+  type LoginRequest,
+  type LoginResponse,
+  type LogoutResponse,
+  type RetryOptions,
+  type SuccessData,
+  type TesseraClientOptions,
+  type Tokens,
+} from './client.js'
+export {
+  TesseraError,
+  isTesseraError,
+  type ErrorCode,
+  type ErrorDetails,
+  type FailureEnvelope,
+} from './errors.js'
+export { decodeJwtPayload, type TokenClaims } from './jwt.js'
+export { operations, type OperationAuth, type OperationId } from './generated/operations.js'
+export type { components, operations as operationTypes, paths } from './generated/schema.js'
