@@ -23,22 +23,22 @@ function fakeHandle(name: string, total: number, idle: number, waiting = 0) {
   return handle satisfies OpenedDatabase
 }
 
-t.test('forTenant answers the main database until a tenant is routed', async (t) => {
+t.test('storeFor answers the main database until a tenant is routed', async (t) => {
   const main = fakeDb('main')
   const reg = new DatabaseRegistry(main, () => ({ total: 4, idle: 3, waiting: 0 }), 'postgres')
   const routed = fakeHandle('a', 2, 1, 1)
-  t.equal(reg.forTenant('t1'), main)
+  t.equal(reg.storeFor('t1'), main)
   t.same(reg.poolStats(), { pools: 1, tenants: 0, totalConnections: 4, idleConnections: 3, waiting: 0 })
 
   await reg.route('t1', routed)
   await reg.route('t2', routed)
-  t.equal(reg.forTenant('t1'), routed.db)
-  t.equal(reg.forTenant('t3'), main)
+  t.equal(reg.storeFor('t1'), routed.db)
+  t.equal(reg.storeFor('t3'), main)
   t.equal(reg.routedFor('t2'), routed)
   t.same(reg.poolStats(), { pools: 2, tenants: 2, totalConnections: 6, idleConnections: 4, waiting: 1 })
 
   await reg.unroute('t1')
-  t.equal(reg.forTenant('t1'), main)
+  t.equal(reg.storeFor('t1'), main)
   t.equal(routed.closed, 0, 'still used by t2')
   await reg.unroute('t2')
   t.equal(routed.closed, 1, 'closed once unused')

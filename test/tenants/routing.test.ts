@@ -13,6 +13,15 @@ import { call, login, platformKey, platformTenant, userWithToken } from './suppo
 
 const HAS_PG = !!process.env.TEST_DATABASE_URL
 const NO_PG = HAS_PG ? false : 'TEST_DATABASE_URL is not set: routing needs a PostgreSQL server'
+/** The test server is local: allow its host, which the loopback refusal would otherwise refuse. */
+const ALLOW_TEST_SERVER = { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' }
+
+/** A test database URL with a password (routed URLs must carry one; the test server trusts any). */
+function withPassword(url: string, password = 'routing-pw'): string {
+  const u = new URL(url)
+  u.password = password
+  return u.toString()
+}
 const TABLES = [
   ['users', 'id'],
   ['roles', 'id'],
@@ -95,13 +104,15 @@ t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) =
     for (const url of [
       'postgres://user:pw@evil.example.com:5432/db',
       'postgres://user:pw@db.internal.evil.com/db',
-      'postgres://user@127.0.0.1:5432/db?sslrootcert=/etc/passwd',
-      'postgres://user@127.0.0.1:5432/db?sslcert=/etc/passwd&sslkey=/etc/shadow',
-      'postgres://user@127.0.0.1:5432/db?passfile=/root/.pgpass',
-      'postgres://user@127.0.0.1:5432/db?host=/var/run/postgresql',
-      'postgres://user@127.0.0.1:5432/db?options=-c%20search_path%3Devil',
+      'postgres://user:pw@127.0.0.1:5432/db?sslrootcert=/etc/passwd',
+      'postgres://user:pw@127.0.0.1:5432/db?sslcert=/etc/passwd&sslkey=/etc/shadow',
+      'postgres://user:pw@127.0.0.1:5432/db?passfile=/root/.pgpass',
+      'postgres://user:pw@127.0.0.1:5432/db?host=/var/run/postgresql',
+      'postgres://user:pw@127.0.0.1:5432/db?options=-c%20search_path%3Devil',
+      'postgres://user:pw@127.0.0.1:5432/db?SSLMODE=disable',
+      'postgres://user:pw@127.0.0.1:5432/db?ssl=maybe',
       'postgres://%2Fvar%2Frun%2Fpostgresql/db',
-      'postgres://user@127.0.0.1:5432/',
+      'postgres://user:pw@127.0.0.1:5432/',
     ]) {
       const res = await put(url)
       t.equal(res.status, 422, url)
@@ -158,16 +169,11 @@ t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) =
 })
 
 t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG }, async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, ALLOW_TEST_SERVER)
   const target = await openTestDatabase('postgres', { empty: true })
   t.teardown(() => target.close())
   const second = await openTestDatabase('postgres', { empty: true })
   t.teardown(() => second.close())
-  const withPassword = (url: string) => {
-    const u = new URL(url)
-    u.password = 'not-really-secret-pw'
-    return u.toString()
-  }
   const { tenant, user, admin } = await populatedTenant(app)
   const bystander = await populatedTenant(app)
   const key = await createKey(app, tenant, ['tenants:read'])
@@ -178,7 +184,7 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
   t.equal(original.audit_log.length, 2)
 
   await t.test('200 moves every row, stores the route encrypted, shows host and database only', async (t) => {
-    const url = withPassword(target.url)
+    const url = withPassword(target.url, 'not-really-secret-pw')
     const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
     t.equal(res.status, 200)
     const dbName = new URL(target.url).pathname.slice(1)
@@ -232,7 +238,9 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
   )
 
   await t.test('routed to a second database (routed to routed), then the same database again', async (t) => {
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: second.url })
+    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+      url: withPassword(second.url),
+    })
     t.equal(res.status, 200)
     const moved = await snapshot(second.db, tenant.id)
     t.equal(total(await snapshot(target.db, tenant.id)), 0, 'the first target is emptied')
@@ -243,7 +251,7 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
       .execute()
     t.equal(tenantCopies.length, 0, 'its tenant row copy too')
     const same = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-      url: withPassword(second.url),
+      url: withPassword(second.url, 'not-really-secret-pw'),
     })
     t.equal(same.status, 200, 'same database, new credentials')
     t.same(await snapshot(second.db, tenant.id), moved, 'nothing copied twice')
@@ -270,7 +278,9 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
     t.teardown(() => broken.close())
     await sql`create table users (x int)`.execute(broken.db)
     const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: broken.url })
+    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+      url: withPassword(broken.url),
+    })
     t.equal(res.status, 422)
     t.equal(res.body.code, 'DATABASE_ROUTING_FAILED')
     t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
@@ -285,14 +295,18 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
     async (t) => {
       const main = mainUrl as string
       const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: main })
+      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+        url: withPassword(main),
+      })
       t.equal(res.status, 422)
       t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
     },
   )
 
   await t.test('deleting a routed tenant keeps its audit rows (in main) and removes the rest', async (t) => {
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: target.url })
+    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+      url: withPassword(target.url),
+    })
     t.equal(res.status, 200)
     const rows = await snapshot(target.db, tenant.id)
     const del = await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)
@@ -308,7 +322,7 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
   await t.test('a routed database that goes away: health degraded, its requests 503', async (t) => {
     const doomed = await openTestDatabase('postgres', { empty: true })
     const res = await call(app, 'PUT', `/tenants/${bystander.tenant.id}/database`, platformKey, {
-      url: doomed.url,
+      url: withPassword(doomed.url),
     })
     t.equal(res.status, 200)
     await doomed.close()
@@ -325,6 +339,7 @@ t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG
 function appEnv(app: App): Record<string, string> {
   return {
     DATABASE_URL: mainUrlOf(app) ?? 'memory://',
+    ...ALLOW_TEST_SERVER,
     LOG_LEVEL: 'silent',
     BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
     JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
@@ -345,6 +360,7 @@ t.test(
     t.teardown(() => main.drop())
     const env = {
       DATABASE_URL: main.url,
+      ...ALLOW_TEST_SERVER,
       LOG_LEVEL: 'silent',
       BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
       JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
@@ -356,7 +372,8 @@ t.test(
     t.teardown(() => target.close())
     const tenant = await createTenant(first)
     const user = await createUser(first, tenant)
-    const res = await call(first, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: target.url })
+    const url = withPassword(target.url)
+    const res = await call(first, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
     t.equal(res.status, 200)
     t.ok(await within(5000, () => !!other.ctx.dbs.routedFor(tenant.id)), 'the other instance follows')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
@@ -373,7 +390,7 @@ t.test(
     t.ok(await within(5000, () => !other.ctx.dbs.routedFor(tenant.id)), 'and follows the way back')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
 
-    await call(restarted, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: target.url })
+    await call(restarted, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
     const wrongKey = await buildApp(
       loadConfig({ ...env, SECRETS_KEY: 'another-secrets-key-0123456789abcdef' }),
     ).then(

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
-import { isDatabaseUnavailable, openPostgres, type OpenedDatabase } from '../../db/connect.js'
+import { isDatabaseUnavailable, type OpenedDatabase } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
 import { migrateToLatest } from '../../db/migrate.js'
+import { TenantBusyError } from '../../db/tenant-db.js'
 import { AppError } from '../../errors.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import {
@@ -16,7 +17,9 @@ import {
   purgeTenantRows,
   upsertTenantCopy,
 } from './relocate.js'
-import { sameDatabase, vetRoutingUrl, type RoutingTarget } from './routing-url.js'
+import { openRoutedDatabase } from './routed-connect.js'
+import { ForbiddenAddressError, resolveAllowedAddresses } from './routing-address.js'
+import { sameDatabase, storedRoutingTarget, vetRoutingUrl, type RoutingTarget } from './routing-url.js'
 
 /** `PUT /tenants/:id/database`'s answer: where the tenant's rows live; never credentials. */
 export interface TenantDatabaseInfo {
@@ -29,6 +32,7 @@ export interface TenantDatabaseInfo {
 // Why small: every routed database gets its own pool next to the main one; many tenants multiply it.
 const ROUTED_POOL_MAX = 5
 // Why under 5 s: a request for a tenant whose database is down must get its 503 within 5 s (contract 11).
+// Also the time every failed reachability check of a new target takes (see #reach).
 const ROUTED_CONNECT_TIMEOUT_MS = 4000
 // How often an instance looks for routing changes made by another one.
 const SYNC_INTERVAL_MS = 3000
@@ -93,16 +97,22 @@ export class TenantRouting {
     await this.#queue
   }
 
-  #open(url: string): OpenedDatabase {
-    const urlHash = stampOf(url)
+  /** True when DATABASE_ROUTING_ALLOWED_HOSTS is unset: loopback and link-local addresses are refused. */
+  get #checkAddresses(): boolean {
+    return this.ctx.config.routingAllowedHosts.length === 0
+  }
+
+  #open(target: RoutingTarget): OpenedDatabase {
+    const urlHash = stampOf(target.url)
     for (const [tenantId, k] of this.#known) {
       const shared = k.urlHash === urlHash ? this.ctx.dbs.routedFor(tenantId) : undefined
       if (shared) return shared
     }
-    return openPostgres(url, {
+    return openRoutedDatabase(target.connection, {
       poolMax: Math.min(ROUTED_POOL_MAX, this.ctx.config.databasePoolMax),
       connectionTimeoutMillis: ROUTED_CONNECT_TIMEOUT_MS,
       logger: this.log,
+      checkAddresses: this.#checkAddresses,
     })
   }
 
@@ -123,7 +133,7 @@ export class TenantRouting {
       // Why throw: a URL that no longer decrypts means SECRETS_KEY changed; serving the tenant from the
       // main database instead would answer "no such user" for every one of them.
       const url = decryptSecret(row.url_enc, this.ctx.secretsKey, urlContext(row.tenant_id))
-      const opened = this.#open(url)
+      const opened = this.#open(storedRoutingTarget(url))
       if (migrate) {
         // Why not fatal: one unreachable tenant database must not keep the service from starting; its
         // requests answer 503 until it is back.
@@ -132,13 +142,19 @@ export class TenantRouting {
         )
       }
       if (this.#stopped) return void (await this.#release(opened))
+      // Why under the barrier: the former pool closes once unused; queries running on it finish first.
+      await this.ctx.dbs
+        .exclusive(row.tenant_id, () => this.ctx.dbs.route(row.tenant_id, opened))
+        .catch(async (err: unknown) => {
+          await this.#release(opened)
+          throw err
+        })
       this.#known.set(row.tenant_id, { stamp, urlHash: stampOf(url) })
-      await this.ctx.dbs.route(row.tenant_id, opened)
     }
     for (const tenantId of [...this.#known.keys()]) {
       if (seen.has(tenantId)) continue
+      await this.ctx.dbs.exclusive(tenantId, () => this.ctx.dbs.unroute(tenantId))
       this.#known.delete(tenantId)
-      await this.ctx.dbs.unroute(tenantId)
     }
   }
 
@@ -169,7 +185,7 @@ export class TenantRouting {
       .where('tenant_id', '=', tenantId)
       .executeTakeFirst()
     if (!row) return null
-    return vetRoutingUrl(decryptSecret(row.url_enc, this.ctx.secretsKey, urlContext(tenantId)), [])
+    return storedRoutingTarget(decryptSecret(row.url_enc, this.ctx.secretsKey, urlContext(tenantId)))
   }
 
   async #move(tenantId: string, target: RoutingTarget | null): Promise<TenantDatabaseInfo> {
@@ -181,41 +197,94 @@ export class TenantRouting {
     }
     let opened: OpenedDatabase | undefined
     if (target) {
-      opened = this.#open(target.url)
+      opened = await this.#reach(target)
       const handle = opened
-      await this.#step('The target database is unreachable', () => handle.ping(), handle)
       await this.#step(
         'Applying the migrations to the target database failed',
         () => migrateToLatest(handle.db),
         handle,
       )
       if (former && formerTarget && sameDatabase(formerTarget, target)) {
-        // Same database, new credentials: nothing to copy.
-        await this.#persist(this.#main, tenantId, target)
-        await this.ctx.dbs.route(tenantId, handle)
+        // Same database, new credentials: nothing to copy; queries running on the former pool finish first.
+        await this.ctx.dbs
+          .exclusive(tenantId, async () => {
+            await this.#persist(this.#main, tenantId, target)
+            await this.ctx.dbs.route(tenantId, handle)
+          })
+          .catch((err: unknown) => this.#moveFailed(err, tenantId, handle))
         return this.info(tenantId)
       }
     }
     const src = former?.db ?? this.#main
     const dst = opened?.db ?? this.#main
-    for (let attempt = 1; ; attempt++) {
+    const switched = opened
+    // Why under the barrier: a write that took the tenant's handle before the switch would otherwise land
+    // in the store being left after its rows were copied (and be lost), and a read just after the copy
+    // would find them gone. Copying under it keeps the copy complete; the tenant's requests wait
+    // meanwhile (503 past the barrier's wait).
+    await this.ctx.dbs
+      .exclusive(tenantId, async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.#relocate(tenantId, src, !former, dst, target)
+            break
+          } catch (err) {
+            if (attempt < SERIALIZATION_RETRIES && isRetryable(err)) continue
+            throw err
+          }
+        }
+        // Why before the switch: switching closes the former pool when no other tenant uses it.
+        await this.#sweepAudit(tenantId, src, dst)
+        if (switched) await this.ctx.dbs.route(tenantId, switched)
+        else await this.ctx.dbs.unroute(tenantId)
+      })
+      .catch((err: unknown) => this.#moveFailed(err, tenantId, opened))
+    return this.info(tenantId)
+  }
+
+  /** Closes the unused target and turns a failed switch into its answer; routing is unchanged. */
+  async #moveFailed(err: unknown, tenantId: string, opened: OpenedDatabase | undefined): Promise<never> {
+    if (opened) await this.#release(opened)
+    if (err instanceof AppError) throw err
+    if (err instanceof TenantBusyError)
+      throw new AppError('DATABASE_ROUTING_FAILED', 'The tenant’s running requests did not finish in time')
+    if (isDatabaseUnavailable(err) && !(await this.#answers(this.#main))) throw err
+    this.log.warn({ err, tenantId }, 'tenant relocation failed; routing unchanged')
+    throw new AppError('DATABASE_ROUTING_FAILED', 'Copying the tenant to the target database failed')
+  }
+
+  /**
+   * Opens the target and checks that it answers. With DATABASE_ROUTING_ALLOWED_HOSTS unset, a host with
+   * a loopback, link-local or unspecified address is refused at once (its connections would be refused
+   * too, address by address). Every other failure (no such host, closed port, something else listening,
+   * wrong credentials, no such database) answers the same, and only once the connect timeout has passed
+   * since the attempt began, so neither the answer nor its timing tells an open port from a closed one.
+   */
+  async #reach(target: RoutingTarget): Promise<OpenedDatabase> {
+    const began = performance.now()
+    if (this.#checkAddresses) {
       try {
-        await this.#relocate(tenantId, src, !former, dst, target)
-        break
+        await resolveAllowedAddresses(target.host)
       } catch (err) {
-        if (attempt < SERIALIZATION_RETRIES && isRetryable(err)) continue
-        if (opened) await this.#release(opened)
-        if (err instanceof AppError) throw err
-        if (isDatabaseUnavailable(err) && !(await this.#answers(this.#main))) throw err
-        this.log.warn({ err, tenantId }, 'tenant relocation failed; routing unchanged')
-        throw new AppError('DATABASE_ROUTING_FAILED', 'Copying the tenant to the target database failed')
+        if (err instanceof ForbiddenAddressError)
+          throw new AppError(
+            'DATABASE_ROUTING_FAILED',
+            'The database host resolves to a loopback, link-local or unspecified address',
+          )
+        // A name that does not resolve is one more unreachable target, answered below like the others.
       }
     }
-    // Why before the switch: switching closes the former pool when no other tenant uses it.
-    await this.#sweepAudit(tenantId, src, dst)
-    if (opened) await this.ctx.dbs.route(tenantId, opened)
-    else await this.ctx.dbs.unroute(tenantId)
-    return this.info(tenantId)
+    const opened = this.#open(target)
+    try {
+      await opened.ping()
+      return opened
+    } catch (err) {
+      await this.#release(opened)
+      this.log.warn({ err }, 'The target database is unreachable')
+      const left = began + ROUTED_CONNECT_TIMEOUT_MS - performance.now()
+      if (left > 0) await new Promise((r) => setTimeout(r, left))
+      throw new AppError('DATABASE_ROUTING_FAILED', 'The target database is unreachable')
+    }
   }
 
   async #answers(db: Kysely<Database>): Promise<boolean> {
