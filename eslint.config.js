@@ -1,6 +1,38 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+// The layers of src/ (ARCHITECTURE.md, "Layers"), highest first: a file may import its own layer and the
+// ones below it, never one above. Each layer is recognised by a path segment of the import, which in
+// src/ names only that layer (the `auth` of modules/auth sits in `modules`, forbidden wherever `auth` is).
+const layer = {
+  entry: { regex: '(^|/)(server|cli)\\.js$', message: 'nothing imports an entry point (server.ts, cli.ts)' },
+  app: { regex: '(^|/)app(\\.js$|/)', message: 'only the entry points import app.ts and src/app/' },
+  plugins: {
+    regex: '(^|/)plugins/',
+    message: 'plugins are registered by app.ts; lower layers do not import them',
+  },
+  modules: {
+    regex: '(^|/)modules/',
+    message: 'a lower layer reaches a module through the context, never by import',
+  },
+  context: {
+    regex: '(^|/)context\\.js$',
+    message: 'auth, db and lib sit below the context: take what you need as an argument',
+  },
+  auth: { regex: '(^|/)auth/', message: 'db, lib, config and errors sit below auth' },
+}
+
+/** A files block forbidding imports of the given layers. */
+const below = (files, forbidden, extra = []) => ({
+  files,
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { patterns: [...forbidden.map((name) => layer[name]), ...extra] },
+    ],
+  },
+})
+
 export default tseslint.config(
   {
     ignores: [
@@ -22,4 +54,27 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // Layers: entry (server.ts, cli.ts) → app.ts, app/ → plugins/ | modules/ → context.ts → auth/ →
+  // db/, config.ts, errors.ts → lib/. generated/ is importable by all.
+  below(['src/app.ts', 'src/app/**/*.ts'], ['entry']),
+  below(['src/plugins/**/*.ts'], ['entry', 'app', 'modules']),
+  below(['src/modules/**/*.ts'], ['entry', 'app', 'plugins']),
+  // Why type imports of modules: AppContext names the module classes createContext builds.
+  below(['src/context.ts'], ['entry', 'app', 'plugins'], [{ ...layer.modules, allowTypeImports: true }]),
+  below(['src/auth/**/*.ts'], ['entry', 'app', 'plugins', 'modules', 'context']),
+  below(
+    ['src/db/**/*.ts', 'src/config.ts', 'src/errors.ts'],
+    ['entry', 'app', 'plugins', 'modules', 'context', 'auth'],
+  ),
+  // lib imports nothing of ours but lib (and generated/).
+  below(
+    ['src/lib/**/*.ts'],
+    [],
+    [
+      {
+        regex: '^\\.\\./(?!\\.\\./generated/)',
+        message: 'lib imports nothing of ours but lib and generated/',
+      },
+    ],
+  ),
 )

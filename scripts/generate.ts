@@ -93,7 +93,10 @@ function runtimeSchema(schema: Json, where: string): Json {
 
 function paramsSchema(params: Obj[], location: string, where: string): Obj | undefined {
   const mine = params.filter((p) => p.in === location)
-  if (mine.length === 0) return undefined
+  // Why a query schema even without query parameters: every operation rejects a query parameter it does
+  // not declare (400 VALIDATION_ERROR), as it rejects an unknown body property, so the document's 400
+  // is true for every operation and nothing unlisted is silently ignored.
+  if (mine.length === 0 && location !== 'query') return undefined
   const properties: Obj = {}
   const required: string[] = []
   for (const p of mine) {

@@ -1,11 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify'
-import { pino } from 'pino'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import type { AppContext } from './context.js'
-import { openDatabase } from './db/connect.js'
+import { openDatabase, type OpenedDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { DatabaseRegistry } from './db/tenant-db.js'
-import { systemClock, type Clock } from './lib/clock.js'
+import type { Clock } from './lib/clock.js'
+import { closeContext, createContext } from './app/create-context.js'
+import { createLogger } from './app/logger.js'
 import { genReqId } from './plugins/request-id.js'
 import requestId from './plugins/request-id.js'
 import { AccessLog } from './plugins/access-log.js'
@@ -15,22 +15,12 @@ import validation from './plugins/validation.js'
 import docs from './plugins/docs.js'
 import securityHeaders from './plugins/security-headers.js'
 import shutdown from './plugins/shutdown.js'
-import { modules } from './modules/index.js'
 import rateLimit from './plugins/rate-limit.js'
 import gate from './plugins/gate.js'
 import metrics from './plugins/metrics.js'
+import { modules } from './modules/index.js'
 import keyUsage from './modules/client-keys/usage-plugin.js'
-import { ensureSetting } from './modules/system/settings.js'
-import { TenantCache } from './modules/tenants/cache.js'
-import { Keystore } from './auth/keystore.js'
-import { KeyVerifier } from './auth/key-verifier.js'
-import { AccessTokenVerifier } from './auth/access-token.js'
-import { createPasswordHasher } from './lib/hashing.js'
-import { deriveKey } from './lib/crypto-box.js'
-import { randomToken } from './lib/tokens.js'
-import { bootstrap } from './bootstrap.js'
-import { startTenantRouting } from './modules/tenants/routing.js'
-import pkg from '../package.json' with { type: 'json' }
+import { bootstrap } from './modules/system/bootstrap.js'
 
 export interface AppOptions {
   /** Where logs go (tests capture them); stdout otherwise. */
@@ -42,7 +32,7 @@ export interface AppOptions {
   readonly pgliteDataDir?: Blob
   /** Redis key prefix of the rate-limit counters (tests isolate themselves with it). */
   readonly rateLimitNamespace?: string
-  /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (contract 10 fixes the variables). */
+  /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (the variables: README.md, Configuration). */
   readonly httpTimeouts?: Partial<HttpTimeouts>
 }
 
@@ -80,57 +70,31 @@ export const HTTP_TIMEOUTS: HttpTimeouts = {
   connectionsCheckingInterval: 1_000,
 }
 
-// Why: these hold credentials; pino replaces them before a line is written.
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-client-key"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.refreshToken',
-  '*.accessToken',
-  '*.secret',
-  '*.key',
-  '*.url',
-  'err.config',
-]
-
-const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+(:[^/\s@]*)?@/gi
-
-/** Removes `user:password@` from any URL inside a log message. */
-export function scrubUrlCredentials(s: string): string {
-  return s.replace(URL_CREDENTIALS, '$1[REDACTED]@')
+/**
+ * Builds the whole service without listening: open (the main database, migrated) → context (secrets,
+ * verifiers, routing; bootstrap; routes restored) → register (plugins, then the modules' routes).
+ * Close it with app.close().
+ */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = createServer(config, options)
+  const opened = await open(config, app.log, options)
+  const ctx = await createContext(config, opened, { clock: options.clock, log: app.log })
+  await bootstrap(opened.db, config, ctx.hasher)
+  app.decorate('ctx', ctx)
+  app.addHook('onClose', async () => {
+    await closeContext(ctx)
+    await opened.close()
+  })
+  await startRouting(app, ctx)
+  await register(app, config, options)
+  return app
 }
 
-/** Builds the whole service (database, plugins, modules) without listening. Close it with app.close(). */
-export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+/** The Fastify instance: logger, request ids, body limit, proxy trust and the HTTP timeouts. */
+function createServer(config: Config, options: AppOptions): FastifyInstance {
   const timeouts = { ...HTTP_TIMEOUTS, ...options.httpTimeouts }
-  const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACT, censor: '[REDACTED]' },
-      // Why asynchronous: a synchronous write per line cost ~40% of the hot routes' throughput at `info`;
-      // lines that arrive while a write is in flight go out together in the next one, and pino
-      // flushes what is pending when the process exits. Why maxLength: when stdout is slower than the
-      // log rate, lines past 16 MB pending are dropped rather than growing memory without bound.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }),
-      serializers: {
-        req: (req: { method: string; url: string; id: string; ip?: string }) => ({
-          method: req.method,
-          // Why: query strings may carry secrets pasted by mistake; the path is enough to debug. Why not
-          // `url`: the redaction of `*.url` (connection strings) would hide it.
-          path: req.url.split('?')[0],
-          id: req.id,
-          ip: req.ip,
-        }),
-        err: (err: Error & { code?: string }) => ({
-          type: err.name,
-          code: err.code,
-          message: scrubUrlCredentials(err.message ?? ''),
-          stack: scrubUrlCredentials(err.stack ?? ''),
-        }),
-      },
-    },
+  return Fastify({
+    logger: createLogger(config, options.logStream),
     genReqId,
     logController: new AccessLog(),
     bodyLimit: 64 * 1024,
@@ -153,63 +117,42 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     frameworkErrors,
     clientErrorHandler,
   })
+}
 
+/** Opens the main database and applies pending migrations (closing it again when they fail). */
+async function open(config: Config, log: FastifyBaseLogger, options: AppOptions): Promise<OpenedDatabase> {
   const opened = await openDatabase(config.databaseUrl, {
     dataDir: config.dataDir,
     poolMax: config.databasePoolMax,
-    logger: app.log,
-    // Why these bounds: a database that stops answering must become a 503 within 5 s (contract 11).
+    logger: log,
+    // Why these bounds: a database that stops answering must become a 503 within 5 s (docs/decisions.md D1).
     connectionTimeoutMillis: 4000,
     queryTimeoutMillis: 4500,
     ...(options.pgliteDataDir ? { loadDataDir: options.pgliteDataDir } : {}),
   })
   try {
     const applied = await migrateToLatest(opened.db)
-    if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied')
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied')
   } catch (err) {
     await opened.close()
     throw err
   }
-  const dbs = new DatabaseRegistry(opened.db, opened.stats, opened.kind)
-  const clock = options.clock ?? systemClock
-  // Why: outside production an unset secret is generated once and kept, so restarts keep tokens valid.
-  const jwtSecret = config.jwtSecret ?? (await ensureSetting(opened.db, 'jwt_secret', () => randomToken(32)))
-  const secretsKey = deriveKey(
-    config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))),
-  )
-  const hasher = createPasswordHasher({ cost: 12 })
-  const tenants = new TenantCache(opened.db, config.platformTenantCode)
-  const keystore = new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock)
-  const ctx: AppContext = {
-    config,
-    dbs,
-    pingMain: opened.ping,
-    clock,
-    startedAt: Date.now(),
-    version: pkg.version,
-    tenants,
-    keystore,
-    tokens: new AccessTokenVerifier(keystore, tenants),
-    keys: new KeyVerifier(opened.db, config.platformTenantCode, clock),
-    hasher,
-    secretsKey,
-    redisStatus: () => 'disabled',
-  }
-  await bootstrap(opened.db, config, hasher)
-  app.decorate('ctx', ctx)
-  app.addHook('onClose', async () => {
-    await hasher.close()
-    await dbs.closeAll()
-    await opened.close()
-  })
-  // Routed tenants' queries must reach their own databases from the first request on.
+  return opened
+}
+
+/** Routed tenants' queries must reach their own databases from the first request on. */
+async function startRouting(app: FastifyInstance, ctx: AppContext): Promise<void> {
   try {
-    await startTenantRouting(app)
+    await ctx.routing.start()
   } catch (err) {
     await app.close()
     throw err
   }
+  app.addHook('preClose', () => ctx.routing.stop())
+}
 
+/** Plugins in their order, then every module's routes. */
+async function register(app: FastifyInstance, config: Config, options: AppOptions): Promise<void> {
   await app.register(requestId)
   // Why this order: the shutdown 503 is sent from an onRequest hook, after the security headers'.
   await app.register(securityHeaders, { corsOrigins: config.corsOrigins })
@@ -224,5 +167,4 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   if (options.beforeRoutes) await options.beforeRoutes(app)
   await app.register(docs)
   for (const mod of modules) await app.register(mod)
-  return app
 }

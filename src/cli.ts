@@ -5,16 +5,18 @@
  * allows one process per directory: use the service's API then (see the README's first steps).
  */
 import { parseArgs } from 'node:util'
+import { pino } from 'pino'
 import { loadConfig, type Config } from './config.js'
-import { openDatabase } from './db/connect.js'
+import type { AppContext } from './context.js'
+import { openDatabase, type OpenedDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { bootstrap, ensurePlatformTenant } from './bootstrap.js'
+import { AppError } from './errors.js'
 import { createPasswordHasher } from './lib/hashing.js'
-import { keyPrefix } from './lib/tokens.js'
-import { insertClientKey } from './modules/client-keys/queries.js'
-import { normalizeEmail } from './lib/identifiers.js'
-import { findTenantByCode } from './modules/tenants/queries.js'
-import { provisionTenant } from './modules/tenants/provision.js'
+import { operatorPrincipal, type Principal } from './auth/principal.js'
+import { closeContext, createContext } from './app/create-context.js'
+import { bootstrap, ensurePlatformTenant } from './modules/system/bootstrap.js'
+import { createClientKey } from './modules/client-keys/service.js'
+import { createTenant } from './modules/tenants/service.js'
 
 const HELP = `Tessera operator CLI
 
@@ -40,6 +42,17 @@ names the process; do the same through the service's API instead, or stop the se
 
 type Result = Record<string, unknown>
 
+// Why: what the CLI writes, the API reads back under the document's bounds (TenantName, KeyName,
+// PermissionName, a key's at most 500 scopes); the CLI may not store what the API would refuse.
+// eslint-disable-next-line no-control-regex
+const DISPLAY_NAME = /^[^\u0000-\u001F\u007F]{1,100}$/u
+const PERMISSION_NAME = /^[a-z][a-z0-9-]*:([a-z][a-z0-9-]*|\*)$/
+const MAX_SCOPES = 500
+
+function checkName(name: string): void {
+  if (!DISPLAY_NAME.test(name)) throw new Error('--name must be 1-100 characters without control characters')
+}
+
 function print(result: Result, json: boolean): void {
   if (json) console.log(JSON.stringify(result))
   else
@@ -64,61 +77,113 @@ async function run(config: Config, argv: string[]): Promise<Result> {
   })
   const [cmd, sub] = positionals
   const opened = await openDatabase(config.databaseUrl, { dataDir: config.dataDir, poolMax: 2 })
-  const hasher = createPasswordHasher({ cost: 12 })
   try {
     const applied = await migrateToLatest(opened.db)
     if (cmd === 'migrate') return { applied }
-    if (cmd === 'bootstrap') return { ...(await bootstrap(opened.db, config, hasher)) }
-    if (cmd === 'tenant' && sub === 'create') {
-      if (!values.code || !values.name) throw new Error('tenant create needs --code and --name')
-      if (!/^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/.test(values.code))
-        throw new Error('--code is not a valid tenant code')
-      if (await findTenantByCode(opened.db, values.code))
-        throw new Error(`tenant ${values.code} already exists`)
-      const email = values['admin-email'] ? normalizeEmail(values['admin-email']) : null
-      if (values['admin-email'] && (!email || !values['admin-password'])) {
-        throw new Error('--admin-email must be a valid email and needs --admin-password')
+    if (cmd === 'bootstrap') {
+      const hasher = createPasswordHasher({ cost: 12 })
+      try {
+        return { ...(await bootstrap(opened.db, config, hasher)) }
+      } finally {
+        await hasher.close()
       }
-      const admin = email
-        ? {
-            email,
-            username: null,
-            cpf_cnpj: null,
-            passwordHash: await hasher.hash(values['admin-password'] as string),
-          }
-        : undefined
-      const { tenant, adminUserId } = await provisionTenant(opened.db, {
-        code: values.code,
-        name: values.name,
-        admin,
+    }
+    if (cmd === 'tenant' && sub === 'create') {
+      const { code, name } = values
+      if (!code || !name) throw new Error('tenant create needs --code and --name')
+      checkName(name)
+      if (!/^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/.test(code))
+        throw new Error('--code is not a valid tenant code')
+      const email = values['admin-email']
+      const password = values['admin-password']
+      let admin: { email: string; password: string } | undefined
+      if (email) {
+        if (!password) throw new Error('--admin-email needs --admin-password')
+        admin = { email, password }
+      }
+      const created = await asOperator(config, opened, false, (ctx, operator) =>
+        createTenant(ctx, operator, { code, name, admin }),
+      ).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'TENANT_ALREADY_EXISTS')
+          throw new Error(`tenant ${code} already exists`)
+        throw err
       })
-      return { id: tenant.id, code: tenant.code, name: tenant.name, ...(adminUserId ? { adminUserId } : {}) }
+      const adminUserId = 'adminUserId' in created ? created.adminUserId : undefined
+      return {
+        id: created.id,
+        code: created.code,
+        name: created.name,
+        ...(adminUserId ? { adminUserId } : {}),
+      }
     }
     if (cmd === 'client-key' && sub === 'create') {
-      if (!values.tenant || !values.name || !values.scopes)
+      const { name } = values
+      if (!values.tenant || !name || !values.scopes)
         throw new Error('client-key create needs --tenant, --name and --scopes')
+      const tenantCode = values.tenant
       const scopes = values.scopes
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean)
-      const tenant =
-        values.tenant === config.platformTenantCode
-          ? await ensurePlatformTenant(opened.db, config.platformTenantCode)
-          : await findTenantByCode(opened.db, values.tenant)
-      if (!tenant) throw new Error(`tenant ${values.tenant} not found`)
-      if (scopes.includes('admin:*') && tenant.code !== config.platformTenantCode) {
-        throw new Error('admin:* can only be given inside the platform tenant')
-      }
-      const created = await insertClientKey(opened.db, { tenantId: tenant.id, name: values.name, scopes })
-      if (!created) throw new Error('could not create the key')
-      const { id, value } = created
-      return { id, tenantId: tenant.id, name: values.name, prefix: keyPrefix(value), scopes, key: value }
+      checkName(name)
+      if (scopes.length > MAX_SCOPES) throw new Error(`--scopes takes at most ${MAX_SCOPES} names`)
+      const malformed = scopes.find((s) => s.length > 128 || !PERMISSION_NAME.test(s))
+      if (malformed !== undefined) throw new Error(`--scopes: ${malformed} is not a permission name`)
+      const key = await asOperator(config, opened, true, async (ctx, operator) => {
+        const tenant = (await ctx.tenants.byCode(tenantCode)) ?? fail(`tenant ${tenantCode} not found`)
+        return createClientKey(ctx, operator, { name, scopes, tenantId: tenant.id })
+      })
+      return { id: key.id, tenantId: key.tenantId, name: key.name, prefix: key.prefix, scopes, key: key.key }
     }
     throw new Error(`unknown command: ${positionals.join(' ') || '(none)'}; see --help`)
   } finally {
-    await hasher.close()
     await opened.close()
   }
+}
+
+const fail = (message: string): never => {
+  throw new Error(message)
+}
+
+/**
+ * Runs `fn` with the service's own context and the operator principal (the platform tenant with
+ * `admin:*`), so a command goes through the same service functions, and rules, as the API. With
+ * `routes`, tenants routed to their own databases are reached there, as the service reaches them.
+ */
+async function asOperator<T>(
+  config: Config,
+  opened: OpenedDatabase,
+  routes: boolean,
+  fn: (ctx: AppContext, operator: Principal) => Promise<T>,
+): Promise<T> {
+  // Why stderr and warn: stdout carries the result (--json), and only trouble is worth a line.
+  const log = pino({ level: 'warn' }, pino.destination(2))
+  const ctx = await createContext(config, opened, { log })
+  try {
+    const platform = await ensurePlatformTenant(opened.db, config.platformTenantCode)
+    if (routes) await ctx.routing.start()
+    try {
+      return await fn(ctx, operatorPrincipal(platform))
+    } finally {
+      if (routes) await ctx.routing.stop()
+    }
+  } finally {
+    await closeContext(ctx)
+  }
+}
+
+/** An error as the operator reads it: the message, and for a refused input what was wrong with it. */
+function describe(err: unknown): string {
+  if (!(err instanceof AppError)) return err instanceof Error ? err.message : String(err)
+  const details = Array.isArray(err.details)
+    ? err.details.map((d: unknown) => {
+        const issue = d as { path?: unknown; message?: unknown }
+        return typeof issue === 'object' && issue !== null && 'path' in issue
+          ? `${String(issue.path)}: ${String(issue.message)}`
+          : String(d)
+      })
+    : []
+  return details.length > 0 ? `${err.message} (${details.join('; ')})` : err.message
 }
 
 async function main(): Promise<void> {
@@ -131,7 +196,7 @@ async function main(): Promise<void> {
   try {
     print(await run(loadConfig(), argv), json)
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err)
+    const message = describe(err)
     if (json) console.log(JSON.stringify({ error: message }))
     else console.error(`error: ${message}`)
     process.exitCode = 1

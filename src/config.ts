@@ -1,4 +1,4 @@
-/** Service configuration, read once from the environment (contract section 10). */
+/** Service configuration, read once from the environment (the variables: README.md, Configuration). */
 export interface Config {
   readonly nodeEnv: string
   readonly port: number

@@ -6,9 +6,15 @@ import type { PasswordHasher } from './lib/hashing.js'
 import type { Keystore } from './auth/keystore.js'
 import type { AccessTokenVerifier } from './auth/access-token.js'
 import type { KeyVerifier } from './auth/key-verifier.js'
+// Why type-only imports of module classes: the context names the services createContext builds, some of
+// them a module's; their code stays behind the modules' layer (see ARCHITECTURE.md, Layers).
 import type { TenantCache } from './modules/tenants/cache.js'
+import type { TenantRouting } from './modules/tenants/routing/tenant-routing.js'
 
-/** What every module needs, built once by buildApp and hung on the instance as `app.ctx`. */
+/**
+ * What every module and plugin needs, built once by createContext (src/app/create-context.ts) and hung
+ * on the instance as `app.ctx`; the CLI builds one too.
+ */
 export interface AppContext {
   readonly config: Config
   readonly dbs: DatabaseRegistry
@@ -22,6 +28,10 @@ export interface AppContext {
   /** Verifies access tokens (remembers verified ones; see the class). */
   readonly tokens: AccessTokenVerifier
   readonly keys: KeyVerifier
+  /** Per-tenant database routing: moves, deletions, and the routes followed from the main database. */
+  readonly routing: TenantRouting
+  /** The tenant id a refresh token carries (read from its text, nothing looked up), or null. */
+  readonly refreshTokenTenant: (token: string) => string | null
   readonly hasher: PasswordHasher
   /** AES key for tenant secrets and routed-database credentials at rest (from SECRETS_KEY). */
   readonly secretsKey: Buffer

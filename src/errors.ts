@@ -1,4 +1,7 @@
-/** Every error code of contract section 3 with its HTTP status; a missing row is a compile error. */
+/**
+ * Every `ErrorCode` of the document (openapi/components/errors.yaml) with its HTTP status; a missing row
+ * is a compile error.
+ */
 export const errorStatus = {
   VALIDATION_ERROR: 400,
   PASSWORD_POLICY_VIOLATION: 400,

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import { AppError } from '../errors.js'
 import { decodeJwtUnverified, signJwt, verifyJwt } from '../lib/jwt.js'
-import type { TenantCache } from '../modules/tenants/cache.js'
 import type { Keystore } from './keystore.js'
+import type { TenantDirectory } from './lookups.js'
 import { credentialPermissions, type UserPrincipal } from './principal.js'
 
-/** What an access token says about its user (contract section 2). */
+/** What an access token says about its user (`TokenClaims`, openapi/components/auth.yaml). */
 export interface TokenSubject {
   readonly userId: string
   readonly tenantId: string
@@ -77,12 +78,15 @@ const invalid = () => new AppError('UNAUTHORIZED', 'Invalid token')
  * retired or cleared secret or an inactive tenant refuses it exactly as the first check would.
  */
 export class AccessTokenVerifier {
-  private readonly verified = new Map<string, Verified>()
-  private chars = 0
+  private readonly verified = new LRUCache<string, Verified>({
+    max: VERIFIED_CACHE_MAX,
+    maxSize: VERIFIED_CACHE_MAX_CHARS,
+    sizeCalculation: (_v, token) => token.length,
+  })
 
   constructor(
     private readonly keystore: Keystore,
-    private readonly tenants: TenantCache,
+    private readonly tenants: TenantDirectory,
   ) {}
 
   /** The user principal of a valid access token. */
@@ -92,17 +96,17 @@ export class AccessTokenVerifier {
     const tenant = await this.tenants.byId(claimed.tenantId)
     const secret = tenant ? await this.keystore.verificationKey(claimed.tenantId, claimed.kid) : null
     if (!tenant || !secret || (known && !secret.equals(known.secret))) {
-      if (known) this.forget(token)
+      if (known) this.verified.delete(token)
       throw invalid()
     }
     const v = known ?? checkToken(token, secret, nowMs, claimed, tenant.isPlatform)
     // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.
     if (nowMs / 1000 >= v.exp) {
-      if (known) this.forget(token)
+      if (known) this.verified.delete(token)
       throw new AppError('TOKEN_EXPIRED', 'Token expired')
     }
     if (tenant.status !== 'ACTIVE') throw new AppError('UNAUTHORIZED', 'Tenant is inactive')
-    this.remember(token, v, known !== undefined)
+    if (!known) this.verified.set(token, v)
     return {
       kind: 'user',
       userId: v.userId,
@@ -114,22 +118,6 @@ export class AccessTokenVerifier {
       permissions: v.permissions,
       claims: v.claims,
     }
-  }
-
-  /** Marks a token most recently used (a Map iterates in insertion order), evicting the least used. */
-  private remember(token: string, v: Verified, known: boolean): void {
-    if (known) this.verified.delete(token)
-    else this.chars += token.length
-    this.verified.set(token, v)
-    while (this.verified.size > VERIFIED_CACHE_MAX || this.chars > VERIFIED_CACHE_MAX_CHARS) {
-      const oldest = this.verified.keys().next()
-      if (oldest.done) break
-      this.forget(oldest.value)
-    }
-  }
-
-  private forget(token: string): void {
-    if (this.verified.delete(token)) this.chars -= token.length
   }
 }
 

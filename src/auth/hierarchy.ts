@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
-import { AppError } from '../../errors.js'
-import { holds, isSuperAdmin, type Principal } from '../../auth/principal.js'
-import { loadGrants } from '../permissions/effective.js'
+import type { Database } from '../db/database.js'
+import { AppError } from '../errors.js'
+import { holds, isSuperAdmin, type Principal } from './principal.js'
+import { loadGrants } from './grants.js'
 
 /**
- * The hierarchy rule of contract section 6, in one place. Every act it names calls into this file:
+ * The hierarchy rule (docs/decisions.md D2), in one place. Every act it names calls into this file:
  * role assign (assertMayGiveRole + assertMayActOnUser for keys), role remove, direct grant and revoke,
  * user PATCH and DELETE (assertMayActOnUser), role create, update, delete and permission changes
  * (assertMayGiveRole with the role as it is after the change), and the roles given at register.

@@ -1,11 +1,9 @@
-import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
 import { AppError } from '../errors.js'
 import { compileAllowlist } from '../lib/cidr.js'
 import type { Clock } from '../lib/clock.js'
 import { sha256Hex } from '../lib/tokens.js'
 import { TtlCache } from '../lib/ttl-cache.js'
-import { findKeyByHash } from '../modules/client-keys/auth-queries.js'
+import type { KeyLookup } from './lookups.js'
 import { credentialPermissions, type KeyPrincipal } from './principal.js'
 
 interface KeyRecord {
@@ -22,7 +20,8 @@ interface KeyRecord {
   readonly origins: ReadonlySet<string> | null
 }
 
-// Why: a revocation on another instance must bite within 5 s (contract 8); locally it is immediate.
+// Why: a revocation on another instance must bite within 5 s (revokeClientKey; docs/decisions.md D1);
+// locally it is immediate.
 const TTL_MS = 2000
 
 const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : [])
@@ -32,13 +31,13 @@ export class KeyVerifier {
   private readonly cache = new TtlCache<string, KeyRecord | null>(TTL_MS, 50_000)
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly findKey: KeyLookup,
     private readonly platformCode: string,
     private readonly clock: Clock,
   ) {}
 
   private async load(hash: string): Promise<KeyRecord | null> {
-    const row = await findKeyByHash(this.db, hash)
+    const row = await this.findKey(hash)
     if (!row) return null
     const ips = asList(row.ip_allowlist)
     const origins = asList(row.origin_allowlist)

@@ -32,7 +32,7 @@ function asMeta(v: unknown): { jwtSecret?: SecretMeta } {
   return typeof o === 'object' && o !== null ? (o as { jwtSecret?: SecretMeta }) : {}
 }
 
-// Why: a rotation made on another instance must be seen within 5 s (contract 11).
+// Why: a rotation made on another instance must be seen within 5 s (docs/decisions.md D1).
 const TTL_MS = 2000
 
 /**

@@ -1,5 +1,8 @@
-/** Who is making a request, as established by the credential layer (`request.principal`). */
-export type Principal = UserPrincipal | KeyPrincipal
+/**
+ * Who is acting: on a request, as established by the credential layer (`request.principal`, a user or a
+ * Client Key); at the operator CLI, the operator.
+ */
+export type Principal = UserPrincipal | KeyPrincipal | OperatorPrincipal
 
 interface PrincipalBase {
   readonly tenantId: string
@@ -22,6 +25,25 @@ export interface UserPrincipal extends PrincipalBase {
 export interface KeyPrincipal extends PrincipalBase {
   readonly kind: 'client_key'
   readonly keyId: string
+}
+
+/**
+ * The operator at the CLI: acts in the platform tenant with `admin:*`, like a platform administrator,
+ * with no user or key behind it (audit rows and `created_by` name no actor). Never set on a request.
+ */
+export interface OperatorPrincipal extends PrincipalBase {
+  readonly kind: 'operator'
+}
+
+/** The operator principal for the platform tenant (the CLI calls the API's services with it). */
+export function operatorPrincipal(platform: { id: string; code: string }): OperatorPrincipal {
+  return {
+    kind: 'operator',
+    tenantId: platform.id,
+    tenantCode: platform.code,
+    isPlatform: true,
+    permissions: new Set(['admin:*']),
+  }
 }
 
 /**
@@ -64,7 +86,7 @@ export function actorOf(p: Principal | null | undefined): {
   actor_type: 'user' | 'client_key' | null
   actor_id: string | null
 } {
-  if (!p) return { actor_type: null, actor_id: null }
+  if (!p || p.kind === 'operator') return { actor_type: null, actor_id: null }
   return p.kind === 'user'
     ? { actor_type: 'user', actor_id: p.userId }
     : { actor_type: 'client_key', actor_id: p.keyId }

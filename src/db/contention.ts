@@ -4,7 +4,7 @@ import { AppError } from '../errors.js'
 /** SQLSTATEs that mean "lost a race, nothing was written, try again": deadlock and serialisation failure. */
 const CONTENTION_CODES = new Set(['40P01', '40001'])
 
-/** Retries after the first attempt (contract section 17: "retried, at most 3 times"). */
+/** Retries after the first attempt (docs/decisions.md D9: "retried at most 3 times"). */
 export const CONTENTION_RETRIES = 3
 
 /** True for a deadlock (40P01) or a serialisation failure (40001), from pg or PGlite. */

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 
 // Column names are the database's snake_case names: no CamelCasePlugin, so a query reads like its SQL.
 
@@ -32,6 +32,14 @@ export type JsonArrayColumn<T> = ColumnType<T[], string | undefined, string>
 /** JSON text for a jsonb parameter; required for arrays (JsonArrayColumn), harmless for objects. */
 export function jsonb(value: unknown): string {
   return JSON.stringify(value)
+}
+
+/** A column name without its table: `'users.id'` → `'id'` (for row types derived from column lists). */
+export type Unqualified<C extends string> = C extends `${string}.${infer Name}` ? Name : C
+
+/** A row as `row_to_json` renders it: timestamps become ISO strings. */
+export type JsonRow<T> = {
+  [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K]
 }
 
 export const TENANT_STATUSES = ['ACTIVE', 'INACTIVE'] as const
@@ -264,64 +272,3 @@ export interface Database {
   client_key_usage: ClientKeyUsageTable
   audit_log: AuditLogTable
 }
-
-export type ServiceSetting = Selectable<ServiceSettingsTable>
-export type NewServiceSetting = Insertable<ServiceSettingsTable>
-export type ServiceSettingUpdate = Updateable<ServiceSettingsTable>
-
-export type Tenant = Selectable<TenantsTable>
-export type NewTenant = Insertable<TenantsTable>
-export type TenantUpdate = Updateable<TenantsTable>
-
-export type TenantSecret = Selectable<TenantSecretsTable>
-export type NewTenantSecret = Insertable<TenantSecretsTable>
-export type TenantSecretUpdate = Updateable<TenantSecretsTable>
-
-export type TenantDatabase = Selectable<TenantDatabasesTable>
-export type NewTenantDatabase = Insertable<TenantDatabasesTable>
-export type TenantDatabaseUpdate = Updateable<TenantDatabasesTable>
-
-export type User = Selectable<UsersTable>
-export type NewUser = Insertable<UsersTable>
-export type UserUpdate = Updateable<UsersTable>
-
-export type Role = Selectable<RolesTable>
-export type NewRole = Insertable<RolesTable>
-export type RoleUpdate = Updateable<RolesTable>
-
-export type Permission = Selectable<PermissionsTable>
-export type NewPermission = Insertable<PermissionsTable>
-export type PermissionUpdate = Updateable<PermissionsTable>
-
-export type RolePermission = Selectable<RolePermissionsTable>
-export type NewRolePermission = Insertable<RolePermissionsTable>
-export type RolePermissionUpdate = Updateable<RolePermissionsTable>
-
-export type UserRole = Selectable<UserRolesTable>
-export type NewUserRole = Insertable<UserRolesTable>
-export type UserRoleUpdate = Updateable<UserRolesTable>
-
-export type UserPermission = Selectable<UserPermissionsTable>
-export type NewUserPermission = Insertable<UserPermissionsTable>
-export type UserPermissionUpdate = Updateable<UserPermissionsTable>
-
-export type Session = Selectable<SessionsTable>
-export type NewSession = Insertable<SessionsTable>
-export type SessionUpdate = Updateable<SessionsTable>
-
-export type RefreshToken = Selectable<RefreshTokensTable>
-export type NewRefreshToken = Insertable<RefreshTokensTable>
-export type RefreshTokenUpdate = Updateable<RefreshTokensTable>
-
-export type ClientKey = Selectable<ClientKeysTable>
-export type NewClientKey = Insertable<ClientKeysTable>
-export type ClientKeyUpdate = Updateable<ClientKeysTable>
-
-export type ClientKeyUsage = Selectable<ClientKeyUsageTable>
-export type NewClientKeyUsage = Insertable<ClientKeyUsageTable>
-export type ClientKeyUsageUpdate = Updateable<ClientKeyUsageTable>
-
-export type AuditLogRow = Selectable<AuditLogTable>
-export type NewAuditLogRow = Insertable<AuditLogTable>
-/** Exists for symmetry only: the service's role has no UPDATE privilege on audit_log, and the trigger refuses it. */
-export type AuditLogRowUpdate = Updateable<AuditLogTable>

@@ -1,11 +1,18 @@
 // One address space for matching: every IPv4 address is treated as its IPv4-mapped IPv6 form
 // (::ffff:a.b.c.d) and an IPv4 CIDR a.b.c.d/n as ::ffff:a.b.c.d/(96+n). So `::ffff:203.0.113.5` and
-// `203.0.113.5` are the same address whichever side (request or list) uses which spelling (contract
-// section 8). A consequence, intended: an IPv6 entry that covers ::ffff:0:0/96 (e.g. `::/0`) matches
-// IPv4 clients too, exactly as it would match their mapped socket address on a dual-stack listener.
+// `203.0.113.5` are the same address whichever side (request or list) uses which spelling (a Client
+// Key's `ipAllowlist`, openapi/components/client-keys.yaml). A consequence, intended: an IPv6 entry
+// that covers ::ffff:0:0/96 (e.g. `::/0`) matches IPv4 clients too, exactly as it would match their
+// mapped socket address on a dual-stack listener.
 //
-// Own parser instead of node:net BlockList: we need the mapped/unmapped equivalence in both directions,
-// a canonical form to store, and a matcher that is a few integer compares on the hot path.
+// ipaddr.js parses, matches prefixes and writes RFC 5952 text. In front of it sits a strict door,
+// because ipaddr.js also reads inet_aton spellings (`10.1`, `010.0.0.1`, `0xa.0.0.1`), loose dotted
+// tails (`::ffff:01.2.3.4`), leading zeros in a prefix (`/08`) and zone ids in a CIDR, and it reads
+// the IPv4-compatible `::a.b.c.d` as IPv4-mapped. The door is the same set of forms as before the switch.
+import ipaddr from 'ipaddr.js'
+
+type IPv4 = ipaddr.IPv4
+type IPv6 = ipaddr.IPv6
 
 /** A parsed CIDR block. IPv4-mapped IPv6 blocks of prefix >= 96 are reported as the IPv4 block they are. */
 export interface Cidr {
@@ -19,13 +26,10 @@ export interface Cidr {
 /** A compiled membership test; see compileAllowlist. */
 export type IpMatcher = (ip: string) => boolean
 
-interface Net {
-  words: Int32Array
-  mask: Int32Array
-}
+/** A network in the one (IPv6) address space: the address and its prefix length of 0..128. */
+type Net = [IPv6, number]
 
 const V4_RE = /^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$/
-const HEX_GROUP_RE = /^[0-9a-fA-F]{1,4}$/
 const PREFIX_RE = /^(0|[1-9][0-9]{0,2})$/
 // Longest textual IPv6 address (45) plus `/128`; anything longer is not a CIDR and not worth parsing.
 const MAX_CIDR_LENGTH = 49
@@ -38,11 +42,13 @@ const MAX_CIDR_LENGTH = 49
 export function parseCidr(s: string): Cidr | null {
   const net = parseNet(s)
   if (net === null) return null
-  const { words, prefix128 } = net
-  if (prefix128 >= 96 && isMappedWords(words)) {
-    return { family: 4, prefix: prefix128 - 96, canonical: `${formatIPv4(words[3])}/${prefix128 - 96}` }
+  const [addr, prefix128] = net
+  const mask = ipaddr.IPv6.subnetMaskFromPrefixLength(prefix128).parts
+  const network = new ipaddr.IPv6(addr.parts.map((p, i) => p & (mask[i] ?? 0)))
+  if (prefix128 >= 96 && isMapped(network)) {
+    return { family: 4, prefix: prefix128 - 96, canonical: `${unmap(network)}/${prefix128 - 96}` }
   }
-  return { family: 6, prefix: prefix128, canonical: `${formatIPv6(wordsToGroups(words))}/${prefix128}` }
+  return { family: 6, prefix: prefix128, canonical: `${network.toRFC5952String()}/${prefix128}` }
 }
 
 /** True when `s` is a CIDR (or bare address) that parseCidr accepts. */
@@ -56,9 +62,11 @@ export function isValidCidr(s: string): boolean {
  * zone id (`%eth0`) is dropped. Input that is not an address comes back unchanged.
  */
 export function normalizeIp(ip: string): string {
-  const words = parseAddressWords(ip)
-  if (words === null) return ip
-  return isMappedWords(words) ? formatIPv4(words[3]) : formatIPv6(wordsToGroups(words))
+  const v4 = plainV4(ip)
+  if (v4 !== null) return v4
+  const v6 = parseV6Address(ip)
+  if (v6 === null) return ip
+  return isMapped(v6) ? unmap(v6) : v6.toRFC5952String()
 }
 
 /**
@@ -68,10 +76,13 @@ export function normalizeIp(ip: string): string {
  * back unchanged.
  */
 export function rateLimitSubject(ip: string): string {
-  const w = parseAddressWords(ip)
-  if (w === null) return ip
-  if (isMappedWords(w)) return formatIPv4(w[3])
-  return `${formatIPv6(wordsToGroups(Int32Array.of(w[0], w[1], 0, 0)))}/64`
+  const v4 = plainV4(ip)
+  if (v4 !== null) return v4
+  const v6 = parseV6Address(ip)
+  if (v6 === null) return ip
+  if (isMapped(v6)) return unmap(v6)
+  const p = v6.parts
+  return `${new ipaddr.IPv6([p[0] ?? 0, p[1] ?? 0, p[2] ?? 0, p[3] ?? 0, 0, 0, 0, 0]).toRFC5952String()}/64`
 }
 
 /**
@@ -84,7 +95,7 @@ export function ipInCidrList(ip: string, cidrs: readonly string[]): boolean {
 
 /**
  * Compiles a Client Key's `ipAllowlist` once, so the hot path does not reparse it. An empty list
- * allows every address (contract section 8: empty = any). Invalid entries match nothing, so a corrupt
+ * allows every address (`ipAllowlist`: empty = any). Invalid entries match nothing, so a corrupt
  * list can only narrow access, never widen it; an invalid request ip is refused.
  */
 export function compileAllowlist(cidrs: readonly string[]): IpMatcher {
@@ -97,58 +108,29 @@ function compileNets(cidrs: readonly string[]): Net[] {
   const nets: Net[] = []
   for (const c of cidrs) {
     const n = parseNet(c)
-    if (n !== null) nets.push({ words: n.words, mask: maskWords(n.prefix128) })
+    if (n !== null) nets.push(n)
   }
   return nets
 }
 
 function matchNets(nets: readonly Net[], ip: string): boolean {
   if (nets.length === 0) return false
-  const w = parseAddressWords(ip)
-  if (w === null) return false
-  for (const { words, mask } of nets) {
-    if (
-      (w[0] & mask[0]) === words[0] &&
-      (w[1] & mask[1]) === words[1] &&
-      (w[2] & mask[2]) === words[2] &&
-      (w[3] & mask[3]) === words[3]
-    ) {
-      return true
-    }
-  }
-  return false
+  const addr = parseAddress(ip)
+  return addr !== null && nets.some((net) => addr.match(net))
 }
 
-/** Network words (host bits cleared) and the prefix in the 128-bit space; null when invalid. */
-function parseNet(s: string): { words: Int32Array; prefix128: number } | null {
+/** The address and prefix of a CIDR in the 128-bit space (IPv4 mapped); null when invalid. */
+function parseNet(s: string): Net | null {
   if (s.length === 0 || s.length > MAX_CIDR_LENGTH || s.includes('%')) return null
   const slash = s.indexOf('/')
-  const addr = slash < 0 ? s : s.slice(0, slash)
-  const v4 = parseIPv4(addr)
-  let words: Int32Array
-  let prefix128: number
-  if (v4 !== null) {
-    words = v4Words(v4)
-    prefix128 = 128
-    if (slash >= 0) {
-      const p = parsePrefix(s.slice(slash + 1), 32)
-      if (p === null) return null
-      prefix128 = 96 + p
-    }
-  } else {
-    const groups = parseIPv6(addr)
-    if (groups === null) return null
-    words = groupsToWords(groups)
-    prefix128 = 128
-    if (slash >= 0) {
-      const p = parsePrefix(s.slice(slash + 1), 128)
-      if (p === null) return null
-      prefix128 = p
-    }
-  }
-  const mask = maskWords(prefix128)
-  for (let i = 0; i < 4; i++) words[i] &= mask[i]
-  return { words, prefix128 }
+  const text = slash < 0 ? s : s.slice(0, slash)
+  const v4 = parseV4(text)
+  const addr = v4 !== null ? mapV4(v4) : parseV6(text)
+  if (addr === null) return null
+  if (slash < 0) return [addr, 128]
+  const prefix = parsePrefix(s.slice(slash + 1), v4 !== null ? 32 : 128)
+  if (prefix === null) return null
+  return [addr, v4 !== null ? 96 + prefix : prefix]
 }
 
 function parsePrefix(s: string, max: number): number | null {
@@ -157,116 +139,73 @@ function parsePrefix(s: string, max: number): number | null {
   return p <= max ? p : null
 }
 
-/** An address (IPv4, or IPv6 with an optional zone id that is ignored) as four 32-bit words. */
-function parseAddressWords(ip: string): Int32Array | null {
-  if (ip.length === 0 || ip.length > 64) return null
-  const v4 = parseIPv4(ip)
-  if (v4 !== null) return v4Words(v4)
-  const zone = ip.indexOf('%')
-  const groups = parseIPv6(zone < 0 ? ip : ip.slice(0, zone))
-  return groups === null ? null : groupsToWords(groups)
+/** An address (IPv4 mapped into IPv6, or IPv6 with an optional zone id that is ignored); null if invalid. */
+function parseAddress(ip: string): IPv6 | null {
+  const v4 = parseV4(dropMappedPrefix(ip))
+  return v4 !== null ? mapV4(v4) : parseV6Address(ip)
 }
 
-function parseIPv4(s: string): number | null {
+/** An IPv6 address with an optional zone id, which is dropped. */
+function parseV6Address(ip: string): IPv6 | null {
+  if (ip.length > 64) return null
+  const zone = ip.indexOf('%')
+  return parseV6(zone < 0 ? ip : ip.slice(0, zone))
+}
+
+/** Four decimal octets without leading zeros, nothing else. */
+function parseV4(s: string): IPv4 | null {
   const m = V4_RE.exec(s)
   if (m === null) return null
-  let n = 0
-  for (let i = 1; i <= 4; i++) {
-    const octet = Number(m[i])
-    if (octet > 255) return null
-    n = n * 256 + octet
-  }
-  return n
+  const octets = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])]
+  return octets.every((o) => o <= 255) ? new ipaddr.IPv4(octets) : null
 }
 
-/** The eight 16-bit groups of an IPv6 address (RFC 4291 text forms, IPv4 tail allowed); null if invalid. */
-function parseIPv6(s: string): number[] | null {
+/**
+ * The plain IPv4 text of `ip` when it is a dotted quad or one behind `::ffff:`, else null. Why: these
+ * are the per-request cases (a dual-stack listener reports every IPv4 client as `::ffff:a.b.c.d`), a
+ * strict dotted quad is already canonical, and this skips ipaddr.js's IPv6 parse, about twice as slow.
+ */
+function plainV4(ip: string): string | null {
+  const v4 = dropMappedPrefix(ip)
+  return parseV4(v4) !== null ? v4 : null
+}
+
+const dropMappedPrefix = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip)
+
+/** RFC 4291 text forms; a dotted tail must pass parseV4 and is read as two groups, as written. */
+function parseV6(s: string): IPv6 | null {
   if (s.length < 2 || s.length > 45) return null
-  let text = s
   const lastColon = s.lastIndexOf(':')
   if (lastColon < 0) return null
-  const tail = s.slice(lastColon + 1)
-  if (tail.includes('.')) {
-    const v4 = parseIPv4(tail)
+  let text = s
+  if (s.includes('.', lastColon)) {
+    const v4 = parseV4(s.slice(lastColon + 1))
     if (v4 === null) return null
-    text = s.slice(0, lastColon + 1) + (v4 >>> 16).toString(16) + ':' + (v4 & 0xffff).toString(16)
+    const [a = 0, b = 0, c = 0, d = 0] = v4.octets
+    text = `${s.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
   }
-  const dbl = text.indexOf('::')
-  if (dbl !== text.lastIndexOf('::')) return null
-  let head: string[]
-  let rest: string[] = []
-  if (dbl >= 0) {
-    const h = text.slice(0, dbl)
-    const t = text.slice(dbl + 2)
-    head = h === '' ? [] : h.split(':')
-    rest = t === '' ? [] : t.split(':')
-    if (head.length + rest.length > 7) return null
-  } else {
-    head = text.split(':')
-    if (head.length !== 8) return null
+  try {
+    return ipaddr.IPv6.parse(text)
+  } catch {
+    return null
   }
-  const groups: number[] = []
-  for (const g of head) {
-    if (!HEX_GROUP_RE.test(g)) return null
-    groups.push(parseInt(g, 16))
-  }
-  while (groups.length < 8 - rest.length) groups.push(0)
-  for (const g of rest) {
-    if (!HEX_GROUP_RE.test(g)) return null
-    groups.push(parseInt(g, 16))
-  }
-  return groups
 }
 
-function v4Words(v4: number): Int32Array {
-  return Int32Array.of(0, 0, 0xffff, v4 | 0)
+// Why by hand: ipaddr.js's toIPv4MappedAddress() reparses text, and isIPv4MappedAddress() walks every
+// special range; on the per-request path these three lines are much cheaper.
+function mapV4(v4: IPv4): IPv6 {
+  const [a = 0, b = 0, c = 0, d = 0] = v4.octets
+  return new ipaddr.IPv6([0, 0, 0, 0, 0, 0xffff, (a << 8) | b, (c << 8) | d])
 }
 
-function groupsToWords(g: number[]): Int32Array {
-  return Int32Array.of((g[0] << 16) | g[1], (g[2] << 16) | g[3], (g[4] << 16) | g[5], (g[6] << 16) | g[7])
+function isMapped(v6: IPv6): boolean {
+  const p = v6.parts
+  return p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0xffff
 }
 
-function wordsToGroups(w: Int32Array): number[] {
-  const g: number[] = []
-  for (let i = 0; i < 4; i++) g.push((w[i] >>> 16) & 0xffff, w[i] & 0xffff)
-  return g
-}
-
-function isMappedWords(w: Int32Array): boolean {
-  return w[0] === 0 && w[1] === 0 && w[2] === 0xffff
-}
-
-function maskWords(prefix128: number): Int32Array {
-  const m = new Int32Array(4)
-  for (let i = 0; i < 4; i++) {
-    const bits = Math.min(32, Math.max(0, prefix128 - 32 * i))
-    m[i] = bits === 0 ? 0 : bits === 32 ? -1 : -1 << (32 - bits)
-  }
-  return m
-}
-
-function formatIPv4(word: number): string {
-  return `${(word >>> 24) & 255}.${(word >>> 16) & 255}.${(word >>> 8) & 255}.${word & 255}`
-}
-
-/** RFC 5952: lowercase hex, no leading zeros, the first longest run of two or more zero groups as `::`. */
-function formatIPv6(g: number[]): string {
-  let bestStart = -1
-  let bestLen = 0
-  for (let i = 0; i < 8;) {
-    if (g[i] !== 0) {
-      i++
-      continue
-    }
-    let j = i
-    while (j < 8 && g[j] === 0) j++
-    if (j - i > bestLen) {
-      bestStart = i
-      bestLen = j - i
-    }
-    i = j
-  }
-  const hex = (xs: number[]) => xs.map((x) => x.toString(16)).join(':')
-  if (bestLen < 2) return hex(g)
-  return `${hex(g.slice(0, bestStart))}::${hex(g.slice(bestStart + bestLen))}`
+/** The dotted IPv4 of a mapped address. */
+function unmap(v6: IPv6): string {
+  const hi = v6.parts[6] ?? 0
+  const lo = v6.parts[7] ?? 0
+  return `${hi >>> 8}.${hi & 255}.${lo >>> 8}.${lo & 255}`
 }

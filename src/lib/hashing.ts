@@ -12,7 +12,7 @@ import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt'
 // here that is 2 of the 4 libuv threads. On a machine with more cores than threads, raise
 // UV_THREADPOOL_SIZE in the environment (before the process starts) to at least cores + 2.
 
-/** The bcrypt cost every new hash gets (contract section 4). */
+/** The bcrypt cost every new hash gets (login and register, openapi/paths/auth.yaml). */
 export const BCRYPT_COST = 12
 
 /**

@@ -1,4 +1,4 @@
-/** The three kinds of login identifier (contract section 4). */
+/** The three kinds of login identifier (`LoginIdentifierKind`, openapi/components/auth-config.yaml). */
 export type IdentifierKind = 'email' | 'username' | 'cpf_cnpj'
 
 /** An identifier with its kind and the normalized value that is stored and compared. */

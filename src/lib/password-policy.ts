@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 
-/** A tenant's password policy (`auth_config.passwordPolicy`, contract section 4). */
+/** A tenant's password policy (`PasswordPolicy`, openapi/components/auth-config.yaml). */
 export interface PasswordPolicy {
   /** Minimum length in Unicode code points (8..72; the schema enforces the range). */
   minLength: number
@@ -22,7 +22,7 @@ export type PasswordRule =
   | 'requireSymbol'
   | 'rejectCommon'
 
-/** The contract defaults: 8 code points, no character classes, common passwords refused. */
+/** The defaults `PasswordPolicy` states: 8 code points, no character classes, common passwords refused. */
 export const defaultPasswordPolicy: Readonly<PasswordPolicy> = Object.freeze({
   minLength: 8,
   requireUppercase: false,

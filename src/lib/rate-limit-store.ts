@@ -1,5 +1,5 @@
 // Fixed-window request counters kept in this process: the store behind a budget when Redis is not
-// configured or not answering (contract sections 9 and 17).
+// configured or not answering (docs/decisions.md D6).
 //
 // Why not an LRU (what @fastify/rate-limit's LocalStore is): under a flood of new addresses an LRU
 // evicts the counter of an address that is already limited and so hands it a fresh budget. Here a

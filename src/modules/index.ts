@@ -7,7 +7,7 @@ import permissionsRoutes from './permissions/routes.js'
 import tenantsRoutes from './tenants/routes.js'
 import clientKeysRoutes from './client-keys/routes.js'
 
-/** One route plugin per interface module, registered in this order. */
+/** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
   systemRoutes,
   authRoutes,

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import { AppError, errorStatus, type ErrorCode } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
+import { DEFAULT_BUDGET } from './rate-limit.js'
 
 export interface ErrorBody {
   success: false
@@ -10,9 +11,38 @@ export interface ErrorBody {
   details?: unknown
 }
 
-/** Builds the failure envelope; nothing else is ever added to it. */
+// The document's bounds of an error body (ErrorMessage, ValidationIssue, ErrorDetails). Why: messages
+// and issue paths can repeat what the request sent (unknown property names, lists of unknown permission
+// names), so without them one 64 KiB body could be answered with several times as much.
+const MAX_MESSAGE = 1024
+const MAX_ISSUES = 100
+const MAX_ISSUE_TEXT = 256
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001F\u007F]/g
+
+/** One line of at most `max` code points: control characters become U+FFFD, a longer text ends in `…`. */
+function oneLine(text: string, max: number): string {
+  const s = text.replace(CONTROL, '\uFFFD')
+  if (s.length <= max) return s
+  const points = [...s]
+  return points.length <= max ? s : points.slice(0, max - 1).join('') + '…'
+}
+
+function boundedIssues(details: unknown[]): unknown[] {
+  return details.slice(0, MAX_ISSUES).map((i) => {
+    const { path, message } = i as { path?: unknown; message?: unknown }
+    return typeof path === 'string' && typeof message === 'string'
+      ? { path: oneLine(path, MAX_ISSUE_TEXT), message: oneLine(message, MAX_ISSUE_TEXT) }
+      : i
+  })
+}
+
+/** Builds the failure envelope within the document's bounds; nothing else is ever added to it. */
 export function errorBody(code: ErrorCode, error: string, details?: unknown): ErrorBody {
-  return details === undefined ? { success: false, error, code } : { success: false, error, code, details }
+  const text = oneLine(error, MAX_MESSAGE)
+  if (details === undefined) return { success: false, error: text, code }
+  const bounded = code === 'VALIDATION_ERROR' && Array.isArray(details) ? boundedIssues(details) : details
+  return { success: false, error: text, code, details: bounded }
 }
 
 interface AjvIssue {
@@ -22,7 +52,7 @@ interface AjvIssue {
   params?: Record<string, unknown>
 }
 
-/** Ajv errors as the contract's `{ path, message }` list: `body.email`, `query.limit`, `params.id`. */
+/** Ajv errors as the document's `ValidationIssue` list: `body.email`, `query.limit`, `params.id`. */
 export function validationDetails(
   issues: AjvIssue[],
   context: string | undefined,
@@ -85,8 +115,20 @@ export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
-  app.setErrorHandler((err, req: FastifyRequest, reply) => {
-    const pub = toPublicError(err)
+  app.setErrorHandler(async (err, req: FastifyRequest, reply) => {
+    let pub = toPublicError(err)
+    // Why: a request refused while its body was read (too large, wrong media type, malformed JSON) never
+    // reached the gate, so it would spend no per-IP budget and could be sent without limit. It is counted
+    // here (the default budget: its body named no tenant), and is answered 429 once the budget is spent.
+    // The gate sets rateLimitMax before counting, so nothing is counted twice.
+    if (req.rateLimitMax === undefined && errorStatus[pub.code] < 500 && pub.code !== 'RATE_LIMIT_EXCEEDED') {
+      const bucket = req.routeOptions.config?.spec?.rateLimit ? 'login' : 'global'
+      try {
+        await app.checkRateLimit(req, reply, bucket, DEFAULT_BUDGET[bucket])
+      } catch (limited) {
+        pub = toPublicError(limited)
+      }
+    }
     if (pub.code === 'INTERNAL_ERROR') req.log.error({ err }, 'unhandled error')
     else if (pub.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, 'database unavailable')
     const e = err as { headers?: Record<string, string> }

@@ -5,7 +5,6 @@ import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
 import { holds, type Principal } from '../auth/principal.js'
 import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
-import { refreshTokenTenant } from '../modules/auth/sessions.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
@@ -65,7 +64,7 @@ async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Buck
   }
   // Why: a refresh token names its tenant, so that tenant's raised budget applies to refreshes too.
   if (!tenantId && typeof body?.refreshToken === 'string')
-    tenantId = refreshTokenTenant(body.refreshToken) ?? undefined
+    tenantId = app.ctx.refreshTokenTenant(body.refreshToken) ?? undefined
   if (!tenantId) return DEFAULT_BUDGET[bucket]
   const limits = (await app.ctx.tenants.byId(tenantId))?.authConfig.rateLimits
   const raised = bucket === 'login' ? limits?.loginPerMinute : limits?.requestsPerMinute

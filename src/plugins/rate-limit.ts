@@ -19,7 +19,7 @@ type Check = (req: FastifyRequest) => Promise<Outcome>
 
 const WINDOW_MS = 60_000
 export const DEFAULT_BUDGET: Record<Bucket, number> = { global: 100, login: 5 }
-/** Longest wait for one Redis command (contract section 17); past it the local counters take over. */
+/** Longest wait for one Redis command (docs/decisions.md D6); past it the local counters take over. */
 export const REDIS_COMMAND_TIMEOUT_MS = 100
 /** How often a Redis that stopped answering is asked again. */
 const REDIS_PROBE_INTERVAL_MS = 500

@@ -10,7 +10,7 @@ import { jwtSecretContext } from '../../src/auth/keystore.js'
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
-t.test('access-token verification', async (t) => {
+t.test('getMe: access-token verification at the gate', async (t) => {
   const clock = createManualClock()
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
@@ -180,7 +180,7 @@ t.test('Client Key credentials at the gate', async (t) => {
   })
 })
 
-t.test('GET /auth-logs', async (t) => {
+t.test('listAuthLogs: GET /auth-logs', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const admin = await createUser(app, tenant, { roles: ['admin'] })

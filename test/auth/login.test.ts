@@ -5,7 +5,7 @@ import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
 import { decodeJwtUnverified } from '../../src/lib/jwt.js'
 
-t.test('POST /login', async (t) => {
+t.test('login: POST /login', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
@@ -131,7 +131,7 @@ t.test('POST /login', async (t) => {
   })
 })
 
-t.test('login identifiers: username and cpf_cnpj when enabled', async (t) => {
+t.test('login: username and cpf_cnpj identifiers when enabled', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app, { loginIdentifiers: ['username', 'cpf_cnpj'] })
   await createUser(app, tenant, { username: 'Bob.Smith' })
@@ -161,7 +161,7 @@ t.test('login identifiers: username and cpf_cnpj when enabled', async (t) => {
   t.equal(email.statusCode, 401, 'email not enabled in this tenant')
 })
 
-t.test('INACTIVE tenant: 404 TENANT_NOT_FOUND and a failure audit row', async (t) => {
+t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit row', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
@@ -188,7 +188,7 @@ t.test('INACTIVE tenant: 404 TENANT_NOT_FOUND and a failure audit row', async (t
   t.equal(rows[0].success, false)
 })
 
-t.test('imported hashes verify and are upgraded to bcrypt cost 12', async (t) => {
+t.test('login: imported hashes verify and are upgraded to bcrypt cost 12', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const db = app.ctx.dbs.forTenant(tenant.id)
@@ -221,38 +221,41 @@ t.test('imported hashes verify and are upgraded to bcrypt cost 12', async (t) =>
   }
 })
 
-t.test('session limit: the oldest sessions are revoked, never more than the limit active', async (t) => {
-  const app = await buildTestApp(t)
-  const tenant = await createTenant(app, { maxConcurrentSessions: 2 })
-  const user = await createUser(app, tenant)
-  const login = () =>
-    app.inject({
+t.test(
+  'login: session limit, the oldest sessions are revoked, never more than the limit active',
+  async (t) => {
+    const app = await buildTestApp(t)
+    const tenant = await createTenant(app, { maxConcurrentSessions: 2 })
+    const user = await createUser(app, tenant)
+    const login = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/login',
+        remoteAddress: freshIp(),
+        payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+      })
+    const first = (await login()).json().data
+    await login()
+    await login()
+    const refreshFirst = await app.inject({
       method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: freshIp(),
-      payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+      url: '/api/v1/refresh',
+      payload: { refreshToken: first.refreshToken },
     })
-  const first = (await login()).json().data
-  await login()
-  await login()
-  const refreshFirst = await app.inject({
-    method: 'POST',
-    url: '/api/v1/refresh',
-    payload: { refreshToken: first.refreshToken },
-  })
-  t.equal(refreshFirst.statusCode, 401, 'the oldest session was evicted')
-  t.equal(refreshFirst.json().code, 'INVALID_REFRESH_TOKEN')
-  const results = await Promise.all([login(), login(), login()])
-  t.ok(results.every((r) => r.statusCode === 200))
-  const active = await app.ctx.dbs
-    .forTenant(tenant.id)
-    .selectFrom('sessions')
-    .select('id')
-    .where('user_id', '=', user.id)
-    .where('revoked_at', 'is', null)
-    .execute()
-  t.equal(active.length, 2, 'concurrent logins never leave more than the limit')
-})
+    t.equal(refreshFirst.statusCode, 401, 'the oldest session was evicted')
+    t.equal(refreshFirst.json().code, 'INVALID_REFRESH_TOKEN')
+    const results = await Promise.all([login(), login(), login()])
+    t.ok(results.every((r) => r.statusCode === 200))
+    const active = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where('revoked_at', 'is', null)
+      .execute()
+    t.equal(active.length, 2, 'concurrent logins never leave more than the limit')
+  },
+)
 
 t.test('login: a password over 72 bytes never logs in on its first 72', async (t) => {
   const app = await buildTestApp(t)

@@ -3,7 +3,7 @@ import net from 'node:net'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 
 // A Redis that stops answering (CLIENT PAUSE, DEBUG SLEEP, a stalled network) keeps its connections
-// open, so the client stays "ready"; contract section 17 gives it 100 ms a command, then the local
+// open, so the client stays "ready"; docs/decisions.md D6 gives it 100 ms a command, then the local
 // counters take over and health reports it down.
 
 const loginBody = { tenantCode: 'nobody-here', identifier: 'a@example.test', password: 'whatever-123' }

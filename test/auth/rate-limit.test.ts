@@ -10,7 +10,7 @@ import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures
 
 const loginBody = { tenantCode: 'nobody-here', identifier: 'a@example.test', password: 'whatever-123' }
 
-t.test('login budget: 5 per minute per IP, the sixth gets 429 with Retry-After', async (t) => {
+t.test('login: 429 budget of 5 per minute per IP, the sixth gets 429 with Retry-After', async (t) => {
   const app = await buildTestApp(t)
   const ip = freshIp()
   const statuses: number[] = []
@@ -126,7 +126,7 @@ async function loginVia(app: TestApp, client: string, payload: object = loginBod
   return res.statusCode
 }
 
-t.test('login budget: IPv6 clients share one budget per /64', async (t) => {
+t.test('login: 429 budget, IPv6 clients share one budget per /64', async (t) => {
   const app = await buildTestApp(t)
   const statuses: number[] = []
   for (let i = 1; i <= 12; i++) {
@@ -139,7 +139,7 @@ t.test('login budget: IPv6 clients share one budget per /64', async (t) => {
   t.equal(await loginVia(app, '2001:db8:1:3::2'), 404)
 })
 
-t.test('login budget: an IPv4-mapped IPv6 address is the same client as its IPv4', async (t) => {
+t.test('login: 429 budget, an IPv4-mapped IPv6 address is the same client as its IPv4', async (t) => {
   const app = await buildTestApp(t)
   const statuses: number[] = []
   for (let i = 0; i < 6; i++) statuses.push(await loginVia(app, i % 2 ? '::ffff:203.0.113.5' : '203.0.113.5'))
@@ -183,7 +183,7 @@ t.test('global budget and tenant-raised budgets also count IPv6 per /64', async 
   t.same(statuses, [401, 401, 401, 401, 401, 401, 401, 401, 429], "the tenant's 8 per /64")
 })
 
-t.test('login budget: a flood of 10,000 new addresses does not reset a limited address', async (t) => {
+t.test('login: 429 budget, a flood of 10,000 new addresses does not reset a limited address', async (t) => {
   const app = await buildTestApp(t)
   const limited = '198.51.100.23'
   const statuses: number[] = []

@@ -1,39 +1,22 @@
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import {
-  createTenant,
-  createUser,
-  freshIp,
-  PASSWORD,
-  type TenantFx,
-  type UserFx,
-} from '../helpers/fixtures.js'
+import { createTenant, createUser, freshIp } from '../helpers/fixtures.js'
+import { loginTokens } from '../helpers/call.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sql } from 'kysely'
 import { sha256Hex } from '../../src/lib/tokens.js'
 
-async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx) {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  })
-  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
-  return res.json().data as { accessToken: string; refreshToken: string }
-}
-
 const refresh = (app: TestApp, refreshToken: unknown) =>
   app.inject({ method: 'POST', url: '/api/v1/refresh', payload: { refreshToken } })
 
-t.test('POST /refresh', async (t) => {
+t.test('refresh: POST /refresh', async (t) => {
   const clock = createManualClock()
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['user'] })
 
   t.test("the rotation's commit setting does not outlive its statement", async (t) => {
-    const first = await loginAs(app, tenant, user)
+    const first = await loginTokens(app, user)
     t.equal((await refresh(app, first.refreshToken)).statusCode, 200)
     // Why sequential reads: the pool hands the connection just released back first, so these run on
     // the connection that served the refresh; set_config(..., true) must have ended with its statement.
@@ -46,7 +29,7 @@ t.test('POST /refresh', async (t) => {
   })
 
   t.test('200 rotates: a new pair, the old token revoked, current roles in the new token', async (t) => {
-    const first = await loginAs(app, tenant, user)
+    const first = await loginTokens(app, user)
     const res = await refresh(app, first.refreshToken)
     t.equal(res.statusCode, 200)
     const next = res.json().data
@@ -70,14 +53,14 @@ t.test('POST /refresh', async (t) => {
   })
 
   t.test('10 concurrent refreshes with one token: exactly one 200', async (t) => {
-    const { refreshToken } = await loginAs(app, tenant, user)
+    const { refreshToken } = await loginTokens(app, user)
     const results = await Promise.all(Array.from({ length: 10 }, () => refresh(app, refreshToken)))
     t.equal(results.filter((r) => r.statusCode === 200).length, 1)
     t.ok(results.filter((r) => r.statusCode !== 200).every((r) => r.json().code === 'INVALID_REFRESH_TOKEN'))
   })
 
   t.test('reuse after the grace revokes the whole session, successor included', async (t) => {
-    const { refreshToken } = await loginAs(app, tenant, user)
+    const { refreshToken } = await loginTokens(app, user)
     const successor = (await refresh(app, refreshToken)).json().data.refreshToken
     clock.advance(11_000)
     const reuse = await refresh(app, refreshToken)
@@ -88,7 +71,7 @@ t.test('POST /refresh', async (t) => {
   })
 
   t.test('reuse within the grace answers 401 without revoking the session', async (t) => {
-    const { refreshToken } = await loginAs(app, tenant, user)
+    const { refreshToken } = await loginTokens(app, user)
     const successor = (await refresh(app, refreshToken)).json().data.refreshToken
     clock.advance(2_000)
     t.equal((await refresh(app, refreshToken)).statusCode, 401)
@@ -96,14 +79,14 @@ t.test('POST /refresh', async (t) => {
   })
 
   t.test('401 for an expired refresh token', async (t) => {
-    const { refreshToken } = await loginAs(app, tenant, user)
+    const { refreshToken } = await loginTokens(app, user)
     clock.advance(2_592_000 * 1000 + 1000)
     t.equal((await refresh(app, refreshToken)).statusCode, 401)
   })
 
   t.test('401 for a user that is no longer active', async (t) => {
     const u = await createUser(app, tenant)
-    const { refreshToken } = await loginAs(app, tenant, u)
+    const { refreshToken } = await loginTokens(app, u)
     await app.ctx.dbs
       .forTenant(tenant.id)
       .updateTable('users')
@@ -127,7 +110,7 @@ t.test('POST /refresh', async (t) => {
   })
 })
 
-t.test('POST /logout', async (t) => {
+t.test('logout: POST /logout', async (t) => {
   const clock = createManualClock()
   const app = await buildTestApp(t, {}, { clock })
   const tenant = await createTenant(app)
@@ -135,7 +118,7 @@ t.test('POST /logout', async (t) => {
   const other = await createUser(app, tenant)
 
   t.test('200 revoked=true; the access token still works, refreshing does not', async (t) => {
-    const s = await loginAs(app, tenant, user)
+    const s = await loginTokens(app, user)
     const res = await app.inject({
       method: 'POST',
       url: '/api/v1/logout',
@@ -162,8 +145,8 @@ t.test('POST /logout', async (t) => {
   })
 
   t.test("200 revoked=false for another user's token, with a failure audit row", async (t) => {
-    const mine = await loginAs(app, tenant, user)
-    const theirs = await loginAs(app, tenant, other)
+    const mine = await loginTokens(app, user)
+    const theirs = await loginTokens(app, other)
     const res = await app.inject({
       method: 'POST',
       url: '/api/v1/logout',
@@ -201,7 +184,7 @@ t.test('POST /logout', async (t) => {
       .executeTakeFirstOrThrow()
 
   t.test('200 revoked=true with a token already rotated: the session ends, its successor too', async (t) => {
-    const s = await loginAs(app, tenant, user)
+    const s = await loginTokens(app, user)
     const rotated = (await refresh(app, s.refreshToken)).json().data
     const res = await logout(s.accessToken, s.refreshToken)
     t.equal(res.statusCode, 200)
@@ -223,7 +206,7 @@ t.test('POST /logout', async (t) => {
   })
 
   t.test('200 revoked=true with a token rotated twice, after the reuse grace', async (t) => {
-    const s = await loginAs(app, tenant, user)
+    const s = await loginTokens(app, user)
     const second = (await refresh(app, s.refreshToken)).json().data
     const third = (await refresh(app, second.refreshToken)).json().data
     clock.advance(11_000)
@@ -232,14 +215,14 @@ t.test('POST /logout', async (t) => {
   })
 
   t.test('200 revoked=false when the session was already ended; nothing changes', async (t) => {
-    const s = await loginAs(app, tenant, user)
+    const s = await loginTokens(app, user)
     t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: true })
     t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: false })
   })
 
   t.test("200 revoked=false for another user's rotated token; their session keeps working", async (t) => {
-    const mine = await loginAs(app, tenant, user)
-    const theirs = await loginAs(app, tenant, other)
+    const mine = await loginTokens(app, user)
+    const theirs = await loginTokens(app, other)
     const theirNext = (await refresh(app, theirs.refreshToken)).json().data
     const res = await logout(mine.accessToken, theirs.refreshToken)
     t.same(res.json().data, { revoked: false })
@@ -250,8 +233,8 @@ t.test('POST /logout', async (t) => {
   t.test("200 revoked=false for another tenant's token", async (t) => {
     const otherTenant = await createTenant(app)
     const stranger = await createUser(app, otherTenant)
-    const theirs = await loginAs(app, otherTenant, stranger)
-    const mine = await loginAs(app, tenant, user)
+    const theirs = await loginTokens(app, stranger)
+    const mine = await loginTokens(app, user)
     t.same((await logout(mine.accessToken, theirs.refreshToken)).json().data, { revoked: false })
     t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200)
   })
@@ -260,7 +243,7 @@ t.test('POST /logout', async (t) => {
     const none = await app.inject({ method: 'POST', url: '/api/v1/logout', payload: { refreshToken: 'x' } })
     t.equal(none.statusCode, 401)
     t.equal(none.json().code, 'UNAUTHORIZED')
-    const s = await loginAs(app, tenant, user)
+    const s = await loginTokens(app, user)
     const bad = await app.inject({
       method: 'POST',
       url: '/api/v1/logout',

@@ -2,7 +2,7 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 
-t.test('POST /register', async (t) => {
+t.test('register: POST /register', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app, { passwordPolicy: { requireDigit: true } })
   const admin = await createUser(app, tenant, { roles: ['admin'] })
@@ -107,14 +107,14 @@ t.test('POST /register', async (t) => {
   })
 })
 
-t.test('GET /me and POST /validate', async (t) => {
+t.test('getMe, validateToken: GET /me and POST /validate', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
   const token = await tokenFor(app, user)
   const auth = { authorization: `Bearer ${token}` }
 
-  t.test('GET /me: current state with effective permissions', async (t) => {
+  t.test('getMe: 200 with the current state and effective permissions', async (t) => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/me', headers: auth })
     t.equal(res.statusCode, 200)
     const d = res.json().data
@@ -124,7 +124,7 @@ t.test('GET /me and POST /validate', async (t) => {
     t.same(d.permissions, ['users:read'])
   })
 
-  t.test('POST /validate: claims and time left, with or without an empty JSON body', async (t) => {
+  t.test('validateToken: 200 with claims and time left, with or without an empty JSON body', async (t) => {
     const res = await app.inject({ method: 'POST', url: '/api/v1/validate', headers: auth })
     t.equal(res.statusCode, 200)
     const d = res.json().data
@@ -140,14 +140,14 @@ t.test('GET /me and POST /validate', async (t) => {
     t.equal(withBody.statusCode, 200)
   })
 
-  t.test('a Client Key on a JWT-only endpoint is 401', async (t) => {
+  t.test('getMe: 401 for a Client Key (a JWT-only endpoint)', async (t) => {
     const key = await createKey(app, tenant, ['users:read'])
     const res = await app.inject({ method: 'GET', url: '/api/v1/me', headers: { 'x-client-key': key.value } })
     t.equal(res.statusCode, 401)
     t.equal(res.json().code, 'UNAUTHORIZED')
   })
 
-  t.test('404 USER_NOT_FOUND for a deleted user with a still-valid token', async (t) => {
+  t.test('getMe: 404 USER_NOT_FOUND for a deleted user with a still-valid token', async (t) => {
     const gone = await createUser(app, tenant)
     const goneToken = await tokenFor(app, gone)
     await app.ctx.dbs.forTenant(tenant.id).deleteFrom('users').where('id', '=', gone.id).execute()

@@ -1,18 +1,11 @@
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import {
-  createTenant,
-  createUser,
-  freshIp,
-  PASSWORD,
-  type TenantFx,
-  type UserFx,
-} from '../helpers/fixtures.js'
+import { createTenant, createUser, freshIp, platformKey, type TenantFx } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
-import { call, platformKey } from '../tenants/support.js'
+import { call, loginTokens } from '../helpers/call.js'
 
-// Contract section 17, "Session lifetime": auth_config.sessionMaxLifetimeSeconds bounds a session from
+// `AuthConfig.sessionMaxLifetimeSeconds` (openapi/components/auth-config.yaml) bounds a session from
 // its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry and the
 // session's end.
 
@@ -21,17 +14,6 @@ const HOUR = 3600
 interface Pair {
   accessToken: string
   refreshToken: string
-}
-
-async function loginAs(app: TestApp, tenant: TenantFx, user: UserFx): Promise<Pair> {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  })
-  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
-  return res.json().data as Pair
 }
 
 const refresh = (app: TestApp, refreshToken: string) =>
@@ -57,7 +39,7 @@ async function expiries(app: TestApp, tenant: TenantFx, refreshToken: string) {
   }
 }
 
-t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login', async (t) => {
+t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', async (t) => {
   const clock = createManualClock(Date.parse('2030-01-01T00:00:00Z'))
   const app = await buildTestApp(t, {}, { clock })
   // Tokens live 2 h, sessions 5 h: refreshing every hour would otherwise keep the session forever.
@@ -69,7 +51,7 @@ t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login
 
   t.test('200 while the session is young; the token expires at its own expiry then', async (t) => {
     const start = clock.now()
-    const first = await loginAs(app, tenant, user)
+    const first = await loginTokens(app, user)
     const atLogin = await expiries(app, tenant, first.refreshToken)
     t.equal(atLogin.token, start + 2 * HOUR * 1000, 'login: its own expiry, the earlier one')
     t.equal(atLogin.session, atLogin.token)
@@ -83,7 +65,7 @@ t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login
 
   t.test('the refresh token expiry is capped at the session end; 401 after it', async (t) => {
     const start = clock.now()
-    let pair = await loginAs(app, tenant, user)
+    let pair = await loginTokens(app, user)
     for (let hour = 1; hour <= 4; hour++) {
       clock.set(start + hour * HOUR * 1000)
       const res = await refresh(app, pair.refreshToken)
@@ -105,7 +87,7 @@ t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login
     const short = await createTenant(app, { refreshTokenExpiresIn: 2 * HOUR, sessionMaxLifetimeSeconds: 600 })
     const u = await createUser(app, short)
     const start = clock.now()
-    const pair = await loginAs(app, short, u)
+    const pair = await loginTokens(app, u)
     const e = await expiries(app, short, pair.refreshToken)
     t.equal(e.token, start + 600 * 1000)
     t.equal(e.session, start + 600 * 1000)
@@ -116,9 +98,9 @@ t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login
   t.test('lowering the maximum ends sessions already older than the new bound', async (t) => {
     const tenant2 = await createTenant(app, { refreshTokenExpiresIn: 2 * HOUR })
     const u = await createUser(app, tenant2)
-    const pair = await loginAs(app, tenant2, u)
+    const pair = await loginTokens(app, u)
     clock.advance(HOUR * 1000)
-    const patched = await call(app, 'PATCH', `/tenants/${tenant2.id}/config`, platformKey, {
+    const patched = await call(app, 'PATCH', `/api/v1/tenants/${tenant2.id}/config`, platformKey, {
       sessionMaxLifetimeSeconds: 1800,
     })
     t.equal(patched.status, 200)
@@ -128,14 +110,14 @@ t.test('POST /refresh: sessionMaxLifetimeSeconds bounds a session from its login
   })
 })
 
-t.test('PATCH /tenants/:id/config: sessionMaxLifetimeSeconds', async (t) => {
+t.test('updateTenantConfig: sessionMaxLifetimeSeconds', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
 
   t.test('200: defaults to 90 days; merged like every other key', async (t) => {
-    const before = await call(app, 'GET', `/tenants/${tenant.id}`, platformKey)
+    const before = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)
     t.equal(before.body.data.auth_config.sessionMaxLifetimeSeconds, 7_776_000)
-    const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, platformKey, {
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
       sessionMaxLifetimeSeconds: 86_400,
     })
     t.equal(res.status, 200)
@@ -145,7 +127,7 @@ t.test('PATCH /tenants/:id/config: sessionMaxLifetimeSeconds', async (t) => {
 
   t.test('400 VALIDATION_ERROR outside 60..31536000 or not an integer', async (t) => {
     for (const v of [59, 31_536_001, 90.5, '3600']) {
-      const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, platformKey, {
+      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
         sessionMaxLifetimeSeconds: v,
       })
       t.equal(res.status, 400, JSON.stringify(v))

@@ -10,13 +10,14 @@ import {
   type TenantFx,
   type UserFx,
 } from '../helpers/fixtures.js'
+import { loginTokens } from '../helpers/call.js'
 import type { PasswordHasher } from '../../src/lib/hashing.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
 import { retryOnContention } from '../../src/db/contention.js'
 import { AppError } from '../../src/errors.js'
 
-// Races between logins, refreshes and logouts of one user (contract section 17: "Logout" and "No 500
-// from lock contention"). PGlite has one connection, so there the requests interleave only between
+// Races between logins, refreshes and logouts of one user (logout in openapi/paths/auth.yaml, and
+// docs/decisions.md D9: no 500 from lock contention). PGlite has one connection, so there the requests interleave only between
 // statements; the real races need PostgreSQL (TEST_DATABASE_URL).
 
 interface Pair {
@@ -44,12 +45,6 @@ const logout = (app: TestApp, accessToken: string, refreshToken: string) =>
     payload: { refreshToken },
   })
 
-async function loginPair(app: TestApp, tenant: TenantFx, user: UserFx): Promise<Pair> {
-  const res = await login(app, tenant, user)
-  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
-  return res.json().data as Pair
-}
-
 /** Why: bcrypt cost 12 would allow a handful of logins a second; the races are about the database. */
 function cheapPasswords(app: TestApp): void {
   ;(app.ctx.hasher as { verify: PasswordHasher['verify'] }).verify = async () => ({
@@ -68,7 +63,7 @@ for (const backend of backends()) {
     const rounds = backend === 'postgres' ? 50 : 5
     let refreshedFirst = 0
     for (let i = 0; i < rounds; i++) {
-      const first = await loginPair(app, tenant, user)
+      const first = await loginTokens(app, user)
       // Even rounds log out with an already rotated token, odd rounds with the one being refreshed.
       const second = (await refresh(app, first.refreshToken)).json().data as Pair
       const racing = i % 2 === 0 ? first.refreshToken : second.refreshToken

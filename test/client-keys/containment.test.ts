@@ -1,9 +1,9 @@
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from './fixtures/support.js'
+import { call, type As } from '../helpers/call.js'
 
-// Scope containment (contract sections 6 and 8): a caller gives only scopes it holds, admin:* only
+// Scope containment (createClientKey in openapi/paths/client-keys.yaml): a caller gives only scopes it holds, admin:* only
 // inside the platform tenant, and only scopes that exist in the key's tenant.
 const app = await buildTestApp(t)
 const base = '/api/v1/client-keys'
@@ -23,26 +23,26 @@ await app.ctx.dbs.main
   .execute()
 const adminJwtWithCustom = await tokenFor(app, admin)
 
-const create = (cred: { jwt?: string; key?: string }, scopes: string[], extra: object = {}) =>
-  call(app, 'POST', base, { ...cred, payload: { name: 'k', scopes, ...extra } })
+const create = (as: As, scopes: string[], extra: object = {}) =>
+  call(app, 'POST', base, as, { name: 'k', scopes, ...extra })
 
-t.test('create', async (t) => {
+t.test('createClientKey: scopes within the caller’s', async (t) => {
   t.test('201 for scopes the caller holds, exactly or through a wildcard', async (t) => {
-    t.equal((await create({ jwt: narrowJwt }, ['users:read'])).status, 201)
-    t.equal((await create({ jwt: adminJwt }, ['users:*', 'roles:assign'])).status, 201)
-    t.equal((await create({ jwt: adminJwtWithCustom }, ['reports:export', 'reports:*'])).status, 201)
+    t.equal((await create({ token: narrowJwt }, ['users:read'])).status, 201)
+    t.equal((await create({ token: adminJwt }, ['users:*', 'roles:assign'])).status, 201)
+    t.equal((await create({ token: adminJwtWithCustom }, ['reports:export', 'reports:*'])).status, 201)
   })
 
   t.test('403 FORBIDDEN for a scope the caller does not hold', async (t) => {
     for (const scopes of [['users:create'], ['users:read', 'users:delete'], ['users:*']]) {
-      const r = await create({ jwt: narrowJwt }, scopes)
+      const r = await create({ token: narrowJwt }, scopes)
       t.equal(r.status, 403, scopes.join(','))
       t.equal(r.body.code, 'FORBIDDEN')
     }
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant, even from the platform', async (t) => {
-    const r = await create({ jwt: adminJwt }, ['admin:*'])
+    const r = await create({ token: adminJwt }, ['admin:*'])
     t.equal(r.status, 403)
     t.equal(r.body.code, 'FORBIDDEN')
     const p = await create({ key: PLATFORM_KEY }, ['admin:*'], { tenantId: other.id })
@@ -59,8 +59,8 @@ t.test('create', async (t) => {
 
   t.test('404 PERMISSION_NOT_FOUND for a scope that does not exist in the key tenant', async (t) => {
     for (const [cred, scopes, extra] of [
-      [{ jwt: adminJwt }, ['nothing:read'], {}],
-      [{ jwt: adminJwt }, ['nothing:*'], {}],
+      [{ token: adminJwt }, ['nothing:read'], {}],
+      [{ token: adminJwt }, ['nothing:*'], {}],
       [{ key: PLATFORM_KEY }, ['reports:export'], { tenantId: other.id }],
     ] as const) {
       const r = await create(cred, [...scopes], extra)
@@ -85,42 +85,39 @@ t.test('create', async (t) => {
   })
 })
 
-t.test('PATCH', async (t) => {
-  const k = (await create({ jwt: narrowJwt }, ['users:read'])).body.data
+t.test('updateClientKey: scopes within the caller’s', async (t) => {
+  const k = (await create({ token: narrowJwt }, ['users:read'])).body.data
 
   t.test('403 FORBIDDEN for a scope the caller does not hold; nothing changes', async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, {
-      jwt: narrowJwt,
-      payload: { name: 'changed', scopes: ['users:read', 'users:delete'] },
-    })
+    const r = await call(
+      app,
+      'PATCH',
+      `${base}/${k.id}`,
+      { token: narrowJwt },
+      { name: 'changed', scopes: ['users:read', 'users:delete'] },
+    )
     t.equal(r.status, 403)
     t.equal(r.body.code, 'FORBIDDEN')
-    const now = await call(app, 'GET', `${base}/${k.id}`, { jwt: adminJwt })
+    const now = await call(app, 'GET', `${base}/${k.id}`, { token: adminJwt })
     t.equal(now.body.data.name, 'k')
     t.same(now.body.data.scopes, ['users:read'])
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant', async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, { jwt: adminJwt, payload: { scopes: ['admin:*'] } })
+    const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: adminJwt }, { scopes: ['admin:*'] })
     t.equal(r.status, 403)
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown scope', async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, {
-      jwt: adminJwt,
-      payload: { scopes: ['nothing:read'] },
-    })
+    const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: adminJwt }, { scopes: ['nothing:read'] })
     t.equal(r.status, 404)
     t.equal(r.body.code, 'PERMISSION_NOT_FOUND')
   })
 
   t.test('200 for held scopes; a narrower key is refused what it lost at once', async (t) => {
-    const wide = (await create({ jwt: adminJwt }, ['client-keys:read', 'users:read'])).body.data
+    const wide = (await create({ token: adminJwt }, ['client-keys:read', 'users:read'])).body.data
     t.equal((await call(app, 'GET', `${base}/${wide.id}`, { key: wide.key })).status, 200)
-    const r = await call(app, 'PATCH', `${base}/${wide.id}`, {
-      jwt: adminJwt,
-      payload: { scopes: ['users:read'] },
-    })
+    const r = await call(app, 'PATCH', `${base}/${wide.id}`, { token: adminJwt }, { scopes: ['users:read'] })
     t.equal(r.status, 200)
     t.same(r.body.data.scopes, ['users:read'])
     const after = await call(app, 'GET', `${base}/${wide.id}`, { key: wide.key })
@@ -129,15 +126,15 @@ t.test('PATCH', async (t) => {
   })
 })
 
-t.test('rotate', async (t) => {
+t.test('rotateClientKey: scopes within the caller’s', async (t) => {
   t.test(
     '403 FORBIDDEN when the key holds a scope the caller lacks (its new value would hand it over)',
     async (t) => {
-      const k = (await create({ jwt: adminJwt }, ['users:delete'])).body.data
-      const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { jwt: narrowJwt })
+      const k = (await create({ token: adminJwt }, ['users:delete'])).body.data
+      const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: narrowJwt })
       t.equal(r.status, 403)
       t.equal(r.body.code, 'FORBIDDEN')
-      t.equal((await call(app, 'POST', `${base}/${k.id}/rotate`, { jwt: adminJwt })).status, 200)
+      t.equal((await call(app, 'POST', `${base}/${k.id}/rotate`, { token: adminJwt })).status, 200)
     },
   )
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
-import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call, KEY_SHAPE } from './fixtures/support.js'
+import { createKey, createTenant, createUser, KEY_SHAPE, tokenFor } from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 // One app for the whole file: building one costs seconds; every test makes its own tenants.
 const app = await buildTestApp(t)
@@ -13,20 +13,23 @@ async function tenantWithAdmin() {
   return { tenant, admin, jwt: await tokenFor(app, admin) }
 }
 
-t.test('POST /client-keys', async (t) => {
+t.test('createClientKey: POST /client-keys', async (t) => {
   const { tenant, jwt } = await tenantWithAdmin()
 
   t.test('201 with the value, its prefix and the key object', async (t) => {
-    const r = await call(app, 'POST', base, {
-      jwt,
-      payload: {
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { token: jwt },
+      {
         name: 'signup-backend',
         scopes: ['users:create', 'users:read'],
         ipAllowlist: ['203.0.113.0/24', '2001:db8::/32'],
         originAllowlist: ['https://app.example.org'],
         expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
       },
-    })
+    )
     t.equal(r.status, 201)
     const k = r.body.data
     t.match(k.key, KEY_SHAPE)
@@ -49,10 +52,13 @@ t.test('POST /client-keys', async (t) => {
   })
 
   t.test('origins are stored in their serialized form', async (t) => {
-    const r = await call(app, 'POST', base, {
-      jwt,
-      payload: { name: 'o', scopes: ['users:read'], originAllowlist: ['HTTPS://App.Example.org:443/'] },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { token: jwt },
+      { name: 'o', scopes: ['users:read'], originAllowlist: ['HTTPS://App.Example.org:443/'] },
+    )
     t.equal(r.status, 201)
     t.same(r.body.data.originAllowlist, ['https://app.example.org'])
   })
@@ -67,46 +73,52 @@ t.test('POST /client-keys', async (t) => {
       ['a malformed scope', { scopes: ['Users:Read'] }],
     ]
     for (const [why, extra] of bad) {
-      const r = await call(app, 'POST', base, {
-        jwt,
-        payload: { name: 'x', scopes: ['users:read'], ...extra },
-      })
+      const r = await call(app, 'POST', base, { token: jwt }, { name: 'x', scopes: ['users:read'], ...extra })
       t.equal(r.status, 400, why)
       t.equal(r.body.code, 'VALIDATION_ERROR', why)
     }
-    const past = await call(app, 'POST', base, {
-      jwt,
-      payload: { name: 'x', scopes: ['users:read'], expiresAt: '2000-01-01T00:00:00Z' },
-    })
+    const past = await call(
+      app,
+      'POST',
+      base,
+      { token: jwt },
+      { name: 'x', scopes: ['users:read'], expiresAt: '2000-01-01T00:00:00Z' },
+    )
     t.same(past.body.details, [{ path: 'body.expiresAt', message: 'must be in the future' }])
   })
 
   t.test('401 UNAUTHORIZED without a credential', async (t) => {
-    const r = await call(app, 'POST', base, { payload: { name: 'x', scopes: ['users:read'] } })
+    const r = await call(app, 'POST', base, {}, { name: 'x', scopes: ['users:read'] })
     t.equal(r.status, 401)
     t.equal(r.body.code, 'UNAUTHORIZED')
   })
 
   t.test('403 FORBIDDEN without client-keys:create', async (t) => {
     const user = await createUser(app, tenant, { permissions: ['users:read'] })
-    const r = await call(app, 'POST', base, {
-      jwt: await tokenFor(app, user),
-      payload: { name: 'x', scopes: ['users:read'] },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { token: await tokenFor(app, user) },
+      { name: 'x', scopes: ['users:read'] },
+    )
     t.equal(r.status, 403)
     t.equal(r.body.code, 'FORBIDDEN')
   })
 })
 
-t.test('POST /client-keys with tenantId', async (t) => {
+t.test('createClientKey: POST /client-keys with tenantId', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
 
   t.test('201: the platform key creates a key inside another tenant, which acts there', async (t) => {
-    const r = await call(app, 'POST', base, {
-      key: PLATFORM_KEY,
-      payload: { name: 'for-b', scopes: ['client-keys:read'], tenantId: b.tenant.id },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { key: PLATFORM_KEY },
+      { name: 'for-b', scopes: ['client-keys:read'], tenantId: b.tenant.id },
+    )
     t.equal(r.status, 201)
     t.equal(r.body.data.tenantId, b.tenant.id)
     const own = await call(app, 'GET', `${base}/tenant`, { key: r.body.data.key })
@@ -116,41 +128,49 @@ t.test('POST /client-keys with tenantId', async (t) => {
   })
 
   t.test('201 when a tenant admin names its own tenant', async (t) => {
-    const r = await call(app, 'POST', base, {
-      jwt: a.jwt,
-      payload: { name: 'own', scopes: ['users:read'], tenantId: a.tenant.id },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { token: a.jwt },
+      { name: 'own', scopes: ['users:read'], tenantId: a.tenant.id },
+    )
     t.equal(r.status, 201)
   })
 
   t.test('404 TENANT_NOT_FOUND when a tenant admin names another tenant', async (t) => {
-    const r = await call(app, 'POST', base, {
-      jwt: a.jwt,
-      payload: { name: 'x', scopes: ['users:read'], tenantId: b.tenant.id },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { token: a.jwt },
+      { name: 'x', scopes: ['users:read'], tenantId: b.tenant.id },
+    )
     t.equal(r.status, 404)
     t.equal(r.body.code, 'TENANT_NOT_FOUND')
   })
 
   t.test('404 TENANT_NOT_FOUND for an unknown tenant, even for the platform', async (t) => {
-    const r = await call(app, 'POST', base, {
-      key: PLATFORM_KEY,
-      payload: { name: 'x', scopes: ['users:read'], tenantId: '00000000-0000-4000-8000-000000000000' },
-    })
+    const r = await call(
+      app,
+      'POST',
+      base,
+      { key: PLATFORM_KEY },
+      { name: 'x', scopes: ['users:read'], tenantId: '00000000-0000-4000-8000-000000000000' },
+    )
     t.equal(r.status, 404)
     t.equal(r.body.code, 'TENANT_NOT_FOUND')
   })
 })
 
-t.test('GET /client-keys/:id', async (t) => {
+t.test('getClientKey: GET /client-keys/:id', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
-  const created = (
-    await call(app, 'POST', base, { jwt: a.jwt, payload: { name: 'k', scopes: ['users:read'] } })
-  ).body.data
+  const created = (await call(app, 'POST', base, { token: a.jwt }, { name: 'k', scopes: ['users:read'] }))
+    .body.data
 
   t.test('200 without the value', async (t) => {
-    const r = await call(app, 'GET', `${base}/${created.id}`, { jwt: a.jwt })
+    const r = await call(app, 'GET', `${base}/${created.id}`, { token: a.jwt })
     t.equal(r.status, 200)
     const { key, ...rest } = created
     t.same(r.body.data, rest)
@@ -160,7 +180,7 @@ t.test('GET /client-keys/:id', async (t) => {
 
   t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key and an unknown id", async (t) => {
     for (const id of [created.id, '00000000-0000-4000-8000-000000000000']) {
-      const r = await call(app, 'GET', `${base}/${id}`, { jwt: b.jwt })
+      const r = await call(app, 'GET', `${base}/${id}`, { token: b.jwt })
       t.equal(r.status, 404)
       t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
     }
@@ -173,26 +193,24 @@ t.test('GET /client-keys/:id', async (t) => {
   })
 
   t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
-    const r = await call(app, 'GET', `${base}/nope`, { jwt: a.jwt })
+    const r = await call(app, 'GET', `${base}/nope`, { token: a.jwt })
     t.equal(r.status, 400)
     t.equal(r.body.code, 'VALIDATION_ERROR')
   })
 })
 
-t.test('GET /client-keys/tenant', async (t) => {
+t.test('listTenantClientKeys: GET /client-keys/tenant', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
   const ids: string[] = []
   for (const name of ['one', 'two', 'three']) {
-    ids.push(
-      (await call(app, 'POST', base, { jwt: a.jwt, payload: { name, scopes: ['users:read'] } })).body.data.id,
-    )
+    ids.push((await call(app, 'POST', base, { token: a.jwt }, { name, scopes: ['users:read'] })).body.data.id)
   }
   await createKey(app, b.tenant, ['users:read'])
-  await call(app, 'POST', `${base}/${ids[0]}/revoke`, { jwt: a.jwt })
+  await call(app, 'POST', `${base}/${ids[0]}/revoke`, { token: a.jwt })
 
   t.test("200: the caller's tenant only, newest first, paged", async (t) => {
-    const r = await call(app, 'GET', `${base}/tenant`, { jwt: a.jwt })
+    const r = await call(app, 'GET', `${base}/tenant`, { token: a.jwt })
     t.equal(r.status, 200)
     t.same(
       r.body.data.items.map((k: { id: string }) => k.id),
@@ -201,7 +219,7 @@ t.test('GET /client-keys/tenant', async (t) => {
     t.equal(r.body.data.total, 3)
     t.equal(r.body.data.limit, 20)
     t.equal(r.body.data.offset, 0)
-    const p = await call(app, 'GET', `${base}/tenant?limit=1&offset=1`, { jwt: a.jwt })
+    const p = await call(app, 'GET', `${base}/tenant?limit=1&offset=1`, { token: a.jwt })
     t.same(
       p.body.data.items.map((k: { id: string }) => k.id),
       [ids[1]],
@@ -210,30 +228,30 @@ t.test('GET /client-keys/tenant', async (t) => {
   })
 
   t.test('200 with a status filter', async (t) => {
-    const revoked = await call(app, 'GET', `${base}/tenant?status=REVOKED`, { jwt: a.jwt })
+    const revoked = await call(app, 'GET', `${base}/tenant?status=REVOKED`, { token: a.jwt })
     t.same(
       revoked.body.data.items.map((k: { id: string }) => k.id),
       [ids[0]],
     )
-    const active = await call(app, 'GET', `${base}/tenant?status=ACTIVE`, { jwt: a.jwt })
+    const active = await call(app, 'GET', `${base}/tenant?status=ACTIVE`, { token: a.jwt })
     t.equal(active.body.data.total, 2)
   })
 
   t.test('200 for any credential of the tenant, even without client-keys:read', async (t) => {
     const user = await createUser(app, a.tenant)
-    const r = await call(app, 'GET', `${base}/tenant`, { jwt: await tokenFor(app, user) })
+    const r = await call(app, 'GET', `${base}/tenant`, { token: await tokenFor(app, user) })
     t.equal(r.status, 200)
     t.equal(r.body.data.total, 3)
   })
 
   t.test('400 VALIDATION_ERROR for limit above 100', async (t) => {
-    const r = await call(app, 'GET', `${base}/tenant?limit=101`, { jwt: a.jwt })
+    const r = await call(app, 'GET', `${base}/tenant?limit=101`, { token: a.jwt })
     t.equal(r.status, 400)
     t.equal(r.body.code, 'VALIDATION_ERROR')
   })
 })
 
-t.test('GET /client-keys (every tenant)', async (t) => {
+t.test('listClientKeys: GET /client-keys (every tenant)', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
   const ka = await createKey(app, a.tenant, ['users:read'])
@@ -270,7 +288,7 @@ t.test('GET /client-keys (every tenant)', async (t) => {
   })
 
   t.test('403 FORBIDDEN for a tenant admin', async (t) => {
-    const r = await call(app, 'GET', base, { jwt: a.jwt })
+    const r = await call(app, 'GET', base, { token: a.jwt })
     t.equal(r.status, 403)
     t.equal(r.body.code, 'FORBIDDEN')
   })
@@ -281,33 +299,39 @@ t.test('GET /client-keys (every tenant)', async (t) => {
   })
 })
 
-t.test('PATCH /client-keys/:id', async (t) => {
+t.test('updateClientKey: PATCH /client-keys/:id', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
   const k = (
-    await call(app, 'POST', base, {
-      jwt: a.jwt,
-      payload: {
+    await call(
+      app,
+      'POST',
+      base,
+      { token: a.jwt },
+      {
         name: 'k',
         scopes: ['users:read'],
         ipAllowlist: ['10.0.0.0/8'],
         originAllowlist: ['https://a.test'],
       },
-    })
+    )
   ).body.data
 
   t.test('200: name, scopes, allowlists and expiry change; lists are replaced', async (t) => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, {
-      jwt: a.jwt,
-      payload: {
+    const r = await call(
+      app,
+      'PATCH',
+      `${base}/${k.id}`,
+      { token: a.jwt },
+      {
         name: 'renamed',
         scopes: ['users:read', 'roles:read'],
         ipAllowlist: ['203.0.113.0/24'],
         originAllowlist: [],
         expiresAt,
       },
-    })
+    )
     t.equal(r.status, 200)
     t.equal(r.body.data.name, 'renamed')
     t.same(r.body.data.scopes, ['users:read', 'roles:read'])
@@ -315,7 +339,7 @@ t.test('PATCH /client-keys/:id', async (t) => {
     t.same(r.body.data.originAllowlist, [])
     t.equal(r.body.data.expiresAt, expiresAt)
     t.notOk('key' in r.body.data)
-    const again = await call(app, 'GET', `${base}/${k.id}`, { jwt: a.jwt })
+    const again = await call(app, 'GET', `${base}/${k.id}`, { token: a.jwt })
     t.same(again.body.data, r.body.data)
   })
 
@@ -334,40 +358,39 @@ t.test('PATCH /client-keys/:id', async (t) => {
       { ipAllowlist: ['nope'] },
       { status: 'ACTIVE' },
     ]) {
-      const r = await call(app, 'PATCH', `${base}/${k.id}`, { jwt: a.jwt, payload })
+      const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: a.jwt }, payload)
       t.equal(r.status, 400, JSON.stringify(payload))
       t.equal(r.body.code, 'VALIDATION_ERROR')
     }
   })
 
   t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key", async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, { jwt: b.jwt, payload: { name: 'mine' } })
+    const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: b.jwt }, { name: 'mine' })
     t.equal(r.status, 404)
     t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
   })
 })
 
-t.test('POST /client-keys/:id/revoke', async (t) => {
+t.test('revokeClientKey: POST /client-keys/:id/revoke', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
-  const k = (
-    await call(app, 'POST', base, { jwt: a.jwt, payload: { name: 'k', scopes: ['client-keys:read'] } })
-  ).body.data
+  const k = (await call(app, 'POST', base, { token: a.jwt }, { name: 'k', scopes: ['client-keys:read'] }))
+    .body.data
   t.equal((await call(app, 'GET', `${base}/tenant`, { key: k.key })).status, 200, 'works before')
 
   t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key", async (t) => {
-    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: b.jwt })
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { token: b.jwt })
     t.equal(r.status, 404)
     t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
   })
 
   t.test('400 VALIDATION_ERROR for a non-empty body', async (t) => {
-    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt, payload: { reason: 'x' } })
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { token: a.jwt }, { reason: 'x' })
     t.equal(r.status, 400)
   })
 
   t.test('200 REVOKED, refused at once, idempotent', async (t) => {
-    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt, payload: {} })
+    const r = await call(app, 'POST', `${base}/${k.id}/revoke`, { token: a.jwt }, {})
     t.equal(r.status, 200)
     t.equal(r.body.data.status, 'REVOKED')
     t.ok(r.body.data.revokedAt)
@@ -375,17 +398,17 @@ t.test('POST /client-keys/:id/revoke', async (t) => {
     const use = await call(app, 'GET', `${base}/tenant`, { key: k.key })
     t.equal(use.status, 401)
     t.equal(use.body.code, 'UNAUTHORIZED')
-    const again = await call(app, 'POST', `${base}/${k.id}/revoke`, { jwt: a.jwt })
+    const again = await call(app, 'POST', `${base}/${k.id}/revoke`, { token: a.jwt })
     t.equal(again.status, 200)
     t.equal(again.body.data.revokedAt, r.body.data.revokedAt, 'the first revocation time stays')
   })
 })
 
-t.test('GET /client-keys/scopes', async (t) => {
+t.test('listClientKeyScopes: GET /client-keys/scopes', async (t) => {
   const a = await tenantWithAdmin()
 
   t.test('200: a tenant admin gets what it holds, never admin:* or tenants:create', async (t) => {
-    const r = await call(app, 'GET', `${base}/scopes`, { jwt: a.jwt })
+    const r = await call(app, 'GET', `${base}/scopes`, { token: a.jwt })
     t.equal(r.status, 200)
     const scopes = r.body.data.items.map((i: { scope: string }) => i.scope)
     for (const s of ['users:create', 'users:read', 'users:*', 'client-keys:create', 'auth:logs']) {
@@ -400,7 +423,7 @@ t.test('GET /client-keys/scopes', async (t) => {
 
   t.test('200: a narrow credential gets only its own scopes', async (t) => {
     const user = await createUser(app, a.tenant, { permissions: ['client-keys:create', 'users:read'] })
-    const r = await call(app, 'GET', `${base}/scopes`, { jwt: await tokenFor(app, user) })
+    const r = await call(app, 'GET', `${base}/scopes`, { token: await tokenFor(app, user) })
     t.same(
       r.body.data.items.map((i: { scope: string }) => i.scope),
       ['client-keys:create', 'users:read'],

@@ -2,9 +2,9 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from './fixtures/support.js'
+import { call } from '../helpers/call.js'
 
-// How a key is presented and refused (contract sections 2, 3 and 8).
+// How a key is presented and refused (the `clientKey` scheme in openapi/openapi.yaml, Credentials).
 const clock = createManualClock()
 const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
@@ -29,7 +29,7 @@ t.test('401 UNAUTHORIZED', async (t) => {
     ['an unknown key', { key: 'ck_' + 'u'.repeat(43) }],
     ['an unknown key as Bearer', { bearerKey: 'ck_' + 'u'.repeat(43) }],
     ['a malformed key', { key: 'ck_short' }],
-    ['a JWT and a key together', { jwt, key: k.value }],
+    ['a JWT and a key together', { token: jwt, key: k.value }],
     ['a key in both headers', { key: k.value, bearerKey: k.value }],
   ]
   for (const [why, cred] of cases) {
@@ -47,10 +47,13 @@ t.test('403 FORBIDDEN for a scope the key lacks', async (t) => {
   const r = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { key: k.value })
   t.equal(r.status, 403)
   t.equal(r.body.code, 'FORBIDDEN')
-  const created = await call(app, 'POST', '/api/v1/client-keys', {
-    key: k.value,
-    payload: { name: 'x', scopes: ['users:read'] },
-  })
+  const created = await call(
+    app,
+    'POST',
+    '/api/v1/client-keys',
+    { key: k.value },
+    { name: 'x', scopes: ['users:read'] },
+  )
   t.equal(created.body.code, 'FORBIDDEN')
   const wildcard = await createKey(app, tenant, ['client-keys:*'])
   t.equal((await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { key: wildcard.value })).status, 200)
@@ -120,14 +123,17 @@ t.test('403 ORIGIN_NOT_ALLOWED', async (t) => {
 })
 
 t.test('expiry: 401 UNAUTHORIZED once past expiresAt, and status EXPIRED', async (t) => {
-  const created = await call(app, 'POST', '/api/v1/client-keys', {
-    jwt,
-    payload: {
+  const created = await call(
+    app,
+    'POST',
+    '/api/v1/client-keys',
+    { token: jwt },
+    {
       name: 'short',
       scopes: ['client-keys:read'],
       expiresAt: new Date(clock.now() + 60_000).toISOString(),
     },
-  })
+  )
   t.equal(created.status, 201)
   const k = created.body.data
   t.equal((await call(app, 'GET', url, { key: k.key })).status, 200)
@@ -137,18 +143,21 @@ t.test('expiry: 401 UNAUTHORIZED once past expiresAt, and status EXPIRED', async
   const late = await call(app, 'GET', url, { key: k.key })
   t.equal(late.status, 401, 'at expiresAt')
   t.equal(late.body.code, 'UNAUTHORIZED')
-  const shown = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { jwt })
+  const shown = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { token: jwt })
   t.equal(shown.body.data.status, 'EXPIRED')
-  const expired = await call(app, 'GET', `${url}?status=EXPIRED`, { jwt })
+  const expired = await call(app, 'GET', `${url}?status=EXPIRED`, { token: jwt })
   t.ok(expired.body.data.items.some((i: { id: string }) => i.id === k.id))
-  const active = await call(app, 'GET', `${url}?status=ACTIVE`, { jwt })
+  const active = await call(app, 'GET', `${url}?status=ACTIVE`, { token: jwt })
   t.notOk(active.body.data.items.some((i: { id: string }) => i.id === k.id))
 
   t.test('a later expiry given by PATCH makes it usable again', async (t) => {
-    const r = await call(app, 'PATCH', `/api/v1/client-keys/${k.id}`, {
-      jwt,
-      payload: { expiresAt: new Date(clock.now() + 60_000).toISOString() },
-    })
+    const r = await call(
+      app,
+      'PATCH',
+      `/api/v1/client-keys/${k.id}`,
+      { token: jwt },
+      { expiresAt: new Date(clock.now() + 60_000).toISOString() },
+    )
     t.equal(r.body.data.status, 'ACTIVE')
     t.equal((await call(app, 'GET', url, { key: k.key })).status, 200)
   })
@@ -157,7 +166,7 @@ t.test('expiry: 401 UNAUTHORIZED once past expiresAt, and status EXPIRED', async
 t.test('revoked: 401 UNAUTHORIZED at once on this instance', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
   t.equal((await call(app, 'GET', url, { key: k.value })).status, 200, 'cached as valid')
-  await call(app, 'POST', `/api/v1/client-keys/${k.id}/revoke`, { jwt })
+  await call(app, 'POST', `/api/v1/client-keys/${k.id}/revoke`, { token: jwt })
   const r = await call(app, 'GET', url, { key: k.value })
   t.equal(r.status, 401)
   t.equal(r.body.code, 'UNAUTHORIZED')

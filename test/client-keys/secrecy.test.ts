@@ -2,63 +2,72 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from './fixtures/support.js'
+import { call } from '../helpers/call.js'
 
-// Contract section 2: the value is shown once (create, and rotate for the new value), never again, in
-// no response, log line or stored row.
-t.test('a key value appears in its create or rotate response only', async (t) => {
-  const lines: string[] = []
-  const app = await buildTestApp(
-    t,
-    { LOG_LEVEL: 'trace' },
-    { logStream: { write: (l: string) => void lines.push(l) } },
-  )
-  const tenant = await createTenant(app)
-  const admin = await createUser(app, tenant, { roles: ['admin'] })
-  const jwt = await tokenFor(app, admin)
-  const base = '/api/v1/client-keys'
+// createClientKey and rotateClientKey (openapi/paths/client-keys.yaml): the value is shown once (create,
+// and rotate for the new value), never again, in no response, log line or stored row.
+t.test(
+  'createClientKey, rotateClientKey: a key value appears in its create or rotate response only',
+  async (t) => {
+    const lines: string[] = []
+    const app = await buildTestApp(
+      t,
+      { LOG_LEVEL: 'trace' },
+      { logStream: { write: (l: string) => void lines.push(l) } },
+    )
+    const tenant = await createTenant(app)
+    const admin = await createUser(app, tenant, { roles: ['admin'] })
+    const jwt = await tokenFor(app, admin)
+    const base = '/api/v1/client-keys'
 
-  const created = await call(app, 'POST', base, {
-    jwt,
-    payload: { name: 'secret', scopes: ['client-keys:read', 'client-keys:update'] },
-  })
-  t.equal(created.status, 201)
-  const { id, key: first } = created.body.data as { id: string; key: string }
-  const rotated = await call(app, 'POST', `${base}/${id}/rotate`, {
-    key: first,
-    payload: { gracePeriodSeconds: 60 },
-  })
-  t.equal(rotated.status, 200)
-  const second: string = rotated.body.data.key
-  // The secret part: the 12-character prefix is meant to be shown.
-  const secrets = [first.slice(12), second.slice(12)]
+    const created = await call(
+      app,
+      'POST',
+      base,
+      { token: jwt },
+      { name: 'secret', scopes: ['client-keys:read', 'client-keys:update'] },
+    )
+    t.equal(created.status, 201)
+    const { id, key: first } = created.body.data as { id: string; key: string }
+    const rotated = await call(
+      app,
+      'POST',
+      `${base}/${id}/rotate`,
+      { key: first },
+      { gracePeriodSeconds: 60 },
+    )
+    t.equal(rotated.status, 200)
+    const second: string = rotated.body.data.key
+    // The secret part: the 12-character prefix is meant to be shown.
+    const secrets = [first.slice(12), second.slice(12)]
 
-  const later = [
-    await call(app, 'GET', `${base}/tenant`, { key: first }),
-    await call(app, 'GET', `${base}/tenant`, { bearerKey: second }),
-    await call(app, 'GET', `${base}/${id}`, { key: second }),
-    await call(app, 'GET', `${base}/${id}`, { jwt }),
-    await call(app, 'GET', `${base}?tenantId=${tenant.id}`, { key: PLATFORM_KEY }),
-    await call(app, 'PATCH', `${base}/${id}`, { key: second, payload: { name: 'renamed' } }),
-    await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'w'.repeat(43) }),
-  ]
-  await app.keyUsage.flush()
-  later.push(
-    await call(app, 'GET', `${base}/${id}/logs`, { jwt }),
-    await call(app, 'GET', `${base}/${id}/stats`, { jwt }),
-  )
-  t.equal(later.filter((r) => r.status === 200).length, later.length - 1, 'all served but the unknown key')
-  t.notMatch(rotated.raw, secrets[0], 'the rotate response does not repeat the old value')
-  for (const r of later) for (const s of secrets) t.notMatch(r.raw, s)
+    const later = [
+      await call(app, 'GET', `${base}/tenant`, { key: first }),
+      await call(app, 'GET', `${base}/tenant`, { bearerKey: second }),
+      await call(app, 'GET', `${base}/${id}`, { key: second }),
+      await call(app, 'GET', `${base}/${id}`, { token: jwt }),
+      await call(app, 'GET', `${base}?tenantId=${tenant.id}`, { key: PLATFORM_KEY }),
+      await call(app, 'PATCH', `${base}/${id}`, { key: second }, { name: 'renamed' }),
+      await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'w'.repeat(43) }),
+    ]
+    await app.keyUsage.flush()
+    later.push(
+      await call(app, 'GET', `${base}/${id}/logs`, { token: jwt }),
+      await call(app, 'GET', `${base}/${id}/stats`, { token: jwt }),
+    )
+    t.equal(later.filter((r) => r.status === 200).length, later.length - 1, 'all served but the unknown key')
+    t.notMatch(rotated.raw, secrets[0], 'the rotate response does not repeat the old value')
+    for (const r of later) for (const s of secrets) t.notMatch(r.raw, s)
 
-  const log = lines.join('\n')
-  t.ok(lines.length > 10, 'trace logging on')
-  for (const s of secrets) t.notMatch(log, s, 'no log line carries a value')
+    const log = lines.join('\n')
+    t.ok(lines.length > 10, 'trace logging on')
+    for (const s of secrets) t.notMatch(log, s, 'no log line carries a value')
 
-  const { rows } = await sql<{ doc: string }>`
+    const { rows } = await sql<{ doc: string }>`
     select row_to_json(k)::text as doc from client_keys k where id = ${id}
     union all select row_to_json(u)::text from client_key_usage u where key_id = ${id}
   `.execute(app.ctx.dbs.main)
-  t.ok(rows.length > 5, 'the key row and its usage rows')
-  for (const r of rows) for (const s of secrets) t.notMatch(r.doc, s, 'no stored row carries a value')
-})
+    t.ok(rows.length > 5, 'the key row and its usage rows')
+    for (const r of rows) for (const s of secrets) t.notMatch(r.doc, s, 'no stored row carries a value')
+  },
+)

@@ -6,9 +6,9 @@ import { Pool } from 'undici'
 import { openDatabase } from '../../src/db/connect.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { createKey, createTenant } from '../helpers/fixtures.js'
-import { buildAppOn } from './fixtures/support.js'
+import { buildAppOn } from '../helpers/app.js'
 
-// Contract section 11: on a graceful stop the buffered usage log is flushed; no row is lost. The
+// docs/decisions.md D11: on a graceful stop the buffered usage log is flushed; no row is lost. The
 // database must outlive the app to count the rows afterwards: a PGlite data directory on disk, or a
 // PostgreSQL database of its own.
 const MIN_SERVED = 200

@@ -1,10 +1,11 @@
 import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
-import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call, waitFor } from './fixtures/support.js'
+import { createKey, createTenant, createUser, tokenFor, waitFor } from '../helpers/fixtures.js'
+import { call, type As, type Method } from '../helpers/call.js'
 
-// The usage log and statistics (contract section 8): every request made with a key, visible within 2 s.
+// The usage log and statistics (getClientKeyLogs, getClientKeyStats): every request made with a key,
+// visible within 2 s.
 const clock = createManualClock()
 const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
@@ -13,85 +14,88 @@ let jwt = await tokenFor(app, admin, 86_400)
 const base = '/api/v1/client-keys'
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
-const logsOf = (id: string, query = '') => call(app, 'GET', `${base}/${id}/logs${query}`, { jwt })
-const statsOf = (id: string) => call(app, 'GET', `${base}/${id}/stats`, { jwt })
+const logsOf = (id: string, query = '') => call(app, 'GET', `${base}/${id}/logs${query}`, { token: jwt })
+const statsOf = (id: string) => call(app, 'GET', `${base}/${id}/stats`, { token: jwt })
 
-t.test('logs and stats after a known sequence of requests', async (t) => {
-  const k = await createKey(app, tenant, ['client-keys:read'])
-  const other = await createKey(app, tenant, ['client-keys:read'])
-  const seq: [string, string, Parameters<typeof call>[3], number][] = [
-    ['GET', `${base}/tenant`, { key: k.value, ip: '198.51.100.1' }, 200],
-    ['GET', `${base}/tenant`, { bearerKey: k.value, ip: '198.51.100.2' }, 200],
-    [
-      'GET',
-      `${base}/scopes`,
-      { key: k.value, ip: '2001:db8::7', headers: { origin: 'https://a.test', 'user-agent': 'probe/1' } },
-      200,
-    ],
-    ['GET', `${base}/${UNKNOWN_ID}`, { key: k.value, ip: '::ffff:198.51.100.3' }, 404],
-    ['POST', base, { key: k.value, payload: { name: 'x', scopes: ['users:read'] } }, 403],
-    ['GET', `${base}/not-a-uuid`, { key: k.value }, 400],
-  ]
-  for (const [method, url, o, status] of seq) {
-    t.equal((await call(app, method, url, o)).status, status, `${method} ${url}`)
-  }
-  const sent = Date.now()
-  // Not logged against the key: other credentials, unknown keys, and other keys.
-  await call(app, 'GET', `${base}/tenant`, { jwt })
-  await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'n'.repeat(43) })
-  await call(app, 'GET', `${base}/tenant`, { key: other.value })
+t.test(
+  'getClientKeyLogs, getClientKeyStats: logs and stats after a known sequence of requests',
+  async (t) => {
+    const k = await createKey(app, tenant, ['client-keys:read'])
+    const other = await createKey(app, tenant, ['client-keys:read'])
+    const seq: [Method, string, As, number, unknown?][] = [
+      ['GET', `${base}/tenant`, { key: k.value, ip: '198.51.100.1' }, 200],
+      ['GET', `${base}/tenant`, { bearerKey: k.value, ip: '198.51.100.2' }, 200],
+      [
+        'GET',
+        `${base}/scopes`,
+        { key: k.value, ip: '2001:db8::7', headers: { origin: 'https://a.test', 'user-agent': 'probe/1' } },
+        200,
+      ],
+      ['GET', `${base}/${UNKNOWN_ID}`, { key: k.value, ip: '::ffff:198.51.100.3' }, 404],
+      ['POST', base, { key: k.value }, 403, { name: 'x', scopes: ['users:read'] }],
+      ['GET', `${base}/not-a-uuid`, { key: k.value }, 400],
+    ]
+    for (const [method, url, as, status, body] of seq) {
+      t.equal((await call(app, method, url, as, body)).status, status, `${method} ${url}`)
+    }
+    const sent = Date.now()
+    // Not logged against the key: other credentials, unknown keys, and other keys.
+    await call(app, 'GET', `${base}/tenant`, { token: jwt })
+    await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'n'.repeat(43) })
+    await call(app, 'GET', `${base}/tenant`, { key: other.value })
 
-  const visibleAfter = await waitFor(async () => (await logsOf(k.id)).body.data.total === 6, 2000, 25)
-  t.ok(visibleAfter >= 0, `all six rows visible within 2 s (after ${Date.now() - sent} ms)`)
+    const visibleAfter = await waitFor(async () => (await logsOf(k.id)).body.data.total === 6, 2000, 25)
+    t.ok(visibleAfter >= 0, `all six rows visible within 2 s (after ${Date.now() - sent} ms)`)
 
-  const logs = (await logsOf(k.id)).body.data
-  t.equal(logs.total, 6)
-  t.equal(logs.limit, 50)
-  t.same(
-    logs.items.map((l: { method: string; route: string; statusCode: number }) => [
-      l.method,
-      l.route,
-      l.statusCode,
-    ]),
-    [
-      ['GET', '/api/v1/client-keys/:id', 400],
-      ['POST', '/api/v1/client-keys', 403],
-      ['GET', '/api/v1/client-keys/:id', 404],
-      ['GET', '/api/v1/client-keys/scopes', 200],
-      ['GET', '/api/v1/client-keys/tenant', 200],
-      ['GET', '/api/v1/client-keys/tenant', 200],
-    ],
-    'newest first, with route templates',
-  )
-  t.equal(logs.items[2].ip, '198.51.100.3', 'an IPv4-mapped address is logged as IPv4')
-  t.match(logs.items[3], { ip: '2001:db8::7', origin: 'https://a.test', userAgent: 'probe/1', keyId: k.id })
-  t.equal(logs.items[5].ip, '198.51.100.1')
-  t.equal(logs.items[5].origin, null)
+    const logs = (await logsOf(k.id)).body.data
+    t.equal(logs.total, 6)
+    t.equal(logs.limit, 50)
+    t.same(
+      logs.items.map((l: { method: string; route: string; statusCode: number }) => [
+        l.method,
+        l.route,
+        l.statusCode,
+      ]),
+      [
+        ['GET', '/api/v1/client-keys/:id', 400],
+        ['POST', '/api/v1/client-keys', 403],
+        ['GET', '/api/v1/client-keys/:id', 404],
+        ['GET', '/api/v1/client-keys/scopes', 200],
+        ['GET', '/api/v1/client-keys/tenant', 200],
+        ['GET', '/api/v1/client-keys/tenant', 200],
+      ],
+      'newest first, with route templates',
+    )
+    t.equal(logs.items[2].ip, '198.51.100.3', 'an IPv4-mapped address is logged as IPv4')
+    t.match(logs.items[3], { ip: '2001:db8::7', origin: 'https://a.test', userAgent: 'probe/1', keyId: k.id })
+    t.equal(logs.items[5].ip, '198.51.100.1')
+    t.equal(logs.items[5].origin, null)
 
-  const page = (await logsOf(k.id, '?limit=2&offset=1')).body.data
-  t.same(
-    page.items.map((l: { id: string }) => l.id),
-    [logs.items[1].id, logs.items[2].id],
-  )
+    const page = (await logsOf(k.id, '?limit=2&offset=1')).body.data
+    t.same(
+      page.items.map((l: { id: string }) => l.id),
+      [logs.items[1].id, logs.items[2].id],
+    )
 
-  const stats = (await statsOf(k.id)).body.data
-  t.same(stats, {
-    totalRequests: 6,
-    last24h: 6,
-    byStatus: { '2xx': 3, '4xx': 3, '5xx': 0 },
-    lastUsedAt: logs.items[0].createdAt,
-    topRoutes: [
-      { route: '/api/v1/client-keys/:id', count: 2 },
-      { route: '/api/v1/client-keys/tenant', count: 2 },
-      { route: '/api/v1/client-keys', count: 1 },
-      { route: '/api/v1/client-keys/scopes', count: 1 },
-    ],
-  })
-  const key = (await call(app, 'GET', `${base}/${k.id}`, { jwt })).body.data
-  t.equal(key.lastUsedAt, stats.lastUsedAt, 'the key shows lastUsedAt too')
-})
+    const stats = (await statsOf(k.id)).body.data
+    t.same(stats, {
+      totalRequests: 6,
+      last24h: 6,
+      byStatus: { '2xx': 3, '4xx': 3, '5xx': 0 },
+      lastUsedAt: logs.items[0].createdAt,
+      topRoutes: [
+        { route: '/api/v1/client-keys/:id', count: 2 },
+        { route: '/api/v1/client-keys/tenant', count: 2 },
+        { route: '/api/v1/client-keys', count: 1 },
+        { route: '/api/v1/client-keys/scopes', count: 1 },
+      ],
+    })
+    const key = (await call(app, 'GET', `${base}/${k.id}`, { token: jwt })).body.data
+    t.equal(key.lastUsedAt, stats.lastUsedAt, 'the key shows lastUsedAt too')
+  },
+)
 
-t.test('last24h counts the last 24 hours only', async (t) => {
+t.test('getClientKeyStats: last24h counts the last 24 hours only', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
   await call(app, 'GET', `${base}/tenant`, { key: k.value })
   await call(app, 'GET', `${base}/tenant`, { key: k.value })
@@ -107,7 +111,7 @@ t.test('last24h counts the last 24 hours only', async (t) => {
   t.equal(stats.lastUsedAt, new Date(clock.now()).toISOString())
 })
 
-t.test('a fresh key has empty logs and zero stats', async (t) => {
+t.test('getClientKeyLogs, getClientKeyStats: a fresh key has empty logs and zero stats', async (t) => {
   const k = await createKey(app, tenant, ['users:read'])
   const logs = (await logsOf(k.id)).body.data
   t.same(logs, { items: [], total: 0, limit: 50, offset: 0 })
@@ -120,13 +124,13 @@ t.test('a fresh key has empty logs and zero stats', async (t) => {
   })
 })
 
-t.test('errors', async (t) => {
+t.test('getClientKeyLogs, getClientKeyStats: errors', async (t) => {
   const k = await createKey(app, tenant, ['users:read'])
   const other = await createTenant(app)
   const otherAdmin = await createUser(app, other, { roles: ['admin'] })
   const otherJwt = await tokenFor(app, otherAdmin)
   for (const path of ['logs', 'stats']) {
-    const cross = await call(app, 'GET', `${base}/${k.id}/${path}`, { jwt: otherJwt })
+    const cross = await call(app, 'GET', `${base}/${k.id}/${path}`, { token: otherJwt })
     t.equal(cross.status, 404, `${path}: another tenant's key`)
     t.equal(cross.body.code, 'CLIENT_KEY_NOT_FOUND')
     const noScope = await call(app, 'GET', `${base}/${k.id}/${path}`, { key: k.value })

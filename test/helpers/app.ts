@@ -18,6 +18,14 @@ export interface TestApp extends FastifyInstance {
 /** A fixed bootstrap key of the platform tenant, present in every test app. */
 export const PLATFORM_KEY = 'ck_' + 'p'.repeat(43)
 
+/** The environment of every test app, under the database URL and a test's own variables. */
+const TEST_ENV: Readonly<Record<string, string>> = {
+  LOG_LEVEL: 'silent',
+  BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
+  JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
+  SECRETS_KEY: 'test-secrets-key-0123456789abcdef0123',
+}
+
 /**
  * Builds the app on a fresh database (PGlite in memory, or a new database on TEST_DATABASE_URL's server
  * when `backend` is 'postgres'), with the contract guard installed; closes both in teardown.
@@ -30,14 +38,7 @@ export async function buildTestApp(
   const backend = options.backend ?? defaultBackend()
   const { url, drop } = await createTestDatabaseUrl(backend)
   const pgliteDataDir = backend === 'pglite' ? await pgliteTemplate() : undefined
-  const config = loadConfig({
-    DATABASE_URL: url,
-    LOG_LEVEL: 'silent',
-    BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
-    JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
-    SECRETS_KEY: 'test-secrets-key-0123456789abcdef0123',
-    ...env,
-  })
+  const config = loadConfig({ DATABASE_URL: url, ...TEST_ENV, ...env })
   const violations: string[] = []
   const app = (await buildApp(config, {
     rateLimitNamespace: `t-${randomUUID()}:`,
@@ -57,7 +58,13 @@ export async function buildTestApp(
   return app
 }
 
-/** The back-ends database tests run on: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set. */
-export function backends(): ('pglite' | 'postgres')[] {
-  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite']
+/**
+ * Builds an app (no contract guard, no teardown) on the database `env` names, for tests that manage the
+ * database themselves (two instances on one database, a shutdown); the caller closes it.
+ */
+export function buildAppOn(env: Record<string, string>, options: AppOptions = {}): Promise<FastifyInstance> {
+  return buildApp(loadConfig({ ...TEST_ENV, ...env }), {
+    rateLimitNamespace: `t-${randomUUID()}:`,
+    ...options,
+  })
 }

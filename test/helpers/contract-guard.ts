@@ -1,4 +1,7 @@
 import type { FastifyInstance } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { routes } from '../../generated/routes.js'
@@ -9,6 +12,19 @@ const addFormats = addFormatsModule.default
 const EXEMPT = /^\/docs(\/|$)/
 
 const documented = new Set(Object.values(routes).map((r) => `${r.method} ${r.url}`))
+
+// (operationId, status) pairs this test process saw answered; scripts/contract-coverage.ts adds up the
+// files of every process and fails on a declared status that no test exercised.
+const exercised = new Set<string>()
+const coverageDir = process.env.CONTRACT_COVERAGE_DIR
+if (coverageDir) {
+  process.on('exit', () => {
+    if (exercised.size === 0) return
+    mkdirSync(coverageDir, { recursive: true })
+    const file = join(coverageDir, `${process.pid}-${randomBytes(4).toString('hex')}.json`)
+    writeFileSync(file, JSON.stringify([...exercised]))
+  })
+}
 
 let ajv: Ajv | undefined
 const validators = new Map<string, ValidateFunction>()
@@ -60,7 +76,10 @@ export function installContractGuard(app: FastifyInstance, violations: string[])
         problem = `body does not match: ${JSON.stringify(validate.errors)} body=${String(payload).slice(0, 500)}`
       }
     }
-    if (!problem) return payload
+    if (!problem) {
+      exercised.add(`${op} ${status}`)
+      return payload
+    }
     const msg = `${op} ${req.method} ${req.url} → ${status}: ${problem}`
     violations.push(msg)
     reply.code(500)

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import type { UserStatus } from '../../src/db/database.js'
+import type { Kysely } from 'kysely'
+import type { AuditAction, Database, UserStatus } from '../../src/db/database.js'
 import { issueAccessToken } from '../../src/auth/access-token.js'
 import { provisionTenant } from '../../src/modules/tenants/provision.js'
-import { loadGrants } from '../../src/modules/permissions/effective.js'
+import { loadGrants } from '../../src/auth/grants.js'
 import { insertClientKey } from '../../src/modules/client-keys/queries.js'
+import { PLATFORM_KEY } from './app.js'
+import type { As } from './call.js'
 
 export const PASSWORD = 'Tessera-fixture-pass-9'
 
@@ -74,18 +77,24 @@ export async function createUser(
       .execute()
   }
   for (const name of opts.permissions ?? []) {
-    const perm = await db
-      .selectFrom('permissions')
-      .select('id')
-      .where('name', '=', name)
-      .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenant.id)]))
-      .executeTakeFirstOrThrow()
+    const permissionId = await permissionIdOf(db, tenant.id, name)
     await db
       .insertInto('user_permissions')
-      .values({ tenant_id: tenant.id, user_id: user.id, permission_id: perm.id })
+      .values({ tenant_id: tenant.id, user_id: user.id, permission_id: permissionId })
       .execute()
   }
   return { id: user.id, email: email.toLowerCase(), tenant }
+}
+
+/** The id of a permission the tenant can grant: a system one or its own custom one. */
+async function permissionIdOf(db: Kysely<Database>, tenantId: string, name: string): Promise<string> {
+  const perm = await db
+    .selectFrom('permissions')
+    .select('id')
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
+    .executeTakeFirstOrThrow()
+  return perm.id
 }
 
 /** An access token for a user as login would issue it now (roles and permissions from the database). */
@@ -134,4 +143,96 @@ export function freshIp(): string {
   const n = Math.floor(Math.random() * 250) + 1
   const m = Math.floor(Math.random() * 250) + 1
   return `10.${n}.${m}.${Math.floor(Math.random() * 250) + 1}`
+}
+
+/** The platform Client Key (admin:*) as a credential: the bootstrap key every test app has. */
+export const platformKey: As = { key: PLATFORM_KEY }
+
+/** The platform tenant (the one the bootstrap created) as a fixture. */
+export async function platformTenant(app: FastifyInstance): Promise<TenantFx> {
+  const p = await app.ctx.tenants.byCode(app.ctx.config.platformTenantCode)
+  if (!p) throw new Error('platform tenant missing')
+  return { id: p.id, code: p.code }
+}
+
+/** A user with these roles (none unless given) and direct grants, and an access token of it as `cred`. */
+export async function userWithToken(
+  app: FastifyInstance,
+  tenant: TenantFx,
+  opts: { roles?: string[]; permissions?: string[]; email?: string; username?: string } = {},
+): Promise<UserFx & { cred: As }> {
+  const user = await createUser(app, tenant, opts)
+  return { ...user, cred: { token: await tokenFor(app, user) } }
+}
+
+/** A Client Key of the tenant with these scopes, as a credential. */
+export async function keyCred(app: FastifyInstance, tenant: TenantFx, scopes: string[]): Promise<As> {
+  return { key: (await createKey(app, tenant, scopes)).value }
+}
+
+/** The tenant's audit rows of one action, oldest first. */
+export function auditRows(app: FastifyInstance, tenantId: string, action: AuditAction) {
+  return app.ctx.dbs
+    .forTenant(tenantId)
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('action', '=', action)
+    .orderBy('created_at', 'asc')
+    .execute()
+}
+
+/** A role of the tenant by name (id and level), straight from the database. */
+export function roleByName(app: FastifyInstance, tenantId: string, name: string) {
+  return app.ctx.dbs
+    .forTenant(tenantId)
+    .selectFrom('roles')
+    .select(['id', 'name', 'level'])
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow()
+}
+
+/** Creates a custom role directly (id returned), with permission names that exist as rows. */
+export async function insertRole(
+  app: FastifyInstance,
+  tenant: TenantFx,
+  name: string,
+  level: number,
+  permissions: string[] = [],
+): Promise<string> {
+  const db = app.ctx.dbs.forTenant(tenant.id)
+  const role = await db
+    .insertInto('roles')
+    .values({ tenant_id: tenant.id, name, level, description: null })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  for (const name of permissions) {
+    const permissionId = await permissionIdOf(db, tenant.id, name)
+    await db
+      .insertInto('role_permissions')
+      .values({ tenant_id: tenant.id, role_id: role.id, permission_id: permissionId })
+      .execute()
+  }
+  return role.id
+}
+
+/** An id no row has: for 404 tests. */
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
+
+/** The shape of a Client Key value. */
+export const KEY_SHAPE = /^ck_[A-Za-z0-9_-]{43,}$/
+
+/** Polls `probe` every `everyMs` until it returns true or `timeoutMs` passes; returns the elapsed ms or -1. */
+export async function waitFor(
+  probe: () => Promise<boolean>,
+  timeoutMs = 5000,
+  everyMs = 50,
+): Promise<number> {
+  const start = Date.now()
+  while (Date.now() - start <= timeoutMs) {
+    if (await probe()) return Date.now() - start
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+  return -1
 }

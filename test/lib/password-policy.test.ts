@@ -24,7 +24,7 @@ const all: PasswordPolicy = {
   rejectCommon: true,
 }
 
-t.test('defaults follow the contract', async (t) => {
+t.test('defaults are those PasswordPolicy states in the document', async (t) => {
   t.same(defaultPasswordPolicy, { ...none, rejectCommon: true })
   t.ok(Object.isFrozen(defaultPasswordPolicy))
 })
@@ -33,7 +33,7 @@ t.test('a password meeting every rule passes', async (t) => {
   t.same(checkPassword('Quartz-Lantern-42', all), [])
 })
 
-t.test('every failed rule is listed, in the contract order', async (t) => {
+t.test('every failed rule is listed, in the document’s order', async (t) => {
   t.same(checkPassword('', all), [
     'minLength',
     'requireUppercase',

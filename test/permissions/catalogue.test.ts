@@ -1,7 +1,14 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser } from '../helpers/fixtures.js'
-import { call, insertRole, keyCred, userWithToken, UNKNOWN_ID } from '../roles/rbac-helpers.js'
+import {
+  createTenant,
+  createUser,
+  insertRole,
+  keyCred,
+  UNKNOWN_ID,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -36,18 +43,21 @@ const BUILTIN = [
 
 const names = (items: { name: string }[]) => items.map((p) => p.name)
 
-t.test('GET /permissions and GET /permissions/custom', async (t) => {
+t.test('listPermissions, listCustomPermissions: GET /permissions and GET /permissions/custom', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  await call(app, admin.cred, 'POST', '/permissions', { name: 'invoices:approve', description: 'Approve' })
-  await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })
+  await call(app, 'POST', '/api/v1/permissions', admin.cred, {
+    name: 'invoices:approve',
+    description: 'Approve',
+  })
+  await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' })
 
   t.test(
-    '200: the built-in catalogue plus the tenant’s custom ones, newest first; never another tenant’s',
+    'listPermissions: 200 with the built-in catalogue plus the tenant’s custom ones, newest first; never another tenant’s',
     async (t) => {
-      const res = await call(app, admin.cred, 'GET', '/permissions?limit=100')
+      const res = await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)
       t.equal(res.status, 200)
       t.equal(res.data.total, BUILTIN.length + 1)
       t.same([...names(res.data.items)].sort(), [...BUILTIN, 'invoices:approve'].sort())
@@ -64,49 +74,56 @@ t.test('GET /permissions and GET /permissions/custom', async (t) => {
     },
   )
 
-  t.test('200: paging', async (t) => {
-    const res = await call(app, admin.cred, 'GET', '/permissions?limit=5&offset=5')
+  t.test('listPermissions: 200 with paging', async (t) => {
+    const res = await call(app, 'GET', '/api/v1/permissions?limit=5&offset=5', admin.cred)
     t.equal(res.data.items.length, 5)
     t.equal(res.data.offset, 5)
     t.equal(res.data.total, BUILTIN.length + 1)
   })
 
-  t.test('200: /custom lists only the tenant’s custom permissions', async (t) => {
-    const res = await call(app, admin.cred, 'GET', '/permissions/custom')
+  t.test('listCustomPermissions: 200 with only the tenant’s custom permissions', async (t) => {
+    const res = await call(app, 'GET', '/api/v1/permissions/custom', admin.cred)
     t.equal(res.status, 200)
     t.same(names(res.data.items), ['invoices:approve'])
     t.equal(res.data.total, 1)
-    const theirs = await call(app, otherAdmin.cred, 'GET', '/permissions/custom')
+    const theirs = await call(app, 'GET', '/api/v1/permissions/custom', otherAdmin.cred)
     t.same(names(theirs.data.items), ['secret:peek'])
   })
 
-  t.test('200: a granted wildcard is not listed as a permission', async (t) => {
+  t.test('listCustomPermissions: 200, a granted wildcard is not listed as a permission', async (t) => {
     const u = await createUser(app, tenant)
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     t.equal(
-      (await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'invoices:*' }))
-        .status,
+      (
+        await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
+          userId: u.id,
+          permission: 'invoices:*',
+        })
+      ).status,
       200,
     )
-    const res = await call(app, admin.cred, 'GET', '/permissions/custom')
+    const res = await call(app, 'GET', '/api/v1/permissions/custom', admin.cred)
     t.same(names(res.data.items), ['invoices:approve'])
   })
 
-  t.test('400 VALIDATION_ERROR for limit above 100', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', '/permissions?limit=101')).code, 'VALIDATION_ERROR')
-    t.equal((await call(app, admin.cred, 'GET', '/permissions/custom?offset=-1')).code, 'VALIDATION_ERROR')
+  t.test('listPermissions, listCustomPermissions: 400 VALIDATION_ERROR for limit above 100', async (t) => {
+    t.equal((await call(app, 'GET', '/api/v1/permissions?limit=101', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'GET', '/api/v1/permissions/custom?offset=-1', admin.cred)).code,
+      'VALIDATION_ERROR',
+    )
   })
 
-  t.test('403 FORBIDDEN without permissions:read', async (t) => {
+  t.test('listPermissions, listCustomPermissions: 403 FORBIDDEN without permissions:read', async (t) => {
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await call(app, key, 'GET', '/permissions')).code, 'FORBIDDEN')
-    t.equal((await call(app, key, 'GET', '/permissions/custom')).code, 'FORBIDDEN')
+    t.equal((await call(app, 'GET', '/api/v1/permissions', key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'GET', '/api/v1/permissions/custom', key)).code, 'FORBIDDEN')
     const reader = await keyCred(app, tenant, ['permissions:read'])
-    t.equal((await call(app, reader, 'GET', '/permissions')).status, 200)
+    t.equal((await call(app, 'GET', '/api/v1/permissions', reader)).status, 200)
   })
 })
 
-t.test('POST /permissions (createPermission)', async (t) => {
+t.test('createPermission: POST /permissions', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -115,7 +132,7 @@ t.test('POST /permissions (createPermission)', async (t) => {
   t.test(
     '201: resource and action from the name; the tenant admin role holds it and its wildcard',
     async (t) => {
-      const res = await call(app, admin.cred, 'POST', '/permissions', {
+      const res = await call(app, 'POST', '/api/v1/permissions', admin.cred, {
         name: 'reports:export',
         description: null,
       })
@@ -127,12 +144,12 @@ t.test('POST /permissions (createPermission)', async (t) => {
         isSystem: false,
         tenantId: tenant.id,
       })
-      const adminRole = (await call(app, admin.cred, 'GET', '/roles')).data.items.find(
+      const adminRole = (await call(app, 'GET', '/api/v1/roles', admin.cred)).data.items.find(
         (r: { name: string }) => r.name === 'admin',
       )
       t.ok(adminRole.permissions.includes('reports:export'))
       t.ok(adminRole.permissions.includes('reports:*'))
-      const custom = await call(app, admin.cred, 'POST', '/permissions', { name: 'users:export' })
+      const custom = await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'users:export' })
       t.equal(custom.status, 201, 'a custom action of a built-in resource')
     },
   )
@@ -149,7 +166,7 @@ t.test('POST /permissions (createPermission)', async (t) => {
         { name: 'reports:x', resource: 'reports' },
       ]) {
         t.equal(
-          (await call(app, admin.cred, 'POST', '/permissions', body)).code,
+          (await call(app, 'POST', '/api/v1/permissions', admin.cred, body)).code,
           'VALIDATION_ERROR',
           JSON.stringify(body),
         )
@@ -159,77 +176,89 @@ t.test('POST /permissions (createPermission)', async (t) => {
 
   t.test('403 FORBIDDEN without permissions:create', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:read'])
-    t.equal((await call(app, key, 'POST', '/permissions', { name: 'a:b' })).code, 'FORBIDDEN')
+    t.equal((await call(app, 'POST', '/api/v1/permissions', key, { name: 'a:b' })).code, 'FORBIDDEN')
   })
 
   t.test(
     '409 PERMISSION_ALREADY_EXISTS for a built-in or a custom name; another tenant’s is free',
     async (t) => {
-      const builtin = await call(app, admin.cred, 'POST', '/permissions', { name: 'users:read' })
+      const builtin = await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'users:read' })
       t.equal(builtin.status, 409)
       t.equal(builtin.code, 'PERMISSION_ALREADY_EXISTS')
-      await call(app, admin.cred, 'POST', '/permissions', { name: 'docs:sign' })
+      await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'docs:sign' })
       t.equal(
-        (await call(app, admin.cred, 'POST', '/permissions', { name: 'docs:sign' })).code,
+        (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'docs:sign' })).code,
         'PERMISSION_ALREADY_EXISTS',
       )
-      t.equal((await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'docs:sign' })).status, 201)
+      t.equal(
+        (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'docs:sign' })).status,
+        201,
+      )
     },
   )
 })
 
-t.test('PATCH /permissions/:id (updatePermission)', async (t) => {
+t.test('updatePermission: PATCH /permissions/:id', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  const foreign = (await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })).data
-  const builtin = (await call(app, admin.cred, 'GET', '/permissions?limit=100')).data.items.find(
+  const foreign = (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' }))
+    .data
+  const builtin = (await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)).data.items.find(
     (p: { name: string }) => p.name === 'users:read',
   )
 
   t.test('200: renames (resource and action follow) and redescribes; grants follow the rename', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'ships:sail' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'ships:sail' })).data
     const u = await createUser(app, tenant)
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
-    await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'ships:sail' })
-    const res = await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, {
+    await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
+      userId: u.id,
+      permission: 'ships:sail',
+    })
+    const res = await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, {
       name: 'boats:row',
       description: 'Row',
     })
     t.equal(res.status, 200)
     t.match(res.data, { id: p.id, name: 'boats:row', resource: 'boats', action: 'row', description: 'Row' })
-    const perms = await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)
+    const perms = await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)
     t.same(perms.data.direct, ['boats:row'])
   })
 
   t.test('400 VALIDATION_ERROR for an empty body, a bad name, a wildcard, a non-UUID id', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'cars:drive' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'cars:drive' })).data
     for (const body of [{}, { name: 'x' }, { name: 'cars:*' }, { action: 'go' }]) {
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, body)).code,
+        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, body)).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
     }
     t.equal(
-      (await call(app, admin.cred, 'PATCH', '/permissions/zzz', { description: 'x' })).code,
+      (await call(app, 'PATCH', '/api/v1/permissions/zzz', admin.cred, { description: 'x' })).code,
       'VALIDATION_ERROR',
     )
   })
 
   t.test('403 FORBIDDEN without permissions:update', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'vans:drive' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'vans:drive' })).data
     const key = await keyCred(app, tenant, ['permissions:create'])
-    t.equal((await call(app, key, 'PATCH', `/permissions/${p.id}`, { description: 'x' })).code, 'FORBIDDEN')
+    t.equal(
+      (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, key, { description: 'x' })).code,
+      'FORBIDDEN',
+    )
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s custom permission', async (t) => {
     t.equal(
-      (await call(app, admin.cred, 'PATCH', `/permissions/${UNKNOWN_ID}`, { description: 'x' })).code,
+      (await call(app, 'PATCH', `/api/v1/permissions/${UNKNOWN_ID}`, admin.cred, { description: 'x' })).code,
       'PERMISSION_NOT_FOUND',
     )
-    const res = await call(app, admin.cred, 'PATCH', `/permissions/${foreign.id}`, { description: 'x' })
+    const res = await call(app, 'PATCH', `/api/v1/permissions/${foreign.id}`, admin.cred, {
+      description: 'x',
+    })
     t.equal(res.status, 404)
     t.equal(res.code, 'PERMISSION_NOT_FOUND')
   })
@@ -237,112 +266,117 @@ t.test('PATCH /permissions/:id (updatePermission)', async (t) => {
   t.test(
     '409: SYSTEM_RESOURCE_PROTECTED for a built-in; PERMISSION_ALREADY_EXISTS for a taken name',
     async (t) => {
-      const res = await call(app, admin.cred, 'PATCH', `/permissions/${builtin.id}`, {
+      const res = await call(app, 'PATCH', `/api/v1/permissions/${builtin.id}`, admin.cred, {
         description: 'mine now',
       })
       t.equal(res.status, 409)
       t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
-      const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'trains:run' })).data
+      const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'trains:run' })).data
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'users:read' })).code,
+        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'users:read' })).code,
         'PERMISSION_ALREADY_EXISTS',
       )
-      await call(app, admin.cred, 'POST', '/permissions', { name: 'trains:stop' })
+      await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'trains:stop' })
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'trains:stop' })).code,
+        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'trains:stop' })).code,
         'PERMISSION_ALREADY_EXISTS',
       )
     },
   )
 })
 
-t.test('DELETE /permissions/:id (deletePermission) and the life of a wildcard', async (t) => {
+t.test('deletePermission: DELETE /permissions/:id and the life of a wildcard', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  const foreign = (await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })).data
+  const foreign = (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' }))
+    .data
 
   t.test('200 {id, deleted}: removed from roles and direct grants', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'ink:spill' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'ink:spill' })).data
     const roleId = await insertRole(app, tenant, 'spiller', 1, ['ink:spill'])
     const u = await createUser(app, tenant, { permissions: ['ink:spill'] })
-    const res = await call(app, admin.cred, 'DELETE', `/permissions/${p.id}`)
+    const res = await call(app, 'DELETE', `/api/v1/permissions/${p.id}`, admin.cred)
     t.equal(res.status, 200)
     t.same(res.data, { id: p.id, deleted: true })
-    t.same((await call(app, admin.cred, 'GET', `/roles/${roleId}/permissions`)).data.permissions, [])
-    t.same((await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct, [])
+    t.same((await call(app, 'GET', `/api/v1/roles/${roleId}/permissions`, admin.cred)).data.permissions, [])
+    t.same((await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct, [])
   })
 
   t.test('r:* exists while a permission of r does: its grants go with the last one', async (t) => {
-    const a = (await call(app, admin.cred, 'POST', '/permissions', { name: 'pens:write' })).data
-    const b = (await call(app, admin.cred, 'POST', '/permissions', { name: 'pens:erase' })).data
+    const a = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'pens:write' })).data
+    const b = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'pens:erase' })).data
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     const u = await createUser(app, tenant)
     t.equal(
-      (await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'pens:*' }))
-        .status,
+      (
+        await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
+          userId: u.id,
+          permission: 'pens:*',
+        })
+      ).status,
       200,
     )
-    await call(app, admin.cred, 'DELETE', `/permissions/${a.id}`)
+    await call(app, 'DELETE', `/api/v1/permissions/${a.id}`, admin.cred)
     t.same(
-      (await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct,
+      (await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct,
       ['pens:*'],
       'pens:erase remains',
     )
-    await call(app, admin.cred, 'DELETE', `/permissions/${b.id}`)
+    await call(app, 'DELETE', `/api/v1/permissions/${b.id}`, admin.cred)
     t.same(
-      (await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct,
+      (await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct,
       [],
       'the wildcard went too',
     )
-    const again = await call(app, fresh.cred, 'POST', '/permissions/grant', {
+    const again = await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
       userId: u.id,
       permission: 'pens:*',
     })
     t.equal(again.code, 'PERMISSION_NOT_FOUND')
-    const check = await call(app, fresh.cred, 'POST', '/permissions/check', { permission: 'pens:*' })
+    const check = await call(app, 'POST', '/api/v1/permissions/check', fresh.cred, { permission: 'pens:*' })
     t.equal(check.code, 'PERMISSION_NOT_FOUND')
   })
 
   t.test('renaming the last permission of a resource away drops that resource’s wildcard', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'cups:fill' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'cups:fill' })).data
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     const u = await createUser(app, tenant)
-    await call(app, fresh.cred, 'POST', '/permissions/grant', { userId: u.id, permission: 'cups:*' })
-    await call(app, admin.cred, 'PATCH', `/permissions/${p.id}`, { name: 'mugs:fill' })
-    t.same((await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)).data.direct, [])
+    await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, { userId: u.id, permission: 'cups:*' })
+    await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'mugs:fill' })
+    t.same((await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct, [])
   })
 
   t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
-    t.equal((await call(app, admin.cred, 'DELETE', '/permissions/1')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'DELETE', '/api/v1/permissions/1', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('403 FORBIDDEN without permissions:delete', async (t) => {
-    const p = (await call(app, admin.cred, 'POST', '/permissions', { name: 'keep:me' })).data
+    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'keep:me' })).data
     const key = await keyCred(app, tenant, ['permissions:update'])
-    t.equal((await call(app, key, 'DELETE', `/permissions/${p.id}`)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'DELETE', `/api/v1/permissions/${p.id}`, key)).code, 'FORBIDDEN')
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s (which survives)', async (t) => {
     t.equal(
-      (await call(app, admin.cred, 'DELETE', `/permissions/${UNKNOWN_ID}`)).code,
+      (await call(app, 'DELETE', `/api/v1/permissions/${UNKNOWN_ID}`, admin.cred)).code,
       'PERMISSION_NOT_FOUND',
     )
     t.equal(
-      (await call(app, admin.cred, 'DELETE', `/permissions/${foreign.id}`)).code,
+      (await call(app, 'DELETE', `/api/v1/permissions/${foreign.id}`, admin.cred)).code,
       'PERMISSION_NOT_FOUND',
     )
-    t.same(names((await call(app, otherAdmin.cred, 'GET', '/permissions/custom')).data.items), [
+    t.same(names((await call(app, 'GET', '/api/v1/permissions/custom', otherAdmin.cred)).data.items), [
       'secret:peek',
     ])
   })
 
   t.test('409 SYSTEM_RESOURCE_PROTECTED for a built-in permission', async (t) => {
-    const builtin = (await call(app, admin.cred, 'GET', '/permissions?limit=100')).data.items.find(
+    const builtin = (await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)).data.items.find(
       (p: { name: string }) => p.name === 'roles:read',
     )
-    const res = await call(app, admin.cred, 'DELETE', `/permissions/${builtin.id}`)
+    const res = await call(app, 'DELETE', `/api/v1/permissions/${builtin.id}`, admin.cred)
     t.equal(res.status, 409)
     t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
   })

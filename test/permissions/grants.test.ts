@@ -1,15 +1,20 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD, type TenantFx } from '../helpers/fixtures.js'
-import { auditRows, call, insertRole, keyCred, userWithToken, UNKNOWN_ID } from '../roles/rbac-helpers.js'
+import {
+  auditRows,
+  createTenant,
+  createUser,
+  freshIp,
+  insertRole,
+  keyCred,
+  PASSWORD,
+  platformTenant,
+  UNKNOWN_ID,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
-
-async function platformTenant(): Promise<TenantFx> {
-  const p = await app.ctx.tenants.byCode(app.ctx.config.platformTenantCode)
-  if (!p) throw new Error('no platform tenant')
-  return { id: p.id, code: p.code }
-}
 
 const rowsFor = async (
   tenantId: string,
@@ -17,17 +22,17 @@ const rowsFor = async (
   userId: string | null,
 ) => (await auditRows(app, tenantId, action)).filter((r) => r.user_id === userId)
 
-t.test('POST /permissions/grant (grantPermission)', async (t) => {
+t.test('grantPermission: POST /permissions/grant', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'secret:peek' })
+  await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' })
   const foreignUser = await createUser(app, other)
 
   t.test('200: the user’s permissions after the change; a PERMISSION_GRANT success row', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, admin.cred, 'POST', '/permissions/grant', {
+    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
       userId: u.id,
       permission: 'users:read',
     })
@@ -38,7 +43,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
       fromRoles: [{ role: 'user', permissions: [] }],
       effective: ['users:read'],
     })
-    const again = await call(app, admin.cred, 'POST', '/permissions/grant', {
+    const again = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
       userId: u.id,
       permission: 'users:read',
     })
@@ -56,7 +61,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
 
   t.test('200: a wildcard of a resource that has permissions', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, admin.cred, 'POST', '/permissions/grant', {
+    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
       userId: u.id,
       permission: 'users:*',
     })
@@ -73,7 +78,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
       { userId: u.id, permission: 'users:read', extra: true },
     ]) {
       t.equal(
-        (await call(app, admin.cred, 'POST', '/permissions/grant', body)).code,
+        (await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, body)).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
@@ -85,14 +90,15 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['permissions:revoke', 'users:read'])
     t.equal(
-      (await call(app, key, 'POST', '/permissions/grant', { userId: u.id, permission: 'users:read' })).code,
+      (await call(app, 'POST', '/api/v1/permissions/grant', key, { userId: u.id, permission: 'users:read' }))
+        .code,
       'FORBIDDEN',
     )
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant, with a failure row', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, admin.cred, 'POST', '/permissions/grant', {
+    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
       userId: u.id,
       permission: 'admin:*',
     })
@@ -116,7 +122,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
         [{ userId: u.id, permission: 'secret:*' }, 'PERMISSION_NOT_FOUND'],
       ]
       for (const [body, code] of cases) {
-        const res = await call(app, admin.cred, 'POST', '/permissions/grant', body)
+        const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, body)
         t.equal(res.status, 404)
         t.equal(res.code, code, JSON.stringify(body))
       }
@@ -125,7 +131,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
         rows.map((r) => [r.success, r.error_message, r.user_id]),
         cases.map(([, code], i) => [false, code, i < 2 ? null : u.id]),
       )
-      const theirs = await call(app, otherAdmin.cred, 'GET', `/permissions/user/${foreignUser.id}`)
+      const theirs = await call(app, 'GET', `/api/v1/permissions/user/${foreignUser.id}`, otherAdmin.cred)
       t.same(theirs.data.direct, [], 'the other tenant’s user got nothing')
     },
   )
@@ -134,14 +140,14 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
     await insertRole(app, tenant, 'granter', 20, ['permissions:grant', 'users:read'])
     const granter = await userWithToken(app, tenant, { roles: ['granter'] })
     const low = await createUser(app, tenant, { roles: ['user'] })
-    const lacks = await call(app, granter.cred, 'POST', '/permissions/grant', {
+    const lacks = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
       userId: low.id,
       permission: 'users:delete',
     })
     t.equal(lacks.status, 403)
     t.equal(lacks.code, 'ROLE_HIERARCHY_VIOLATION')
     const peer = await createUser(app, tenant, { roles: ['granter'] })
-    const toPeer = await call(app, granter.cred, 'POST', '/permissions/grant', {
+    const toPeer = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
       userId: peer.id,
       permission: 'users:read',
     })
@@ -152,7 +158,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', peer.id), [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION' },
     ])
-    const ok = await call(app, granter.cred, 'POST', '/permissions/grant', {
+    const ok = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
       userId: low.id,
       permission: 'users:read',
     })
@@ -162,7 +168,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
   t.test('hierarchy: a Client Key only on users whose permissions lie within its scopes', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read', 'users:update'])
     const beyond = await createUser(app, tenant, { permissions: ['roles:read'] })
-    const res = await call(app, key, 'POST', '/permissions/grant', {
+    const res = await call(app, 'POST', '/api/v1/permissions/grant', key, {
       userId: beyond.id,
       permission: 'users:read',
     })
@@ -172,23 +178,31 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
     ])
     const within = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
     t.equal(
-      (await call(app, key, 'POST', '/permissions/grant', { userId: within.id, permission: 'users:update' }))
-        .status,
+      (
+        await call(app, 'POST', '/api/v1/permissions/grant', key, {
+          userId: within.id,
+          permission: 'users:update',
+        })
+      ).status,
       200,
     )
     t.equal(
-      (await call(app, key, 'POST', '/permissions/grant', { userId: within.id, permission: 'users:delete' }))
-        .code,
+      (
+        await call(app, 'POST', '/api/v1/permissions/grant', key, {
+          userId: within.id,
+          permission: 'users:delete',
+        })
+      ).code,
       'ROLE_HIERARCHY_VIOLATION',
       'nor beyond its scopes',
     )
   })
 
   t.test('admin:* exempt and admin:* grantable in the platform tenant', async (t) => {
-    const platform = await platformTenant()
+    const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'] })
-    const res = await call(app, root.cred, 'POST', '/permissions/grant', {
+    const res = await call(app, 'POST', '/api/v1/permissions/grant', root.cred, {
       userId: peer.id,
       permission: 'admin:*',
     })
@@ -197,7 +211,7 @@ t.test('POST /permissions/grant (grantPermission)', async (t) => {
   })
 })
 
-t.test('POST /permissions/revoke (revokePermission)', async (t) => {
+t.test('revokePermission: POST /permissions/revoke', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -211,7 +225,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
         roles: ['reader'],
         permissions: ['users:read', 'roles:read'],
       })
-      const res = await call(app, admin.cred, 'POST', '/permissions/revoke', {
+      const res = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
         userId: u.id,
         permission: 'users:read',
       })
@@ -222,7 +236,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
         fromRoles: [{ role: 'reader', permissions: ['users:read'] }],
         effective: ['roles:read', 'users:read'],
       })
-      const noop = await call(app, admin.cred, 'POST', '/permissions/revoke', {
+      const noop = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
         userId: u.id,
         permission: 'users:read',
       })
@@ -236,7 +250,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
 
   t.test('400 VALIDATION_ERROR for a bad shape', async (t) => {
     t.equal(
-      (await call(app, admin.cred, 'POST', '/permissions/revoke', { permission: 'users:read' })).code,
+      (await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, { permission: 'users:read' })).code,
       'VALIDATION_ERROR',
     )
   })
@@ -245,7 +259,8 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
     const u = await createUser(app, tenant, { permissions: ['users:read'] })
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read'])
     t.equal(
-      (await call(app, key, 'POST', '/permissions/revoke', { userId: u.id, permission: 'users:read' })).code,
+      (await call(app, 'POST', '/api/v1/permissions/revoke', key, { userId: u.id, permission: 'users:read' }))
+        .code,
       'FORBIDDEN',
     )
   })
@@ -257,7 +272,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
       const before = (await auditRows(app, tenant.id, 'PERMISSION_REVOKE')).length
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/revoke', {
+          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
             userId: foreignUser.id,
             permission: 'users:read',
           })
@@ -266,7 +281,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
       )
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/revoke', {
+          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
             userId: UNKNOWN_ID,
             permission: 'users:read',
           })
@@ -275,7 +290,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
       )
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/revoke', {
+          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
             userId: u.id,
             permission: 'nope:nope',
           })
@@ -293,9 +308,9 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
       )
       const theirs = await call(
         app,
-        await keyCred(app, other, ['permissions:read']),
         'GET',
-        `/permissions/user/${foreignUser.id}`,
+        `/api/v1/permissions/user/${foreignUser.id}`,
+        await keyCred(app, other, ['permissions:read']),
       )
       t.same(theirs.data.direct, ['users:read'], 'another tenant’s grant survives')
     },
@@ -303,7 +318,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
 
   t.test('hierarchy: 403 revoking from a peer (failure row); a key beyond its scopes', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, admin.cred, 'POST', '/permissions/revoke', {
+    const res = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
       userId: peer.id,
       permission: 'users:read',
     })
@@ -314,12 +329,16 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:revoke', 'users:read'])
     const beyond = await createUser(app, tenant, { permissions: ['users:read', 'roles:read'] })
     t.equal(
-      (await call(app, key, 'POST', '/permissions/revoke', { userId: beyond.id, permission: 'users:read' }))
-        .code,
+      (
+        await call(app, 'POST', '/api/v1/permissions/revoke', key, {
+          userId: beyond.id,
+          permission: 'users:read',
+        })
+      ).code,
       'ROLE_HIERARCHY_VIOLATION',
     )
     const within = await createUser(app, tenant, { permissions: ['users:read'] })
-    const ok = await call(app, key, 'POST', '/permissions/revoke', {
+    const ok = await call(app, 'POST', '/api/v1/permissions/revoke', key, {
       userId: within.id,
       permission: 'users:read',
     })
@@ -327,10 +346,10 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
   })
 
   t.test('admin:* exempt: a platform admin revokes from a platform peer', async (t) => {
-    const platform = await platformTenant()
+    const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, root.cred, 'POST', '/permissions/revoke', {
+    const res = await call(app, 'POST', '/api/v1/permissions/revoke', root.cred, {
       userId: peer.id,
       permission: 'users:read',
     })
@@ -339,7 +358,7 @@ t.test('POST /permissions/revoke (revokePermission)', async (t) => {
   })
 })
 
-t.test('GET /permissions/user/:userId (getUserPermissions)', async (t) => {
+t.test('getUserPermissions: GET /permissions/user/:userId', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -349,7 +368,7 @@ t.test('GET /permissions/user/:userId (getUserPermissions)', async (t) => {
     await insertRole(app, tenant, 'a', 1, ['users:read', 'roles:read'])
     await insertRole(app, tenant, 'b', 2, ['users:read'])
     const u = await createUser(app, tenant, { roles: ['a', 'b'], permissions: ['roles:read', 'auth:logs'] })
-    const res = await call(app, admin.cred, 'GET', `/permissions/user/${u.id}`)
+    const res = await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)
     t.equal(res.status, 200)
     t.same(res.data.direct, ['auth:logs', 'roles:read'])
     t.same(
@@ -363,31 +382,37 @@ t.test('GET /permissions/user/:userId (getUserPermissions)', async (t) => {
   })
 
   t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', '/permissions/user/me')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'GET', '/api/v1/permissions/user/me', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('403 FORBIDDEN without permissions:read', async (t) => {
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await call(app, key, 'GET', `/permissions/user/${admin.id}`)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'GET', `/api/v1/permissions/user/${admin.id}`, key)).code, 'FORBIDDEN')
   })
 
   t.test('404 USER_NOT_FOUND for an unknown id and another tenant’s user', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', `/permissions/user/${UNKNOWN_ID}`)).code, 'USER_NOT_FOUND')
     t.equal(
-      (await call(app, admin.cred, 'GET', `/permissions/user/${foreignUser.id}`)).code,
+      (await call(app, 'GET', `/api/v1/permissions/user/${UNKNOWN_ID}`, admin.cred)).code,
+      'USER_NOT_FOUND',
+    )
+    t.equal(
+      (await call(app, 'GET', `/api/v1/permissions/user/${foreignUser.id}`, admin.cred)).code,
       'USER_NOT_FOUND',
     )
   })
 })
 
-t.test('POST /permissions/check (checkPermission)', async (t) => {
+t.test('checkPermission: POST /permissions/check', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const foreignUser = await createUser(app, other)
   await insertRole(app, tenant, 'reader', 1, ['users:read'])
   const reader = await userWithToken(app, tenant, { roles: ['reader'] })
-  await call(app, admin.cred, 'POST', '/permissions/grant', { userId: reader.id, permission: 'roles:*' })
+  await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
+    userId: reader.id,
+    permission: 'roles:*',
+  })
 
   t.test('200: single form, for oneself; exact, r:* and a permission not held', async (t) => {
     for (const [permission, allowed] of [
@@ -396,14 +421,14 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
       ['users:delete', false],
       ['admin:*', false],
     ] as const) {
-      const res = await call(app, reader.cred, 'POST', '/permissions/check', { permission })
+      const res = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, { permission })
       t.equal(res.status, 200)
       t.same(res.data, { allowed, userId: reader.id, permission }, permission)
     }
   })
 
   t.test('200: list form, all and any, with per-permission results', async (t) => {
-    const all = await call(app, reader.cred, 'POST', '/permissions/check', {
+    const all = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
       permissions: ['users:read', 'users:delete'],
       mode: 'all',
     })
@@ -414,12 +439,12 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
       mode: 'all',
       results: { 'users:read': true, 'users:delete': false },
     })
-    const any = await call(app, reader.cred, 'POST', '/permissions/check', {
+    const any = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
       permissions: ['users:read', 'users:delete'],
       mode: 'any',
     })
     t.equal(any.data.allowed, true)
-    const allHeld = await call(app, reader.cred, 'POST', '/permissions/check', {
+    const allHeld = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
       permissions: ['users:read', 'roles:read'],
       mode: 'all',
     })
@@ -427,17 +452,19 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
   })
 
   t.test('200: another user with permissions:read; admin holds everything of its tenant', async (t) => {
-    const res = await call(app, admin.cred, 'POST', '/permissions/check', {
+    const res = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
       permission: 'users:delete',
       userId: reader.id,
     })
     t.same(res.data, { allowed: false, userId: reader.id, permission: 'users:delete' })
-    const self = await call(app, admin.cred, 'POST', '/permissions/check', {
+    const self = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
       permissions: ['roles:create', 'tenants:read'],
       mode: 'all',
     })
     t.equal(self.data.allowed, true)
-    const never = await call(app, admin.cred, 'POST', '/permissions/check', { permission: 'tenants:delete' })
+    const never = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
+      permission: 'tenants:delete',
+    })
     t.equal(never.data.allowed, false, 'a tenant admin never holds tenants:delete')
   })
 
@@ -445,10 +472,10 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
     '200: a Client Key checks its own scopes (userId null), or a user with permissions:read',
     async (t) => {
       const key = await keyCred(app, tenant, ['users:*'])
-      const own = await call(app, key, 'POST', '/permissions/check', { permission: 'users:delete' })
+      const own = await call(app, 'POST', '/api/v1/permissions/check', key, { permission: 'users:delete' })
       t.same(own.data, { allowed: true, userId: null, permission: 'users:delete' })
       const reading = await keyCred(app, tenant, ['permissions:read'])
-      const other = await call(app, reading, 'POST', '/permissions/check', {
+      const other = await call(app, 'POST', '/api/v1/permissions/check', reading, {
         permission: 'users:read',
         userId: reader.id,
       })
@@ -470,7 +497,7 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
         { permission: 'users:read', extra: 1 },
       ]) {
         t.equal(
-          (await call(app, reader.cred, 'POST', '/permissions/check', body)).code,
+          (await call(app, 'POST', '/api/v1/permissions/check', reader.cred, body)).code,
           'VALIDATION_ERROR',
           JSON.stringify(body),
         )
@@ -479,11 +506,14 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
   )
 
   t.test('401 without a credential', async (t) => {
-    t.equal((await call(app, null, 'POST', '/permissions/check', { permission: 'users:read' })).status, 401)
+    t.equal(
+      (await call(app, 'POST', '/api/v1/permissions/check', null, { permission: 'users:read' })).status,
+      401,
+    )
   })
 
   t.test('403 FORBIDDEN checking another user without permissions:read (user or key)', async (t) => {
-    const res = await call(app, reader.cred, 'POST', '/permissions/check', {
+    const res = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
       permission: 'users:read',
       userId: admin.id,
     })
@@ -491,11 +521,15 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
     t.equal(res.code, 'FORBIDDEN')
     const key = await keyCred(app, tenant, ['users:read'])
     t.equal(
-      (await call(app, key, 'POST', '/permissions/check', { permission: 'users:read', userId: admin.id }))
-        .code,
+      (
+        await call(app, 'POST', '/api/v1/permissions/check', key, {
+          permission: 'users:read',
+          userId: admin.id,
+        })
+      ).code,
       'FORBIDDEN',
     )
-    const self = await call(app, reader.cred, 'POST', '/permissions/check', {
+    const self = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
       permission: 'users:read',
       userId: reader.id,
     })
@@ -507,7 +541,7 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
     async (t) => {
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/check', {
+          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
             permission: 'users:read',
             userId: UNKNOWN_ID,
           })
@@ -516,7 +550,7 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
       )
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/check', {
+          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
             permission: 'users:read',
             userId: foreignUser.id,
           })
@@ -524,12 +558,12 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
         'USER_NOT_FOUND',
       )
       t.equal(
-        (await call(app, admin.cred, 'POST', '/permissions/check', { permission: 'users:fly' })).code,
+        (await call(app, 'POST', '/api/v1/permissions/check', admin.cred, { permission: 'users:fly' })).code,
         'PERMISSION_NOT_FOUND',
       )
       t.equal(
         (
-          await call(app, admin.cred, 'POST', '/permissions/check', {
+          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
             permissions: ['users:read', 'ghosts:*'],
             mode: 'any',
           })
@@ -541,7 +575,7 @@ t.test('POST /permissions/check (checkPermission)', async (t) => {
 })
 
 t.test(
-  'a grant is visible to /permissions/check at once; the old token’s claims stay until refresh',
+  'grantPermission, checkPermission: a grant is visible to /permissions/check at once; the old token’s claims stay until refresh',
   async (t) => {
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -554,48 +588,55 @@ t.test(
     })
     t.equal(login.statusCode, 200)
     const old = { token: login.json().data.accessToken as string }
-    const before = await call(app, old, 'POST', '/permissions/check', { permission: 'users:read' })
+    const before = await call(app, 'POST', '/api/v1/permissions/check', old, { permission: 'users:read' })
     t.equal(before.data.allowed, false)
 
-    const grant = await call(app, admin.cred, 'POST', '/permissions/grant', {
+    const grant = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
       userId: user.id,
       permission: 'users:read',
     })
     t.equal(grant.status, 200)
 
-    const after = await call(app, old, 'POST', '/permissions/check', { permission: 'users:read' })
+    const after = await call(app, 'POST', '/api/v1/permissions/check', old, { permission: 'users:read' })
     t.equal(after.data.allowed, true, 'check reads the database: allowed at once, with the old token')
-    const viaAdmin = await call(app, admin.cred, 'POST', '/permissions/check', {
+    const viaAdmin = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
       permission: 'users:read',
       userId: user.id,
     })
     t.equal(viaAdmin.data.allowed, true)
-    const me = await call(app, old, 'GET', '/me')
+    const me = await call(app, 'GET', '/api/v1/me', old)
     t.ok(me.data.permissions.includes('users:read'), '/me reads the database too')
 
-    const claims = await call(app, old, 'POST', '/validate', {})
+    const claims = await call(app, 'POST', '/api/v1/validate', old, {})
     t.equal(claims.status, 200)
     t.notOk(claims.data.claims.permissions.includes('users:read'), 'the old token’s claims are as issued')
-    t.equal((await call(app, old, 'GET', '/users')).code, 'FORBIDDEN', 'endpoint access follows the claims')
+    t.equal(
+      (await call(app, 'GET', '/api/v1/users', old)).code,
+      'FORBIDDEN',
+      'endpoint access follows the claims',
+    )
 
-    const refreshed = await call(app, null, 'POST', '/refresh', {
+    const refreshed = await call(app, 'POST', '/api/v1/refresh', null, {
       refreshToken: login.json().data.refreshToken,
     })
     t.equal(refreshed.status, 200)
     const fresh = { token: refreshed.data.accessToken as string }
-    const newClaims = await call(app, fresh, 'POST', '/validate', {})
+    const newClaims = await call(app, 'POST', '/api/v1/validate', fresh, {})
     t.ok(newClaims.data.claims.permissions.includes('users:read'), 'a newly issued token carries the grant')
-    t.equal((await call(app, fresh, 'GET', '/users')).status, 200)
+    t.equal((await call(app, 'GET', '/api/v1/users', fresh)).status, 200)
 
-    const revoke = await call(app, admin.cred, 'POST', '/permissions/revoke', {
+    const revoke = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
       userId: user.id,
       permission: 'users:read',
     })
     t.equal(revoke.status, 200)
     t.equal(
-      (await call(app, fresh, 'POST', '/permissions/check', { permission: 'users:read' })).data.allowed,
+      (await call(app, 'POST', '/api/v1/permissions/check', fresh, { permission: 'users:read' })).data
+        .allowed,
       false,
     )
-    t.ok((await call(app, fresh, 'POST', '/validate', {})).data.claims.permissions.includes('users:read'))
+    t.ok(
+      (await call(app, 'POST', '/api/v1/validate', fresh, {})).data.claims.permissions.includes('users:read'),
+    )
   },
 )

@@ -1,28 +1,24 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, type TenantFx } from '../helpers/fixtures.js'
 import {
   auditRows,
-  call,
+  createTenant,
+  createUser,
   insertRole,
   keyCred,
+  platformTenant,
   roleByName,
-  userWithToken,
   UNKNOWN_ID,
-} from './rbac-helpers.js'
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
-
-async function platformTenant(): Promise<TenantFx> {
-  const p = await app.ctx.tenants.byCode(app.ctx.config.platformTenantCode)
-  if (!p) throw new Error('no platform tenant')
-  return { id: p.id, code: p.code }
-}
 
 const rowsFor = async (tenantId: string, action: 'ROLE_ASSIGN' | 'ROLE_REMOVE', userId: string | null) =>
   (await auditRows(app, tenantId, action)).filter((r) => r.user_id === userId)
 
-t.test('POST /roles/assign (assignRole)', async (t) => {
+t.test('assignRole: POST /roles/assign', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -32,11 +28,17 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
 
   t.test('200 by roleId and by roleName, {userId, roles}; a ROLE_ASSIGN success row each', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const byId = await call(app, admin.cred, 'POST', '/roles/assign', { userId: u.id, roleId: editorId })
+    const byId = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
+      userId: u.id,
+      roleId: editorId,
+    })
     t.equal(byId.status, 200)
     t.same(byId.data, { userId: u.id, roles: ['editor', 'user'] })
     const v = await createUser(app, tenant)
-    const byName = await call(app, admin.cred, 'POST', '/roles/assign', { userId: v.id, roleName: 'editor' })
+    const byName = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
+      userId: v.id,
+      roleName: 'editor',
+    })
     t.same(byName.data, { userId: v.id, roles: ['editor'] })
     for (const id of [u.id, v.id]) {
       const rows = await rowsFor(tenant.id, 'ROLE_ASSIGN', id)
@@ -53,7 +55,10 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
 
   t.test('200 no-op assigning a role the user already holds', async (t) => {
     const u = await createUser(app, tenant, { roles: ['editor'] })
-    const res = await call(app, admin.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'editor' })
+    const res = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
+      userId: u.id,
+      roleName: 'editor',
+    })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['editor'])
   })
@@ -67,7 +72,7 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
       { roleName: 'editor' },
     ]) {
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/assign', body)).code,
+        (await call(app, 'POST', '/api/v1/roles/assign', admin.cred, body)).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
@@ -78,7 +83,7 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['roles:revoke', 'users:read'])
     t.equal(
-      (await call(app, key, 'POST', '/roles/assign', { userId: u.id, roleName: 'user' })).code,
+      (await call(app, 'POST', '/api/v1/roles/assign', key, { userId: u.id, roleName: 'user' })).code,
       'FORBIDDEN',
     )
     t.equal((await rowsFor(tenant.id, 'ROLE_ASSIGN', u.id)).length, 0)
@@ -97,7 +102,7 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
         [{ userId: u.id, roleId: foreignRole }, 'ROLE_NOT_FOUND'],
       ]
       for (const [body, code] of cases) {
-        const res = await call(app, admin.cred, 'POST', '/roles/assign', body)
+        const res = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, body)
         t.equal(res.status, 404)
         t.equal(res.code, code, JSON.stringify(body))
       }
@@ -129,14 +134,17 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
     await insertRole(app, tenant, 'director', 31, ['users:read'])
     const lead = await userWithToken(app, tenant, { roles: ['lead'] })
     const u = await createUser(app, tenant)
-    const res = await call(app, lead.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'director' })
+    const res = await call(app, 'POST', '/api/v1/roles/assign', lead.cred, {
+      userId: u.id,
+      roleName: 'director',
+    })
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     const rows = await rowsFor(tenant.id, 'ROLE_ASSIGN', u.id)
     t.match(rows, [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION', metadata: { role: 'director' } },
     ])
-    const ok = await call(app, lead.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'lead' })
+    const ok = await call(app, 'POST', '/api/v1/roles/assign', lead.cred, { userId: u.id, roleName: 'lead' })
     t.equal(ok.status, 200, 'a role at its own level is fine')
   })
 
@@ -145,7 +153,10 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
     await insertRole(app, tenant, 'reader', 1, ['users:read'])
     const assigner = await userWithToken(app, tenant, { roles: ['assigner'] })
     const u = await createUser(app, tenant)
-    const res = await call(app, assigner.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'reader' })
+    const res = await call(app, 'POST', '/api/v1/roles/assign', assigner.cred, {
+      userId: u.id,
+      roleName: 'reader',
+    })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'ROLE_ASSIGN', u.id), [{ success: false }])
   })
@@ -158,11 +169,15 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
       const risingId = await insertRole(app, tenant, 'rising', 5, ['roles:assign', 'users:read'])
       const riser = await userWithToken(app, tenant, { roles: ['rising'] })
       t.equal(
-        (await call(app, riser.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'editor' })).code,
+        (await call(app, 'POST', '/api/v1/roles/assign', riser.cred, { userId: u.id, roleName: 'editor' }))
+          .code,
         'ROLE_HIERARCHY_VIOLATION',
       )
       await db.updateTable('roles').set({ level: 10 }).where('id', '=', risingId).execute()
-      const now = await call(app, riser.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'editor' })
+      const now = await call(app, 'POST', '/api/v1/roles/assign', riser.cred, {
+        userId: u.id,
+        roleName: 'editor',
+      })
       t.equal(now.status, 200, 'the same token, but the stored rank rose to 10')
       await insertRole(app, tenant, 'purger', 1, ['users:delete'])
       const del = await db
@@ -175,13 +190,15 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
         .values({ tenant_id: tenant.id, role_id: risingId, permission_id: del.id })
         .execute()
       t.equal(
-        (await call(app, riser.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'purger' })).code,
+        (await call(app, 'POST', '/api/v1/roles/assign', riser.cred, { userId: u.id, roleName: 'purger' }))
+          .code,
         'ROLE_HIERARCHY_VIOLATION',
         'the stored role now holds users:delete, the token does not',
       )
       const fresh = await userWithToken(app, tenant, { roles: ['rising'] })
       t.equal(
-        (await call(app, fresh.cred, 'POST', '/roles/assign', { userId: u.id, roleName: 'purger' })).status,
+        (await call(app, 'POST', '/api/v1/roles/assign', fresh.cred, { userId: u.id, roleName: 'purger' }))
+          .status,
         200,
       )
     },
@@ -190,18 +207,21 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
   t.test('Client Key: 403 when the target’s permissions are not all within its scopes', async (t) => {
     const key = await keyCred(app, tenant, ['roles:assign', 'users:read'])
     const strong = await createUser(app, tenant, { permissions: ['users:delete'] })
-    const res = await call(app, key, 'POST', '/roles/assign', { userId: strong.id, roleName: 'editor' })
+    const res = await call(app, 'POST', '/api/v1/roles/assign', key, {
+      userId: strong.id,
+      roleName: 'editor',
+    })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'ROLE_ASSIGN', strong.id), [
       { success: false, actor_type: 'client_key' },
     ])
     const weak = await createUser(app, tenant, { roles: ['user'] })
-    const ok = await call(app, key, 'POST', '/roles/assign', { userId: weak.id, roleName: 'editor' })
+    const ok = await call(app, 'POST', '/api/v1/roles/assign', key, { userId: weak.id, roleName: 'editor' })
     t.equal(ok.status, 200)
     const big = await insertRole(app, tenant, 'big', 0, ['roles:read'])
     t.ok(big)
     t.equal(
-      (await call(app, key, 'POST', '/roles/assign', { userId: weak.id, roleName: 'big' })).code,
+      (await call(app, 'POST', '/api/v1/roles/assign', key, { userId: weak.id, roleName: 'big' })).code,
       'ROLE_HIERARCHY_VIOLATION',
       'a role carrying a permission outside the key’s scopes',
     )
@@ -210,18 +230,21 @@ t.test('POST /roles/assign (assignRole)', async (t) => {
   t.test(
     'admin:* exempt: a platform admin assigns admin to a platform user; FORBIDDEN never applies there',
     async (t) => {
-      const platform = await platformTenant()
+      const platform = await platformTenant(app)
       const root = await userWithToken(app, platform, { roles: ['admin'] })
       await insertRole(app, platform, 'summit', 1000)
       const peer = await createUser(app, platform, { roles: ['admin'] })
-      const res = await call(app, root.cred, 'POST', '/roles/assign', { userId: peer.id, roleName: 'summit' })
+      const res = await call(app, 'POST', '/api/v1/roles/assign', root.cred, {
+        userId: peer.id,
+        roleName: 'summit',
+      })
       t.equal(res.status, 200)
       t.same(res.data.roles, ['admin', 'summit'])
     },
   )
 })
 
-t.test('POST /roles/remove (removeRole)', async (t) => {
+t.test('removeRole: POST /roles/remove', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -231,11 +254,14 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
 
   t.test('200 {userId, roles} by name and by id; a ROLE_REMOVE success row', async (t) => {
     const u = await createUser(app, tenant, { roles: ['editor', 'user'] })
-    const res = await call(app, admin.cred, 'POST', '/roles/remove', { userId: u.id, roleName: 'editor' })
+    const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+      userId: u.id,
+      roleName: 'editor',
+    })
     t.equal(res.status, 200)
     t.same(res.data, { userId: u.id, roles: ['user'] })
     const { id } = await roleByName(app, tenant.id, 'user')
-    const byId = await call(app, admin.cred, 'POST', '/roles/remove', { userId: u.id, roleId: id })
+    const byId = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: u.id, roleId: id })
     t.same(byId.data.roles, [])
     const rows = await rowsFor(tenant.id, 'ROLE_REMOVE', u.id)
     t.match(rows, [
@@ -246,19 +272,27 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
 
   t.test('200 no-op removing a role the user does not hold', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, admin.cred, 'POST', '/roles/remove', { userId: u.id, roleName: 'editor' })
+    const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+      userId: u.id,
+      roleName: 'editor',
+    })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['user'])
   })
 
   t.test('400 VALIDATION_ERROR for a body of the wrong shape', async (t) => {
     t.equal(
-      (await call(app, admin.cred, 'POST', '/roles/remove', { userId: UNKNOWN_ID })).code,
+      (await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: UNKNOWN_ID })).code,
       'VALIDATION_ERROR',
     )
     t.equal(
-      (await call(app, admin.cred, 'POST', '/roles/remove', { userId: UNKNOWN_ID, roleName: 'x', extra: 1 }))
-        .code,
+      (
+        await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+          userId: UNKNOWN_ID,
+          roleName: 'x',
+          extra: 1,
+        })
+      ).code,
       'VALIDATION_ERROR',
     )
   })
@@ -267,7 +301,7 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
     const key = await keyCred(app, tenant, ['roles:assign'])
     t.equal(
-      (await call(app, key, 'POST', '/roles/remove', { userId: u.id, roleName: 'user' })).code,
+      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: u.id, roleName: 'user' })).code,
       'FORBIDDEN',
     )
   })
@@ -278,20 +312,35 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
       const before = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).length
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/remove', { userId: foreignUser.id, roleName: 'user' }))
-          .code,
+        (
+          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+            userId: foreignUser.id,
+            roleName: 'user',
+          })
+        ).code,
         'USER_NOT_FOUND',
       )
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/remove', { userId: UNKNOWN_ID, roleName: 'user' })).code,
+        (
+          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+            userId: UNKNOWN_ID,
+            roleName: 'user',
+          })
+        ).code,
         'USER_NOT_FOUND',
       )
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/remove', { userId: u.id, roleId: foreignRole.id })).code,
+        (
+          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+            userId: u.id,
+            roleId: foreignRole.id,
+          })
+        ).code,
         'ROLE_NOT_FOUND',
       )
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/remove', { userId: u.id, roleName: 'ghost' })).code,
+        (await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: u.id, roleName: 'ghost' }))
+          .code,
         'ROLE_NOT_FOUND',
       )
       const rows = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).slice(before)
@@ -306,9 +355,9 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
       )
       const still = await call(
         app,
-        await keyCred(app, other, ['users:read']),
         'GET',
-        `/users/${foreignUser.id}`,
+        `/api/v1/users/${foreignUser.id}`,
+        await keyCred(app, other, ['users:read']),
       )
       t.same(still.data.roles, ['user'])
     },
@@ -318,7 +367,10 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
     'hierarchy: 403 removing a role from a peer, with a failure row; 200 from a user ranked below',
     async (t) => {
       const peer = await createUser(app, tenant, { roles: ['admin'] })
-      const res = await call(app, admin.cred, 'POST', '/roles/remove', { userId: peer.id, roleName: 'admin' })
+      const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+        userId: peer.id,
+        roleName: 'admin',
+      })
       t.equal(res.status, 403)
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
       t.match(await rowsFor(tenant.id, 'ROLE_REMOVE', peer.id), [
@@ -326,8 +378,12 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
       ])
       const below = await createUser(app, tenant, { roles: ['editor'] })
       t.equal(
-        (await call(app, admin.cred, 'POST', '/roles/remove', { userId: below.id, roleName: 'editor' }))
-          .status,
+        (
+          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
+            userId: below.id,
+            roleName: 'editor',
+          })
+        ).status,
         200,
       )
     },
@@ -336,7 +392,10 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
   t.test('hierarchy: a user may always remove its own roles', async (t) => {
     await insertRole(app, tenant, 'self-service', 3, ['roles:revoke'])
     const me = await userWithToken(app, tenant, { roles: ['self-service', 'editor'] })
-    const res = await call(app, me.cred, 'POST', '/roles/remove', { userId: me.id, roleName: 'editor' })
+    const res = await call(app, 'POST', '/api/v1/roles/remove', me.cred, {
+      userId: me.id,
+      roleName: 'editor',
+    })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['self-service'])
   })
@@ -345,7 +404,7 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
     const key = await keyCred(app, tenant, ['roles:revoke', 'users:read'])
     const beyond = await createUser(app, tenant, { roles: ['admin'] })
     t.equal(
-      (await call(app, key, 'POST', '/roles/remove', { userId: beyond.id, roleName: 'admin' })).code,
+      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: beyond.id, roleName: 'admin' })).code,
       'ROLE_HIERARCHY_VIOLATION',
     )
     t.match(await rowsFor(tenant.id, 'ROLE_REMOVE', beyond.id), [
@@ -353,16 +412,20 @@ t.test('POST /roles/remove (removeRole)', async (t) => {
     ])
     const within = await createUser(app, tenant, { roles: ['editor'] })
     t.equal(
-      (await call(app, key, 'POST', '/roles/remove', { userId: within.id, roleName: 'editor' })).status,
+      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: within.id, roleName: 'editor' }))
+        .status,
       200,
     )
   })
 
   t.test('admin:* exempt: a platform admin removes a role from a platform peer', async (t) => {
-    const platform = await platformTenant()
+    const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin', 'user'] })
-    const res = await call(app, root.cred, 'POST', '/roles/remove', { userId: peer.id, roleName: 'admin' })
+    const res = await call(app, 'POST', '/api/v1/roles/remove', root.cred, {
+      userId: peer.id,
+      roleName: 'admin',
+    })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['user'])
   })

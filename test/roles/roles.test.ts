@@ -1,15 +1,17 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, type TenantFx } from '../helpers/fixtures.js'
-import { call, insertRole, keyCred, roleByName, userWithToken, UNKNOWN_ID } from './rbac-helpers.js'
+import {
+  createTenant,
+  insertRole,
+  keyCred,
+  platformTenant,
+  roleByName,
+  UNKNOWN_ID,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
-
-async function platformTenant(): Promise<TenantFx> {
-  const p = await app.ctx.tenants.byCode(app.ctx.config.platformTenantCode)
-  if (!p) throw new Error('no platform tenant')
-  return { id: p.id, code: p.code }
-}
 
 /** A caller holding exactly these roles and grants, plus a fresh tenant. */
 async function tenantWithAdmin() {
@@ -18,98 +20,107 @@ async function tenantWithAdmin() {
   return { tenant, admin }
 }
 
-t.test('GET /roles, GET /roles/:id, GET /roles/:id/permissions', async (t) => {
-  const { tenant, admin } = await tenantWithAdmin()
-  const other = await createTenant(app)
-  const foreignRole = await insertRole(app, other, 'foreign', 1)
+t.test(
+  'listRoles, getRole, getRolePermissions: GET /roles, GET /roles/:id, GET /roles/:id/permissions',
+  async (t) => {
+    const { tenant, admin } = await tenantWithAdmin()
+    const other = await createTenant(app)
+    const foreignRole = await insertRole(app, other, 'foreign', 1)
 
-  t.test(
-    '200: the built-in roles of a new tenant; admin holds every permission but admin:*, tenants:create/delete',
-    async (t) => {
-      const res = await call(app, admin.cred, 'GET', '/roles')
-      t.equal(res.status, 200)
-      t.equal(res.data.total, 2)
-      const byName = Object.fromEntries(res.data.items.map((r: { name: string }) => [r.name, r]))
-      t.match(byName.admin, { level: 100, isSystem: true, tenantId: tenant.id })
-      t.match(byName.user, { level: 0, isSystem: true, permissions: [] })
-      const perms: string[] = byName.admin.permissions
-      for (const p of [
-        'users:read',
-        'users:*',
-        'roles:assign',
-        'client-keys:*',
-        'auth:logs',
-        'tenants:read',
-        'tenants:update',
-      ])
-        t.ok(perms.includes(p), p)
-      for (const p of ['admin:*', 'tenants:create', 'tenants:delete', 'tenants:*'])
-        t.notOk(perms.includes(p), p)
-    },
-  )
+    t.test(
+      'listRoles: 200 with the built-in roles of a new tenant; admin holds every permission but admin:*, tenants:create/delete',
+      async (t) => {
+        const res = await call(app, 'GET', '/api/v1/roles', admin.cred)
+        t.equal(res.status, 200)
+        t.equal(res.data.total, 2)
+        const byName = Object.fromEntries(res.data.items.map((r: { name: string }) => [r.name, r]))
+        t.match(byName.admin, { level: 100, isSystem: true, tenantId: tenant.id })
+        t.match(byName.user, { level: 0, isSystem: true, permissions: [] })
+        const perms: string[] = byName.admin.permissions
+        for (const p of [
+          'users:read',
+          'users:*',
+          'roles:assign',
+          'client-keys:*',
+          'auth:logs',
+          'tenants:read',
+          'tenants:update',
+        ])
+          t.ok(perms.includes(p), p)
+        for (const p of ['admin:*', 'tenants:create', 'tenants:delete', 'tenants:*'])
+          t.notOk(perms.includes(p), p)
+      },
+    )
 
-  t.test('200: in the platform tenant, admin holds admin:*', async (t) => {
-    const platform = await platformTenant()
-    const root = await userWithToken(app, platform, { roles: ['admin'] })
-    const res = await call(app, root.cred, 'GET', '/roles')
-    const adminRole = res.data.items.find((r: { name: string }) => r.name === 'admin')
-    t.same(adminRole.permissions, ['admin:*'])
-  })
+    t.test('listRoles: 200; in the platform tenant, admin holds admin:*', async (t) => {
+      const platform = await platformTenant(app)
+      const root = await userWithToken(app, platform, { roles: ['admin'] })
+      const res = await call(app, 'GET', '/api/v1/roles', root.cred)
+      const adminRole = res.data.items.find((r: { name: string }) => r.name === 'admin')
+      t.same(adminRole.permissions, ['admin:*'])
+    })
 
-  t.test('200: paging, and never another tenant’s roles', async (t) => {
-    await insertRole(app, tenant, 'editor', 10, ['users:read'])
-    const res = await call(app, admin.cred, 'GET', '/roles?limit=1')
-    t.equal(res.data.total, 3)
-    t.equal(res.data.items.length, 1)
-    t.equal(res.data.items[0].name, 'editor', 'newest first')
-    const all = await call(app, admin.cred, 'GET', '/roles?limit=100')
-    t.notOk(all.data.items.some((r: { name: string }) => r.name === 'foreign'))
-  })
+    t.test('listRoles: 200 with paging, and never another tenant’s roles', async (t) => {
+      await insertRole(app, tenant, 'editor', 10, ['users:read'])
+      const res = await call(app, 'GET', '/api/v1/roles?limit=1', admin.cred)
+      t.equal(res.data.total, 3)
+      t.equal(res.data.items.length, 1)
+      t.equal(res.data.items[0].name, 'editor', 'newest first')
+      const all = await call(app, 'GET', '/api/v1/roles?limit=100', admin.cred)
+      t.notOk(all.data.items.some((r: { name: string }) => r.name === 'foreign'))
+    })
 
-  t.test('200: one role and its permissions', async (t) => {
-    const id = await insertRole(app, tenant, 'viewer', 5, ['users:read', 'roles:read'])
-    const one = await call(app, admin.cred, 'GET', `/roles/${id}`)
-    t.equal(one.status, 200)
-    t.match(one.data, { id, name: 'viewer', level: 5, isSystem: false, description: null })
-    t.same(one.data.permissions, ['roles:read', 'users:read'])
-    const perms = await call(app, admin.cred, 'GET', `/roles/${id}/permissions`)
-    t.same(perms.data, { roleId: id, permissions: ['roles:read', 'users:read'] })
-  })
+    t.test('getRole, getRolePermissions: 200 with one role and its permissions', async (t) => {
+      const id = await insertRole(app, tenant, 'viewer', 5, ['users:read', 'roles:read'])
+      const one = await call(app, 'GET', `/api/v1/roles/${id}`, admin.cred)
+      t.equal(one.status, 200)
+      t.match(one.data, { id, name: 'viewer', level: 5, isSystem: false, description: null })
+      t.same(one.data.permissions, ['roles:read', 'users:read'])
+      const perms = await call(app, 'GET', `/api/v1/roles/${id}/permissions`, admin.cred)
+      t.same(perms.data, { roleId: id, permissions: ['roles:read', 'users:read'] })
+    })
 
-  t.test('400 VALIDATION_ERROR for a non-UUID id or limit above 100', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', '/roles/x')).code, 'VALIDATION_ERROR')
-    t.equal((await call(app, admin.cred, 'GET', '/roles/x/permissions')).code, 'VALIDATION_ERROR')
-    t.equal((await call(app, admin.cred, 'GET', '/roles?limit=500')).code, 'VALIDATION_ERROR')
-  })
+    t.test(
+      'getRole, getRolePermissions, listRoles: 400 VALIDATION_ERROR for a non-UUID id or limit above 100',
+      async (t) => {
+        t.equal((await call(app, 'GET', '/api/v1/roles/x', admin.cred)).code, 'VALIDATION_ERROR')
+        t.equal((await call(app, 'GET', '/api/v1/roles/x/permissions', admin.cred)).code, 'VALIDATION_ERROR')
+        t.equal((await call(app, 'GET', '/api/v1/roles?limit=500', admin.cred)).code, 'VALIDATION_ERROR')
+      },
+    )
 
-  t.test('403 FORBIDDEN without roles:read', async (t) => {
-    const key = await keyCred(app, tenant, ['users:read'])
-    const { id } = await roleByName(app, tenant.id, 'admin')
-    t.equal((await call(app, key, 'GET', '/roles')).code, 'FORBIDDEN')
-    t.equal((await call(app, key, 'GET', `/roles/${id}`)).code, 'FORBIDDEN')
-    t.equal((await call(app, key, 'GET', `/roles/${id}/permissions`)).code, 'FORBIDDEN')
-    const reader = await keyCred(app, tenant, ['roles:read'])
-    t.equal((await call(app, reader, 'GET', `/roles/${id}`)).status, 200)
-  })
+    t.test('listRoles, getRole, getRolePermissions: 403 FORBIDDEN without roles:read', async (t) => {
+      const key = await keyCred(app, tenant, ['users:read'])
+      const { id } = await roleByName(app, tenant.id, 'admin')
+      t.equal((await call(app, 'GET', '/api/v1/roles', key)).code, 'FORBIDDEN')
+      t.equal((await call(app, 'GET', `/api/v1/roles/${id}`, key)).code, 'FORBIDDEN')
+      t.equal((await call(app, 'GET', `/api/v1/roles/${id}/permissions`, key)).code, 'FORBIDDEN')
+      const reader = await keyCred(app, tenant, ['roles:read'])
+      t.equal((await call(app, 'GET', `/api/v1/roles/${id}`, reader)).status, 200)
+    })
 
-  t.test('404 ROLE_NOT_FOUND for an unknown id and another tenant’s role', async (t) => {
-    for (const id of [UNKNOWN_ID, foreignRole]) {
-      t.equal((await call(app, admin.cred, 'GET', `/roles/${id}`)).code, 'ROLE_NOT_FOUND')
-      const res = await call(app, admin.cred, 'GET', `/roles/${id}/permissions`)
-      t.equal(res.status, 404)
-      t.equal(res.code, 'ROLE_NOT_FOUND')
-    }
-  })
-})
+    t.test(
+      'getRole, getRolePermissions: 404 ROLE_NOT_FOUND for an unknown id and another tenant’s role',
+      async (t) => {
+        for (const id of [UNKNOWN_ID, foreignRole]) {
+          t.equal((await call(app, 'GET', `/api/v1/roles/${id}`, admin.cred)).code, 'ROLE_NOT_FOUND')
+          const res = await call(app, 'GET', `/api/v1/roles/${id}/permissions`, admin.cred)
+          t.equal(res.status, 404)
+          t.equal(res.code, 'ROLE_NOT_FOUND')
+        }
+      },
+    )
+  },
+)
 
-t.test('POST /roles (createRole)', async (t) => {
+t.test('createRole: POST /roles', async (t) => {
   const { tenant, admin } = await tenantWithAdmin()
   const other = await createTenant(app)
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  await call(app, otherAdmin.cred, 'POST', '/permissions', { name: 'reports:export' })
+  await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'reports:export' })
 
   t.test('201: a custom role with level, description and permissions (wildcards included)', async (t) => {
-    const res = await call(app, admin.cred, 'POST', '/roles', {
+    const res = await call(app, 'POST', '/api/v1/roles', admin.cred, {
       name: 'support',
       description: 'Helps users',
       level: 20,
@@ -124,7 +135,7 @@ t.test('POST /roles (createRole)', async (t) => {
       tenantId: tenant.id,
     })
     t.same(res.data.permissions, ['roles:*', 'users:read', 'users:update'])
-    const plain = await call(app, admin.cred, 'POST', '/roles', { name: 'bare' })
+    const plain = await call(app, 'POST', '/api/v1/roles', admin.cred, { name: 'bare' })
     t.match(plain.data, { level: 0, permissions: [], description: null })
   })
 
@@ -141,7 +152,7 @@ t.test('POST /roles (createRole)', async (t) => {
         { name: 'x', isSystem: true },
       ]) {
         t.equal(
-          (await call(app, admin.cred, 'POST', '/roles', body)).code,
+          (await call(app, 'POST', '/api/v1/roles', admin.cred, body)).code,
           'VALIDATION_ERROR',
           JSON.stringify(body),
         )
@@ -151,11 +162,14 @@ t.test('POST /roles (createRole)', async (t) => {
 
   t.test('403 FORBIDDEN without roles:create', async (t) => {
     const key = await keyCred(app, tenant, ['roles:read'])
-    t.equal((await call(app, key, 'POST', '/roles', { name: 'nope' })).code, 'FORBIDDEN')
+    t.equal((await call(app, 'POST', '/api/v1/roles', key, { name: 'nope' })).code, 'FORBIDDEN')
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant', async (t) => {
-    const res = await call(app, admin.cred, 'POST', '/roles', { name: 'super', permissions: ['admin:*'] })
+    const res = await call(app, 'POST', '/api/v1/roles', admin.cred, {
+      name: 'super',
+      permissions: ['admin:*'],
+    })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
   })
@@ -164,7 +178,7 @@ t.test('POST /roles (createRole)', async (t) => {
     '404 PERMISSION_NOT_FOUND for an unknown name, another tenant’s custom one, an unbacked wildcard',
     async (t) => {
       for (const p of ['users:fly', 'reports:export', 'reports:*']) {
-        const res = await call(app, admin.cred, 'POST', '/roles', { name: `r-${p}`, permissions: [p] })
+        const res = await call(app, 'POST', '/api/v1/roles', admin.cred, { name: `r-${p}`, permissions: [p] })
         t.equal(res.status, 404, p)
         t.equal(res.code, 'PERMISSION_NOT_FOUND', p)
       }
@@ -174,12 +188,15 @@ t.test('POST /roles (createRole)', async (t) => {
   t.test(
     '409 ROLE_ALREADY_EXISTS for a taken name (built-in included); another tenant’s name is free',
     async (t) => {
-      t.equal((await call(app, admin.cred, 'POST', '/roles', { name: 'admin' })).code, 'ROLE_ALREADY_EXISTS')
-      await call(app, admin.cred, 'POST', '/roles', { name: 'twice' })
-      const res = await call(app, admin.cred, 'POST', '/roles', { name: 'twice' })
+      t.equal(
+        (await call(app, 'POST', '/api/v1/roles', admin.cred, { name: 'admin' })).code,
+        'ROLE_ALREADY_EXISTS',
+      )
+      await call(app, 'POST', '/api/v1/roles', admin.cred, { name: 'twice' })
+      const res = await call(app, 'POST', '/api/v1/roles', admin.cred, { name: 'twice' })
       t.equal(res.status, 409)
       t.equal(res.code, 'ROLE_ALREADY_EXISTS')
-      t.equal((await call(app, otherAdmin.cred, 'POST', '/roles', { name: 'twice' })).status, 201)
+      t.equal((await call(app, 'POST', '/api/v1/roles', otherAdmin.cred, { name: 'twice' })).status, 201)
     },
   )
 
@@ -187,15 +204,15 @@ t.test('POST /roles (createRole)', async (t) => {
     const managerRole = await insertRole(app, tenant, 'manager', 50, ['roles:create', 'users:read'])
     t.ok(managerRole)
     const manager = await userWithToken(app, tenant, { roles: ['manager'] })
-    const above = await call(app, manager.cred, 'POST', '/roles', { name: 'boss', level: 51 })
+    const above = await call(app, 'POST', '/api/v1/roles', manager.cred, { name: 'boss', level: 51 })
     t.equal(above.status, 403)
     t.equal(above.code, 'ROLE_HIERARCHY_VIOLATION')
-    const lacks = await call(app, manager.cred, 'POST', '/roles', {
+    const lacks = await call(app, 'POST', '/api/v1/roles', manager.cred, {
       name: 'deleter',
       permissions: ['users:delete'],
     })
     t.equal(lacks.code, 'ROLE_HIERARCHY_VIOLATION')
-    const ok = await call(app, manager.cred, 'POST', '/roles', {
+    const ok = await call(app, 'POST', '/api/v1/roles', manager.cred, {
       name: 'peer',
       level: 50,
       permissions: ['users:read'],
@@ -206,17 +223,21 @@ t.test('POST /roles (createRole)', async (t) => {
   t.test('hierarchy for a Client Key: containment in its scopes, no rank', async (t) => {
     const key = await keyCred(app, tenant, ['roles:create', 'users:read'])
     t.equal(
-      (await call(app, key, 'POST', '/roles', { name: 'k1', permissions: ['users:update'] })).code,
+      (await call(app, 'POST', '/api/v1/roles', key, { name: 'k1', permissions: ['users:update'] })).code,
       'ROLE_HIERARCHY_VIOLATION',
     )
-    const ok = await call(app, key, 'POST', '/roles', { name: 'k2', level: 900, permissions: ['users:read'] })
+    const ok = await call(app, 'POST', '/api/v1/roles', key, {
+      name: 'k2',
+      level: 900,
+      permissions: ['users:read'],
+    })
     t.equal(ok.status, 201)
   })
 
   t.test('admin:* exempt: a platform admin creates a role with admin:* above its own level', async (t) => {
-    const platform = await platformTenant()
+    const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
-    const res = await call(app, root.cred, 'POST', '/roles', {
+    const res = await call(app, 'POST', '/api/v1/roles', root.cred, {
       name: 'operators',
       level: 1000,
       permissions: ['admin:*'],
@@ -226,27 +247,27 @@ t.test('POST /roles (createRole)', async (t) => {
   })
 })
 
-t.test('PATCH /roles/:id (updateRole)', async (t) => {
+t.test('updateRole: PATCH /roles/:id', async (t) => {
   const { tenant, admin } = await tenantWithAdmin()
   const other = await createTenant(app)
   const foreignRole = await insertRole(app, other, 'foreign', 1)
 
   t.test('200: name, description and level change; updatedAt moves', async (t) => {
     const id = await insertRole(app, tenant, 'old-name', 1, ['users:read'])
-    const res = await call(app, admin.cred, 'PATCH', `/roles/${id}`, {
+    const res = await call(app, 'PATCH', `/api/v1/roles/${id}`, admin.cred, {
       name: 'new-name',
       description: 'd',
       level: 7,
     })
     t.equal(res.status, 200)
     t.match(res.data, { id, name: 'new-name', description: 'd', level: 7, permissions: ['users:read'] })
-    const cleared = await call(app, admin.cred, 'PATCH', `/roles/${id}`, { description: null })
+    const cleared = await call(app, 'PATCH', `/api/v1/roles/${id}`, admin.cred, { description: null })
     t.equal(cleared.data.description, null)
   })
 
   t.test('200: a built-in role’s description may change', async (t) => {
     const { id } = await roleByName(app, tenant.id, 'user')
-    const res = await call(app, admin.cred, 'PATCH', `/roles/${id}`, {
+    const res = await call(app, 'PATCH', `/api/v1/roles/${id}`, admin.cred, {
       description: 'Everyone',
       name: 'user',
     })
@@ -258,7 +279,7 @@ t.test('PATCH /roles/:id (updateRole)', async (t) => {
     const id = await insertRole(app, tenant, 'v1', 1)
     for (const body of [{}, { permissions: [] }, { level: 2000 }, { level: '5' }]) {
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/roles/${id}`, body)).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${id}`, admin.cred, body)).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
@@ -268,15 +289,15 @@ t.test('PATCH /roles/:id (updateRole)', async (t) => {
   t.test('403 FORBIDDEN without roles:update', async (t) => {
     const id = await insertRole(app, tenant, 'v2', 1)
     const key = await keyCred(app, tenant, ['roles:read', 'roles:create'])
-    t.equal((await call(app, key, 'PATCH', `/roles/${id}`, { level: 2 })).code, 'FORBIDDEN')
+    t.equal((await call(app, 'PATCH', `/api/v1/roles/${id}`, key, { level: 2 })).code, 'FORBIDDEN')
   })
 
   t.test('404 ROLE_NOT_FOUND for an unknown id and another tenant’s role (unchanged)', async (t) => {
     t.equal(
-      (await call(app, admin.cred, 'PATCH', `/roles/${UNKNOWN_ID}`, { level: 2 })).code,
+      (await call(app, 'PATCH', `/api/v1/roles/${UNKNOWN_ID}`, admin.cred, { level: 2 })).code,
       'ROLE_NOT_FOUND',
     )
-    const res = await call(app, admin.cred, 'PATCH', `/roles/${foreignRole}`, { level: 2 })
+    const res = await call(app, 'PATCH', `/api/v1/roles/${foreignRole}`, admin.cred, { level: 2 })
     t.equal(res.status, 404)
     t.equal(res.code, 'ROLE_NOT_FOUND')
     t.equal((await roleByName(app, other.id, 'foreign')).level, 1)
@@ -286,17 +307,17 @@ t.test('PATCH /roles/:id (updateRole)', async (t) => {
     '409: ROLE_ALREADY_EXISTS for a taken name; SYSTEM_RESOURCE_PROTECTED renaming or re-levelling a built-in',
     async (t) => {
       const id = await insertRole(app, tenant, 'v3', 1)
-      const taken = await call(app, admin.cred, 'PATCH', `/roles/${id}`, { name: 'admin' })
+      const taken = await call(app, 'PATCH', `/api/v1/roles/${id}`, admin.cred, { name: 'admin' })
       t.equal(taken.status, 409)
       t.equal(taken.code, 'ROLE_ALREADY_EXISTS')
       const adminRole = await roleByName(app, tenant.id, 'admin')
       const userRole = await roleByName(app, tenant.id, 'user')
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/roles/${adminRole.id}`, { name: 'boss' })).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${adminRole.id}`, admin.cred, { name: 'boss' })).code,
         'SYSTEM_RESOURCE_PROTECTED',
       )
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/roles/${userRole.id}`, { level: 5 })).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${userRole.id}`, admin.cred, { level: 5 })).code,
         'SYSTEM_RESOURCE_PROTECTED',
       )
       t.equal((await roleByName(app, tenant.id, 'admin')).name, 'admin')
@@ -310,25 +331,25 @@ t.test('PATCH /roles/:id (updateRole)', async (t) => {
       const editor = await userWithToken(app, tenant, { roles: ['editor-boss'] })
       const high = await insertRole(app, tenant, 'high', 60)
       t.equal(
-        (await call(app, editor.cred, 'PATCH', `/roles/${high}`, { description: 'x' })).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${high}`, editor.cred, { description: 'x' })).code,
         'ROLE_HIERARCHY_VIOLATION',
       )
       const low = await insertRole(app, tenant, 'low', 10, ['users:read'])
       t.equal(
-        (await call(app, editor.cred, 'PATCH', `/roles/${low}`, { level: 41 })).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${low}`, editor.cred, { level: 41 })).code,
         'ROLE_HIERARCHY_VIOLATION',
       )
-      t.equal((await call(app, editor.cred, 'PATCH', `/roles/${low}`, { level: 40 })).status, 200)
+      t.equal((await call(app, 'PATCH', `/api/v1/roles/${low}`, editor.cred, { level: 40 })).status, 200)
       const rich = await insertRole(app, tenant, 'rich', 5, ['users:delete'])
       t.equal(
-        (await call(app, editor.cred, 'PATCH', `/roles/${rich}`, { description: 'y' })).code,
+        (await call(app, 'PATCH', `/api/v1/roles/${rich}`, editor.cred, { description: 'y' })).code,
         'ROLE_HIERARCHY_VIOLATION',
       )
     },
   )
 })
 
-t.test('DELETE /roles/:id (deleteRole)', async (t) => {
+t.test('deleteRole: DELETE /roles/:id', async (t) => {
   const { tenant, admin } = await tenantWithAdmin()
   const other = await createTenant(app)
   const foreignRole = await insertRole(app, other, 'foreign', 1)
@@ -336,34 +357,34 @@ t.test('DELETE /roles/:id (deleteRole)', async (t) => {
   t.test('200 {id, deleted}: the role and its assignments go', async (t) => {
     const id = await insertRole(app, tenant, 'temp', 1, ['users:read'])
     const holder = await userWithToken(app, tenant, { roles: ['temp', 'user'] })
-    const res = await call(app, admin.cred, 'DELETE', `/roles/${id}`)
+    const res = await call(app, 'DELETE', `/api/v1/roles/${id}`, admin.cred)
     t.equal(res.status, 200)
     t.same(res.data, { id, deleted: true })
-    const user = await call(app, admin.cred, 'GET', `/users/${holder.id}`)
+    const user = await call(app, 'GET', `/api/v1/users/${holder.id}`, admin.cred)
     t.same(user.data.roles, ['user'])
-    t.equal((await call(app, admin.cred, 'GET', `/roles/${id}`)).code, 'ROLE_NOT_FOUND')
+    t.equal((await call(app, 'GET', `/api/v1/roles/${id}`, admin.cred)).code, 'ROLE_NOT_FOUND')
   })
 
   t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
-    t.equal((await call(app, admin.cred, 'DELETE', '/roles/abc')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'DELETE', '/api/v1/roles/abc', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('403 FORBIDDEN without roles:delete', async (t) => {
     const id = await insertRole(app, tenant, 'keep', 1)
     const key = await keyCred(app, tenant, ['roles:update'])
-    t.equal((await call(app, key, 'DELETE', `/roles/${id}`)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'DELETE', `/api/v1/roles/${id}`, key)).code, 'FORBIDDEN')
   })
 
   t.test('404 ROLE_NOT_FOUND for an unknown id and another tenant’s role (which survives)', async (t) => {
-    t.equal((await call(app, admin.cred, 'DELETE', `/roles/${UNKNOWN_ID}`)).code, 'ROLE_NOT_FOUND')
-    t.equal((await call(app, admin.cred, 'DELETE', `/roles/${foreignRole}`)).code, 'ROLE_NOT_FOUND')
+    t.equal((await call(app, 'DELETE', `/api/v1/roles/${UNKNOWN_ID}`, admin.cred)).code, 'ROLE_NOT_FOUND')
+    t.equal((await call(app, 'DELETE', `/api/v1/roles/${foreignRole}`, admin.cred)).code, 'ROLE_NOT_FOUND')
     t.ok(await roleByName(app, other.id, 'foreign'))
   })
 
   t.test('409 SYSTEM_RESOURCE_PROTECTED for admin and user', async (t) => {
     for (const name of ['admin', 'user']) {
       const { id } = await roleByName(app, tenant.id, name)
-      const res = await call(app, admin.cred, 'DELETE', `/roles/${id}`)
+      const res = await call(app, 'DELETE', `/api/v1/roles/${id}`, admin.cred)
       t.equal(res.status, 409)
       t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
     }
@@ -373,115 +394,141 @@ t.test('DELETE /roles/:id (deleteRole)', async (t) => {
     await insertRole(app, tenant, 'deleter', 30, ['roles:delete'])
     const deleter = await userWithToken(app, tenant, { roles: ['deleter'] })
     const high = await insertRole(app, tenant, 'higher', 31)
-    t.equal((await call(app, deleter.cred, 'DELETE', `/roles/${high}`)).code, 'ROLE_HIERARCHY_VIOLATION')
+    t.equal(
+      (await call(app, 'DELETE', `/api/v1/roles/${high}`, deleter.cred)).code,
+      'ROLE_HIERARCHY_VIOLATION',
+    )
     const low = await insertRole(app, tenant, 'lower', 30)
-    t.equal((await call(app, deleter.cred, 'DELETE', `/roles/${low}`)).status, 200)
+    t.equal((await call(app, 'DELETE', `/api/v1/roles/${low}`, deleter.cred)).status, 200)
   })
 })
 
-t.test('POST and DELETE /roles/:id/permissions', async (t) => {
+t.test('addRolePermissions, removeRolePermissions: POST and DELETE /roles/:id/permissions', async (t) => {
   const { tenant, admin: creator } = await tenantWithAdmin()
   const other = await createTenant(app)
   const foreignRole = await insertRole(app, other, 'foreign', 1)
-  await call(app, creator.cred, 'POST', '/permissions', { name: 'invoices:approve' })
+  await call(app, 'POST', '/api/v1/permissions', creator.cred, { name: 'invoices:approve' })
   // Why a new token: containment uses the claims as issued, and the creator's predate invoices:approve.
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
 
-  t.test('200: adds (keeping what it has) and removes permissions; returns the role', async (t) => {
-    const id = await insertRole(app, tenant, 'clerk', 5, ['users:read'])
-    const add = await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, {
-      permissions: ['users:read', 'invoices:approve', 'invoices:*'],
-    })
-    t.equal(add.status, 200)
-    t.same(add.data.permissions, ['invoices:*', 'invoices:approve', 'users:read'])
-    const del = await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, {
-      permissions: ['invoices:*', 'roles:read'],
-    })
-    t.equal(del.status, 200)
-    t.same(del.data.permissions, ['invoices:approve', 'users:read'], 'one it did not have is ignored')
-    t.same(
-      (await call(app, admin.cred, 'GET', `/roles/${id}/permissions`)).data.permissions,
-      del.data.permissions,
-    )
-  })
+  t.test(
+    'addRolePermissions, removeRolePermissions: 200, adds (keeping what it has) and removes permissions; returns the role',
+    async (t) => {
+      const id = await insertRole(app, tenant, 'clerk', 5, ['users:read'])
+      const add = await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, {
+        permissions: ['users:read', 'invoices:approve', 'invoices:*'],
+      })
+      t.equal(add.status, 200)
+      t.same(add.data.permissions, ['invoices:*', 'invoices:approve', 'users:read'])
+      const del = await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, {
+        permissions: ['invoices:*', 'roles:read'],
+      })
+      t.equal(del.status, 200)
+      t.same(del.data.permissions, ['invoices:approve', 'users:read'], 'one it did not have is ignored')
+      t.same(
+        (await call(app, 'GET', `/api/v1/roles/${id}/permissions`, admin.cred)).data.permissions,
+        del.data.permissions,
+      )
+    },
+  )
 
-  t.test('200: adding to the built-in admin changes nothing; 409 removing from it', async (t) => {
-    const { id } = await roleByName(app, tenant.id, 'admin')
-    const before = (await call(app, admin.cred, 'GET', `/roles/${id}`)).data.permissions
-    const add = await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, {
-      permissions: ['users:read'],
-    })
-    t.equal(add.status, 200)
-    t.same(add.data.permissions, before)
-    const del = await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, {
-      permissions: ['users:read'],
-    })
-    t.equal(del.status, 409)
-    t.equal(del.code, 'SYSTEM_RESOURCE_PROTECTED')
-  })
+  t.test(
+    'addRolePermissions, removeRolePermissions: 200 adding to the built-in admin changes nothing; 409 removing from it',
+    async (t) => {
+      const { id } = await roleByName(app, tenant.id, 'admin')
+      const before = (await call(app, 'GET', `/api/v1/roles/${id}`, admin.cred)).data.permissions
+      const add = await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, {
+        permissions: ['users:read'],
+      })
+      t.equal(add.status, 200)
+      t.same(add.data.permissions, before)
+      const del = await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, {
+        permissions: ['users:read'],
+      })
+      t.equal(del.status, 409)
+      t.equal(del.code, 'SYSTEM_RESOURCE_PROTECTED')
+    },
+  )
 
-  t.test('200: the built-in user role can be given permissions', async (t) => {
+  t.test('addRolePermissions: 200, the built-in user role can be given permissions', async (t) => {
     const { id } = await roleByName(app, tenant.id, 'user')
-    const res = await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, {
+    const res = await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, {
       permissions: ['users:read'],
     })
     t.same(res.data.permissions, ['users:read'])
-    await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, { permissions: ['users:read'] })
-  })
-
-  t.test('400 VALIDATION_ERROR for an empty list, a bad name, a missing body', async (t) => {
-    const id = await insertRole(app, tenant, 'v', 1)
-    for (const body of [{ permissions: [] }, { permissions: ['nocolon'] }, {}]) {
-      t.equal(
-        (await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, body)).code,
-        'VALIDATION_ERROR',
-      )
-      t.equal(
-        (await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, body)).code,
-        'VALIDATION_ERROR',
-      )
-    }
-  })
-
-  t.test('403 FORBIDDEN without roles:update; and for admin:* outside the platform tenant', async (t) => {
-    const id = await insertRole(app, tenant, 'w', 1)
-    const key = await keyCred(app, tenant, ['roles:read'])
-    t.equal(
-      (await call(app, key, 'POST', `/roles/${id}/permissions`, { permissions: ['users:read'] })).code,
-      'FORBIDDEN',
-    )
-    t.equal(
-      (await call(app, key, 'DELETE', `/roles/${id}/permissions`, { permissions: ['users:read'] })).code,
-      'FORBIDDEN',
-    )
-    const res = await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, { permissions: ['admin:*'] })
-    t.equal(res.status, 403)
-    t.equal(res.code, 'FORBIDDEN')
+    await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, { permissions: ['users:read'] })
   })
 
   t.test(
-    '404: ROLE_NOT_FOUND for unknown and cross-tenant roles; PERMISSION_NOT_FOUND for unknown names',
+    'addRolePermissions, removeRolePermissions: 400 VALIDATION_ERROR for an empty list, a bad name, a missing body',
+    async (t) => {
+      const id = await insertRole(app, tenant, 'v', 1)
+      for (const body of [{ permissions: [] }, { permissions: ['nocolon'] }, {}]) {
+        t.equal(
+          (await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, body)).code,
+          'VALIDATION_ERROR',
+        )
+        t.equal(
+          (await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, body)).code,
+          'VALIDATION_ERROR',
+        )
+      }
+    },
+  )
+
+  t.test(
+    'addRolePermissions, removeRolePermissions: 403 FORBIDDEN without roles:update; and for admin:* outside the platform tenant',
+    async (t) => {
+      const id = await insertRole(app, tenant, 'w', 1)
+      const key = await keyCred(app, tenant, ['roles:read'])
+      t.equal(
+        (await call(app, 'POST', `/api/v1/roles/${id}/permissions`, key, { permissions: ['users:read'] }))
+          .code,
+        'FORBIDDEN',
+      )
+      t.equal(
+        (await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, key, { permissions: ['users:read'] }))
+          .code,
+        'FORBIDDEN',
+      )
+      const res = await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, {
+        permissions: ['admin:*'],
+      })
+      t.equal(res.status, 403)
+      t.equal(res.code, 'FORBIDDEN')
+    },
+  )
+
+  t.test(
+    'addRolePermissions, removeRolePermissions: 404 ROLE_NOT_FOUND for unknown and cross-tenant roles; PERMISSION_NOT_FOUND for unknown names',
     async (t) => {
       for (const id of [UNKNOWN_ID, foreignRole]) {
         t.equal(
-          (await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, { permissions: ['users:read'] }))
-            .code,
+          (
+            await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, {
+              permissions: ['users:read'],
+            })
+          ).code,
           'ROLE_NOT_FOUND',
         )
         t.equal(
-          (await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, { permissions: ['users:read'] }))
-            .code,
+          (
+            await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, {
+              permissions: ['users:read'],
+            })
+          ).code,
           'ROLE_NOT_FOUND',
         )
       }
       const id = await insertRole(app, tenant, 'x', 1)
       for (const p of ['users:fly', 'ghosts:*']) {
         t.equal(
-          (await call(app, admin.cred, 'POST', `/roles/${id}/permissions`, { permissions: [p] })).code,
+          (await call(app, 'POST', `/api/v1/roles/${id}/permissions`, admin.cred, { permissions: [p] })).code,
           'PERMISSION_NOT_FOUND',
         )
         t.equal(
-          (await call(app, admin.cred, 'DELETE', `/roles/${id}/permissions`, { permissions: [p] })).code,
+          (await call(app, 'DELETE', `/api/v1/roles/${id}/permissions`, admin.cred, { permissions: [p] }))
+            .code,
           'PERMISSION_NOT_FOUND',
         )
       }
@@ -489,18 +536,18 @@ t.test('POST and DELETE /roles/:id/permissions', async (t) => {
   )
 
   t.test(
-    'hierarchy: a permission the caller lacks, a role above its level; a key beyond its scopes',
+    'addRolePermissions, removeRolePermissions: hierarchy, a permission the caller lacks, a role above its level; a key beyond its scopes',
     async (t) => {
       await insertRole(app, tenant, 'role-editor', 20, ['roles:update', 'users:read', 'users:update'])
       const editor = await userWithToken(app, tenant, { roles: ['role-editor'] })
       const mine = await insertRole(app, tenant, 'mine', 10, ['users:read'])
-      const lacks = await call(app, editor.cred, 'POST', `/roles/${mine}/permissions`, {
+      const lacks = await call(app, 'POST', `/api/v1/roles/${mine}/permissions`, editor.cred, {
         permissions: ['users:delete'],
       })
       t.equal(lacks.code, 'ROLE_HIERARCHY_VIOLATION')
       t.equal(
         (
-          await call(app, editor.cred, 'POST', `/roles/${mine}/permissions`, {
+          await call(app, 'POST', `/api/v1/roles/${mine}/permissions`, editor.cred, {
             permissions: ['users:update'],
           })
         ).status,
@@ -508,14 +555,17 @@ t.test('POST and DELETE /roles/:id/permissions', async (t) => {
       )
       const above = await insertRole(app, tenant, 'above', 21)
       t.equal(
-        (await call(app, editor.cred, 'POST', `/roles/${above}/permissions`, { permissions: ['users:read'] }))
-          .code,
+        (
+          await call(app, 'POST', `/api/v1/roles/${above}/permissions`, editor.cred, {
+            permissions: ['users:read'],
+          })
+        ).code,
         'ROLE_HIERARCHY_VIOLATION',
       )
       const keeps = await insertRole(app, tenant, 'keeps', 1, ['users:read', 'users:delete'])
       t.equal(
         (
-          await call(app, editor.cred, 'DELETE', `/roles/${keeps}/permissions`, {
+          await call(app, 'DELETE', `/api/v1/roles/${keeps}/permissions`, editor.cred, {
             permissions: ['users:read'],
           })
         ).code,
@@ -524,7 +574,8 @@ t.test('POST and DELETE /roles/:id/permissions', async (t) => {
       )
       const key = await keyCred(app, tenant, ['roles:update', 'users:read'])
       t.equal(
-        (await call(app, key, 'POST', `/roles/${mine}/permissions`, { permissions: ['users:read'] })).code,
+        (await call(app, 'POST', `/api/v1/roles/${mine}/permissions`, key, { permissions: ['users:read'] }))
+          .code,
         'ROLE_HIERARCHY_VIOLATION',
         'the role holds users:update, outside the key’s scopes',
       )

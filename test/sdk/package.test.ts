@@ -124,7 +124,7 @@ export async function mistakes(): Promise<void> {
   await tessera.GET('/api/v1/auth-logs', { params: { query: { acton: 'LOGIN' } } }) // error: misspelt query parameter
   const me = await tessera.GET('/api/v1/me')
   console.log(me.emial) // error: misspelt response property
-  const code: ErrorCode = 'NOT_A_CODE' // error: not an error code of the contract
+  const code: ErrorCode = 'NOT_A_CODE' // error: not an error code of the document
   console.log(code)
 }
 `

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 
-t.test('health answers on both paths with the database status', async (t) => {
+t.test('getHealth, getHealthRoot: health answers on both paths with the database status', async (t) => {
   const app = await buildTestApp(t)
   for (const url of ['/api/v1/health', '/health']) {
     const res = await app.inject({ method: 'GET', url })
@@ -21,7 +21,7 @@ t.test('health answers on both paths with the database status', async (t) => {
   }
 })
 
-t.test('503 SERVICE_UNAVAILABLE with component statuses when the database is down', async (t) => {
+t.test('getHealth: 503 SERVICE_UNAVAILABLE with component statuses when the database is down', async (t) => {
   const app = await buildTestApp(t)
   const ctx = app.ctx as { pingMain: () => Promise<number> }
   const original = ctx.pingMain

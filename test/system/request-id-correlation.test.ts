@@ -3,7 +3,7 @@ import { buildTestApp } from '../helpers/app.js'
 import type { TapTest } from '../helpers/db.js'
 import { createKey, createTenant, createUser, freshIp, PASSWORD, tokenFor } from '../helpers/fixtures.js'
 
-// Correlation (contract section 17): audit rows carry the request's X-Request-Id as `request_id`, Client
+// Correlation (docs/decisions.md D7): audit rows carry the request's X-Request-Id as `request_id`, Client
 // Key usage rows as `requestId`; the id is the caller's when well-formed, else the one in the response.
 
 const app = await buildTestApp(t)

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createKey, createTenant } from '../helpers/fixtures.js'
-import { call, login, platformKey, platformTenant, userWithToken } from './support.js'
+import { createKey, createTenant, platformKey, platformTenant, userWithToken } from '../helpers/fixtures.js'
+import { call, login } from '../helpers/call.js'
 
 const code = () => `c-${randomUUID().slice(0, 8)}`
 
-t.test('POST /tenants', async (t) => {
+t.test('createTenant: POST /tenants', async (t) => {
   const app = await buildTestApp(t)
 
   await t.test('201 with built-in roles, merged auth_config and a first admin who can log in', async (t) => {
     const c = code()
-    const res = await call(app, 'POST', '/tenants', platformKey, {
+    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: c,
       name: 'Acme',
       auth_config: {
@@ -40,13 +40,13 @@ t.test('POST /tenants', async (t) => {
     const ok = await login(app, c, 'boss', 'correct-horse-battery')
     t.equal(ok.status, 200)
     t.equal(ok.body.data.user.id, d.adminUserId)
-    const me = await call(app, 'GET', '/me', { token: ok.body.data.accessToken })
+    const me = await call(app, 'GET', '/api/v1/me', { token: ok.body.data.accessToken })
     t.same(me.body.data.roles, ['admin'])
     t.equal(me.body.data.email, 'boss@acme.test')
   })
 
   await t.test('201 without admin has no adminUserId; status INACTIVE is kept', async (t) => {
-    const res = await call(app, 'POST', '/tenants', platformKey, {
+    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: code(),
       name: 'Quiet',
       status: 'INACTIVE',
@@ -57,7 +57,7 @@ t.test('POST /tenants', async (t) => {
   })
 
   await t.test('201 with rateLimits from a platform principal', async (t) => {
-    const res = await call(app, 'POST', '/tenants', platformKey, {
+    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: code(),
       name: 'Busy',
       auth_config: { rateLimits: { requestsPerMinute: 500 } },
@@ -68,8 +68,8 @@ t.test('POST /tenants', async (t) => {
 
   await t.test('409 TENANT_ALREADY_EXISTS for a taken code', async (t) => {
     const c = code()
-    t.equal((await call(app, 'POST', '/tenants', platformKey, { code: c, name: 'One' })).status, 201)
-    const again = await call(app, 'POST', '/tenants', platformKey, {
+    t.equal((await call(app, 'POST', '/api/v1/tenants', platformKey, { code: c, name: 'One' })).status, 201)
+    const again = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: c,
       name: 'Two',
       admin: { email: 'a@b.test', password: 'correct-horse-battery' },
@@ -82,7 +82,7 @@ t.test('POST /tenants', async (t) => {
     '400 PASSWORD_POLICY_VIOLATION with the failed rules, checked against the new policy',
     async (t) => {
       const c = code()
-      const res = await call(app, 'POST', '/tenants', platformKey, {
+      const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
         code: c,
         name: 'Strict',
         auth_config: { passwordPolicy: { minLength: 16, requireDigit: true } },
@@ -96,7 +96,7 @@ t.test('POST /tenants', async (t) => {
   )
 
   await t.test('400 VALIDATION_ERROR when the admin has no identifier of an enabled kind', async (t) => {
-    const res = await call(app, 'POST', '/tenants', platformKey, {
+    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: code(),
       name: 'Emails only',
       admin: { username: 'boss', password: 'correct-horse-battery' },
@@ -113,7 +113,7 @@ t.test('POST /tenants', async (t) => {
         { code: code(), name: 'x', extra: true },
         { code: code(), name: 'x', auth_config: { accessTokenExpiresIn: 30 } },
       ]) {
-        const res = await call(app, 'POST', '/tenants', platformKey, body)
+        const res = await call(app, 'POST', '/api/v1/tenants', platformKey, body)
         t.equal(res.status, 400, JSON.stringify(body))
         t.equal(res.body.code, 'VALIDATION_ERROR')
       }
@@ -122,8 +122,8 @@ t.test('POST /tenants', async (t) => {
 
   await t.test('403 FORBIDDEN for a tenant admin (no tenants:create)', async (t) => {
     const tenant = await createTenant(app)
-    const { as } = await userWithToken(app, tenant)
-    const res = await call(app, 'POST', '/tenants', as, { code: code(), name: 'x' })
+    const { cred: as } = await userWithToken(app, tenant, { roles: ['admin'] })
+    const res = await call(app, 'POST', '/api/v1/tenants', as, { code: code(), name: 'x' })
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
@@ -131,131 +131,140 @@ t.test('POST /tenants', async (t) => {
   await t.test('403 FORBIDDEN for a non-platform principal holding tenants:create', async (t) => {
     const tenant = await createTenant(app)
     const key = await createKey(app, tenant, ['tenants:create'])
-    const res = await call(app, 'POST', '/tenants', { key: key.value }, { code: code(), name: 'x' })
+    const res = await call(app, 'POST', '/api/v1/tenants', { key: key.value }, { code: code(), name: 'x' })
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
 
   await t.test('401 UNAUTHORIZED without a credential', async (t) => {
-    const res = await call(app, 'POST', '/tenants', {}, { code: code(), name: 'x' })
+    const res = await call(app, 'POST', '/api/v1/tenants', {}, { code: code(), name: 'x' })
     t.equal(res.status, 401)
   })
 })
 
-t.test('GET /tenants, /tenants/search, /tenants/:id, /tenants/me', async (t) => {
-  const app = await buildTestApp(t)
-  const a = await createTenant(app)
-  const b = await createTenant(app)
-  await app.ctx.dbs.main
-    .updateTable('tenants')
-    .set({ name: 'Zebra 100% Corp' })
-    .where('id', '=', b.id)
-    .execute()
-  const { as: adminA } = await userWithToken(app, a)
+t.test(
+  'listTenants, searchTenants, getTenant, getMyTenant, getMyTenantConfig: GET /tenants, /tenants/search, /tenants/:id, /tenants/me',
+  async (t) => {
+    const app = await buildTestApp(t)
+    const a = await createTenant(app)
+    const b = await createTenant(app)
+    await app.ctx.dbs.main
+      .updateTable('tenants')
+      .set({ name: 'Zebra 100% Corp' })
+      .where('id', '=', b.id)
+      .execute()
+    const { cred: adminA } = await userWithToken(app, a, { roles: ['admin'] })
 
-  await t.test('platform admin lists every tenant, newest first', async (t) => {
-    const res = await call(app, 'GET', '/tenants?limit=100', platformKey)
-    t.equal(res.status, 200)
-    const ids = res.body.data.items.map((x: { id: string }) => x.id)
-    t.ok(ids.indexOf(b.id) < ids.indexOf(a.id), 'b (newer) before a')
-    t.ok(res.body.data.total >= 3)
-    t.equal(res.body.data.limit, 100)
-    t.equal(res.body.data.offset, 0)
-  })
+    await t.test('listTenants: a platform admin lists every tenant, newest first', async (t) => {
+      const res = await call(app, 'GET', '/api/v1/tenants?limit=100', platformKey)
+      t.equal(res.status, 200)
+      const ids = res.body.data.items.map((x: { id: string }) => x.id)
+      t.ok(ids.indexOf(b.id) < ids.indexOf(a.id), 'b (newer) before a')
+      t.ok(res.body.data.total >= 3)
+      t.equal(res.body.data.limit, 100)
+      t.equal(res.body.data.offset, 0)
+    })
 
-  await t.test('a platform user holding admin:* lists every tenant too', async (t) => {
-    const { as } = await userWithToken(app, await platformTenant(app))
-    const res = await call(app, 'GET', '/tenants', as)
-    t.equal(res.status, 200)
-    t.ok(res.body.data.total >= 3)
-  })
+    await t.test('listTenants: a platform user holding admin:* lists every tenant too', async (t) => {
+      const { cred: as } = await userWithToken(app, await platformTenant(app), { roles: ['admin'] })
+      const res = await call(app, 'GET', '/api/v1/tenants', as)
+      t.equal(res.status, 200)
+      t.ok(res.body.data.total >= 3)
+    })
 
-  await t.test('a tenant admin sees only its own tenant', async (t) => {
-    const res = await call(app, 'GET', '/tenants', adminA)
-    t.equal(res.status, 200)
-    t.equal(res.body.data.total, 1)
-    t.equal(res.body.data.items[0].id, a.id)
-  })
+    await t.test('listTenants: a tenant admin sees only its own tenant', async (t) => {
+      const res = await call(app, 'GET', '/api/v1/tenants', adminA)
+      t.equal(res.status, 200)
+      t.equal(res.body.data.total, 1)
+      t.equal(res.body.data.items[0].id, a.id)
+    })
 
-  await t.test('status filter, paging, and 400 for limit above 100', async (t) => {
-    await app.ctx.dbs.main.updateTable('tenants').set({ status: 'INACTIVE' }).where('id', '=', a.id).execute()
-    app.ctx.tenants.invalidate(a.id)
-    const res = await call(app, 'GET', '/tenants?status=INACTIVE', platformKey)
-    t.same(
-      res.body.data.items.map((x: { id: string }) => x.id),
-      [a.id],
-    )
-    await app.ctx.dbs.main.updateTable('tenants').set({ status: 'ACTIVE' }).where('id', '=', a.id).execute()
-    app.ctx.tenants.invalidate(a.id)
-    const page = await call(app, 'GET', '/tenants?limit=1&offset=1', platformKey)
-    t.equal(page.body.data.items.length, 1)
-    t.equal(page.body.data.items[0].id, a.id)
-    const bad = await call(app, 'GET', '/tenants?limit=101', platformKey)
-    t.equal(bad.status, 400)
-    t.equal(bad.body.code, 'VALIDATION_ERROR')
-  })
+    await t.test('listTenants: status filter, paging, and 400 for limit above 100', async (t) => {
+      await app.ctx.dbs.main
+        .updateTable('tenants')
+        .set({ status: 'INACTIVE' })
+        .where('id', '=', a.id)
+        .execute()
+      app.ctx.tenants.invalidate(a.id)
+      const res = await call(app, 'GET', '/api/v1/tenants?status=INACTIVE', platformKey)
+      t.same(
+        res.body.data.items.map((x: { id: string }) => x.id),
+        [a.id],
+      )
+      await app.ctx.dbs.main.updateTable('tenants').set({ status: 'ACTIVE' }).where('id', '=', a.id).execute()
+      app.ctx.tenants.invalidate(a.id)
+      const page = await call(app, 'GET', '/api/v1/tenants?limit=1&offset=1', platformKey)
+      t.equal(page.body.data.items.length, 1)
+      t.equal(page.body.data.items[0].id, a.id)
+      const bad = await call(app, 'GET', '/api/v1/tenants?limit=101', platformKey)
+      t.equal(bad.status, 400)
+      t.equal(bad.body.code, 'VALIDATION_ERROR')
+    })
 
-  await t.test('search matches code or name case-insensitively, wildcards literally', async (t) => {
-    const byName = await call(app, 'GET', '/tenants/search?q=zEBRA', platformKey)
-    t.same(
-      byName.body.data.items.map((x: { id: string }) => x.id),
-      [b.id],
-    )
-    const byCode = await call(app, 'GET', `/tenants/search?q=${a.code.slice(2).toUpperCase()}`, platformKey)
-    t.same(
-      byCode.body.data.items.map((x: { id: string }) => x.id),
-      [a.id],
-    )
-    const percent = await call(app, 'GET', '/tenants/search?q=100%25', platformKey)
-    t.same(
-      percent.body.data.items.map((x: { id: string }) => x.id),
-      [b.id],
-    )
-    const underscore = await call(app, 'GET', '/tenants/search?q=_', platformKey)
-    t.equal(underscore.body.data.total, 0, '_ is not a wildcard')
-    const own = await call(app, 'GET', '/tenants/search?q=zebra', adminA)
-    t.equal(own.body.data.total, 0, 'a tenant admin never finds another tenant')
-    const missing = await call(app, 'GET', '/tenants/search', platformKey)
-    t.equal(missing.status, 400)
-  })
+    await t.test('searchTenants: matches code or name case-insensitively, wildcards literally', async (t) => {
+      const byName = await call(app, 'GET', '/api/v1/tenants/search?q=zEBRA', platformKey)
+      t.same(
+        byName.body.data.items.map((x: { id: string }) => x.id),
+        [b.id],
+      )
+      const byCode = await call(
+        app,
+        'GET',
+        `/api/v1/tenants/search?q=${a.code.slice(2).toUpperCase()}`,
+        platformKey,
+      )
+      t.same(
+        byCode.body.data.items.map((x: { id: string }) => x.id),
+        [a.id],
+      )
+      const percent = await call(app, 'GET', '/api/v1/tenants/search?q=100%25', platformKey)
+      t.same(
+        percent.body.data.items.map((x: { id: string }) => x.id),
+        [b.id],
+      )
+      const underscore = await call(app, 'GET', '/api/v1/tenants/search?q=_', platformKey)
+      t.equal(underscore.body.data.total, 0, '_ is not a wildcard')
+      const own = await call(app, 'GET', '/api/v1/tenants/search?q=zebra', adminA)
+      t.equal(own.body.data.total, 0, 'a tenant admin never finds another tenant')
+      const missing = await call(app, 'GET', '/api/v1/tenants/search', platformKey)
+      t.equal(missing.status, 400)
+    })
 
-  await t.test('GET /tenants/:id: own 200, another 404, unknown 404, bad id 400', async (t) => {
-    const own = await call(app, 'GET', `/tenants/${a.id}`, adminA)
-    t.equal(own.status, 200)
-    t.equal(own.body.data.code, a.code)
-    t.notOk('metadata' in own.body.data)
-    const other = await call(app, 'GET', `/tenants/${b.id}`, adminA)
-    t.equal(other.status, 404)
-    t.equal(other.body.code, 'TENANT_NOT_FOUND')
-    const byPlatform = await call(app, 'GET', `/tenants/${b.id}`, platformKey)
-    t.equal(byPlatform.status, 200)
-    const unknown = await call(app, 'GET', `/tenants/${randomUUID()}`, platformKey)
-    t.equal(unknown.status, 404)
-    const bad = await call(app, 'GET', '/tenants/not-a-uuid', platformKey)
-    t.equal(bad.status, 400)
-  })
+    await t.test('getTenant: own 200, another 404, unknown 404, bad id 400', async (t) => {
+      const own = await call(app, 'GET', `/api/v1/tenants/${a.id}`, adminA)
+      t.equal(own.status, 200)
+      t.equal(own.body.data.code, a.code)
+      t.notOk('metadata' in own.body.data)
+      const other = await call(app, 'GET', `/api/v1/tenants/${b.id}`, adminA)
+      t.equal(other.status, 404)
+      t.equal(other.body.code, 'TENANT_NOT_FOUND')
+      const byPlatform = await call(app, 'GET', `/api/v1/tenants/${b.id}`, platformKey)
+      t.equal(byPlatform.status, 200)
+      const unknown = await call(app, 'GET', `/api/v1/tenants/${randomUUID()}`, platformKey)
+      t.equal(unknown.status, 404)
+      const bad = await call(app, 'GET', '/api/v1/tenants/not-a-uuid', platformKey)
+      t.equal(bad.status, 400)
+    })
 
-  await t.test('403 without tenants:read', async (t) => {
-    const { as } = await userWithToken(app, a, ['user'])
-    const res = await call(app, 'GET', `/tenants/${a.id}`, as)
-    t.equal(res.status, 403)
-    t.equal(res.body.code, 'FORBIDDEN')
-  })
+    await t.test('getTenant: 403 without tenants:read', async (t) => {
+      const { cred: as } = await userWithToken(app, a, { roles: ['user'] })
+      const res = await call(app, 'GET', `/api/v1/tenants/${a.id}`, as)
+      t.equal(res.status, 403)
+      t.equal(res.body.code, 'FORBIDDEN')
+    })
 
-  await t.test(
-    'GET /tenants/me and /tenants/me/config answer for any user of the tenant; JWT only',
-    async (t) => {
-      const { as } = await userWithToken(app, a, ['user'])
-      const me = await call(app, 'GET', '/tenants/me', as)
+    await t.test('getMyTenant, getMyTenantConfig: answer for any user of the tenant; JWT only', async (t) => {
+      const { cred: as } = await userWithToken(app, a, { roles: ['user'] })
+      const me = await call(app, 'GET', '/api/v1/tenants/me', as)
       t.equal(me.status, 200)
       t.equal(me.body.data.id, a.id)
-      const cfg = await call(app, 'GET', '/tenants/me/config', as)
+      const cfg = await call(app, 'GET', '/api/v1/tenants/me/config', as)
       t.equal(cfg.status, 200)
       t.equal(cfg.body.data.accessTokenExpiresIn, 900)
       t.same(cfg.body.data.loginIdentifiers, ['email'])
-      const withKey = await call(app, 'GET', '/tenants/me', platformKey)
+      const withKey = await call(app, 'GET', '/api/v1/tenants/me', platformKey)
       t.equal(withKey.status, 401)
       t.equal(withKey.body.code, 'UNAUTHORIZED')
-    },
-  )
-})
+    })
+  },
+)

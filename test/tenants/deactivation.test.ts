@@ -1,13 +1,13 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { openTestDatabase } from '../helpers/db.js'
-import { createTenant, createUser } from '../helpers/fixtures.js'
-import { call, login, platformKey } from './support.js'
+import { createTenant, createUser, platformKey } from '../helpers/fixtures.js'
+import { call, login } from '../helpers/call.js'
 
-// Contract section 17, "Deactivation ends sessions": a tenant set to INACTIVE has every session revoked
+// updateTenant (openapi/paths/tenants.yaml): a tenant set to INACTIVE has every session revoked
 // in the same transaction; reactivating it revives none of them.
 
-t.test('PATCH /tenants/:id: INACTIVE ends every session of the tenant', async (t) => {
+t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const bystander = await createTenant(app)
@@ -23,12 +23,12 @@ t.test('PATCH /tenants/:id: INACTIVE ends every session of the tenant', async (t
       pairs.push(res.body.data as { refreshToken: string })
     }
     // A rotated session too: its successor is the live token.
-    const rotated = await call(app, 'POST', '/refresh', {}, { refreshToken: pairs[0].refreshToken })
+    const rotated = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pairs[0].refreshToken })
     t.equal(rotated.status, 200)
     const live = [rotated.body.data.refreshToken as string, pairs[1].refreshToken]
     const theirs = (await login(app, bystander.code, outsider.email)).body.data as { refreshToken: string }
 
-    const off = await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })
+    const off = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })
     t.equal(off.status, 200)
     const sessions = await db
       .selectFrom('sessions')
@@ -52,15 +52,15 @@ t.test('PATCH /tenants/:id: INACTIVE ends every session of the tenant', async (t
       .execute()
     t.equal(liveTokens.length, 0, 'every refresh token is revoked')
 
-    const on = await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })
+    const on = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })
     t.equal(on.status, 200)
     for (const refreshToken of live) {
-      const res = await call(app, 'POST', '/refresh', {}, { refreshToken })
+      const res = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken })
       t.equal(res.status, 401, 'an old refresh token stays dead')
       t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
     }
     t.equal((await login(app, tenant.code, users[0].email)).status, 200, 'a new login works')
-    const other = await call(app, 'POST', '/refresh', {}, { refreshToken: theirs.refreshToken })
+    const other = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: theirs.refreshToken })
     t.equal(other.status, 200, 'another tenant’s sessions are untouched')
   })
 
@@ -68,19 +68,19 @@ t.test('PATCH /tenants/:id: INACTIVE ends every session of the tenant', async (t
     const u = await createUser(app, tenant)
     const pair = (await login(app, tenant.code, u.email)).body.data as { refreshToken: string }
     t.equal(
-      (await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { name: 'New name' })).status,
+      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { name: 'New name' })).status,
       200,
     )
     t.equal(
-      (await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
+      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
       200,
     )
-    t.equal((await call(app, 'POST', '/refresh', {}, { refreshToken: pair.refreshToken })).status, 200)
+    t.equal((await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pair.refreshToken })).status, 200)
   })
 })
 
 t.test(
-  'PATCH /tenants/:id: INACTIVE ends the sessions of a tenant routed to its own database',
+  'updateTenant: INACTIVE ends the sessions of a tenant routed to its own database',
   { skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' },
   async (t) => {
     const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' })
@@ -91,14 +91,14 @@ t.test(
     // Why a password: routing refuses URLs without one (the test server trusts local connections).
     const url = new URL(target.url)
     url.password = 'unused-by-the-test-server'
-    const routed = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+    const routed = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
       url: url.toString(),
     })
     t.equal(routed.status, 200, JSON.stringify(routed.body))
     const pair = (await login(app, tenant.code, user.email)).body.data as { refreshToken: string }
 
     t.equal(
-      (await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })).status,
+      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })).status,
       200,
     )
     const sessions = await target.db
@@ -109,10 +109,10 @@ t.test(
     t.equal(sessions.length, 1)
     t.equal(sessions[0].revoked_reason, 'tenant_inactive', 'revoked in the routed database')
     t.equal(
-      (await call(app, 'PATCH', `/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
+      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
       200,
     )
-    const res = await call(app, 'POST', '/refresh', {}, { refreshToken: pair.refreshToken })
+    const res = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pair.refreshToken })
     t.equal(res.status, 401)
     t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
   },

@@ -7,8 +7,16 @@ import type { Database } from '../../src/db/database.js'
 import { DatabaseRegistry, TenantBusyError, TenantMovingError } from '../../src/db/tenant-db.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { openTestDatabase, type TapTest, type TestDatabase } from '../helpers/db.js'
-import { createKey, createTenant, createUser, freshIp, PASSWORD, type UserFx } from '../helpers/fixtures.js'
-import { call, platformKey } from './support.js'
+import {
+  createKey,
+  createTenant,
+  createUser,
+  freshIp,
+  PASSWORD,
+  platformKey,
+  type UserFx,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 // Issue 10 item 6: no write is lost across a tenant's database move. The registry's per-tenant barrier
 // (DatabaseRegistry.exclusive) and a request ledger run through main → routed → main.
@@ -127,33 +135,36 @@ t.test('DatabaseRegistry.exclusive: the per-tenant barrier', async (t) => {
   })
 })
 
-t.test('a request of a tenant being switched answers 503 SERVICE_UNAVAILABLE after its wait', async (t) => {
-  const app = await buildTestApp(t)
-  const tenant = await createTenant(app)
-  const user = await createUser(app, tenant)
-  const sw = app.ctx.dbs.exclusive(tenant.id, () => sleep(4500))
-  const began = performance.now()
-  const res = await call(
-    app,
-    'POST',
-    '/login',
-    {},
-    { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  )
-  const ms = performance.now() - began
-  t.equal(res.status, 503)
-  t.equal(res.body.code, 'SERVICE_UNAVAILABLE')
-  t.ok(ms < 4500, `answered before the switch ended (${Math.round(ms)} ms)`)
-  await sw
-  const after = await call(
-    app,
-    'POST',
-    '/login',
-    {},
-    { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  )
-  t.equal(after.status, 200)
-})
+t.test(
+  'setTenantDatabase: a request of a tenant being switched answers 503 SERVICE_UNAVAILABLE after its wait',
+  async (t) => {
+    const app = await buildTestApp(t)
+    const tenant = await createTenant(app)
+    const user = await createUser(app, tenant)
+    const sw = app.ctx.dbs.exclusive(tenant.id, () => sleep(4500))
+    const began = performance.now()
+    const res = await call(
+      app,
+      'POST',
+      '/api/v1/login',
+      {},
+      { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+    )
+    const ms = performance.now() - began
+    t.equal(res.status, 503)
+    t.equal(res.body.code, 'SERVICE_UNAVAILABLE')
+    t.ok(ms < 4500, `answered before the switch ended (${Math.round(ms)} ms)`)
+    await sw
+    const after = await call(
+      app,
+      'POST',
+      '/api/v1/login',
+      {},
+      { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+    )
+    t.equal(after.status, 200)
+  },
+)
 
 // ---------------------------------------------------------------------------------------------------
 // The ledger: every request made while the tenant moves main → routed → main, and what it was answered.
@@ -295,7 +306,7 @@ t.test(
     const moves: { began: number; ended: number; status: number }[] = []
     const move = async (url: string | null) => {
       const began = performance.now()
-      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
+      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
       moves.push({ began, ended: performance.now(), status: res.status })
       return res
     }

@@ -4,15 +4,17 @@ import { join } from 'node:path'
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import t from 'tap'
 import { sql } from 'kysely'
-import { openRoutedDatabase } from '../../src/modules/tenants/routed-connect.js'
-import { isForbiddenAddress } from '../../src/modules/tenants/routing-address.js'
-import { storedRoutingTarget } from '../../src/modules/tenants/routing-url.js'
+import { openRoutedDatabase } from '../../src/modules/tenants/routing/connect.js'
+import { isForbiddenAddress } from '../../src/modules/tenants/routing/address.js'
+import { storedRoutingTarget } from '../../src/modules/tenants/routing/url.js'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
-import { call, fakePostgres, platformKey, withEnv } from './support.js'
+import { createTenant, platformKey } from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
+import { fakePostgres, withEnv } from './support.js'
 
-// Contract 17, "Database routing", and the routed connection's credentials (issue 10 item 7). None of
-// these needs a PostgreSQL server: every target here is refused or is a stand-in that refuses the login.
+// setTenantDatabase (openapi/paths/tenants.yaml, docs/decisions.md D10) and the routed connection's
+// credentials. None of these needs a PostgreSQL server: every target here is refused or is a stand-in
+// that refuses the login.
 
 /** The service's own connection settings, as an operator might export them for the main database. */
 const SERVICE_PG_ENV = {
@@ -89,7 +91,7 @@ t.test('setTenantDatabase without DATABASE_ROUTING_ALLOWED_HOSTS', async (t) => 
     s.destroy()
   })
   const port = await listen(t, local)
-  const put = (url: string) => call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
+  const put = (url: string) => call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
 
   await t.test(
     '422 DATABASE_ROUTING_FAILED for hosts resolving to loopback, link-local or unspecified',
@@ -184,7 +186,7 @@ t.test(
       ['PostgreSQL refusing the login', refusesLogin.port],
     ] as const) {
       const started = performance.now()
-      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
+      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
         url: `postgres://user:pw@127.0.0.1:${port}/db`,
       })
       const ms = performance.now() - started
@@ -212,7 +214,7 @@ t.test('setTenantDatabase never lends the service’s connection settings to a r
   // would read PGSSLMODE too, and this test is about the routed connections only.
   const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' }, { backend: 'pglite' })
   const tenant = await createTenant(app)
-  const put = (url: string) => call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
+  const put = (url: string) => call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
 
   await t.test(
     '422 for a URL that leaves the user, the password or the database to the environment',

@@ -8,8 +8,17 @@ import type { Database } from '../../src/db/database.js'
 import { buildTestApp, PLATFORM_KEY, type TestLike } from '../helpers/app.js'
 import { installContractGuard } from '../helpers/contract-guard.js'
 import { createTestDatabaseUrl, openTestDatabase, type TapTest } from '../helpers/db.js'
-import { createKey, createTenant, createUser, type TenantFx, type UserFx } from '../helpers/fixtures.js'
-import { call, login, platformKey, platformTenant, userWithToken } from './support.js'
+import {
+  createKey,
+  createTenant,
+  createUser,
+  platformKey,
+  platformTenant,
+  type TenantFx,
+  type UserFx,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call, login } from '../helpers/call.js'
 
 const HAS_PG = !!process.env.TEST_DATABASE_URL
 const NO_PG = HAS_PG ? false : 'TEST_DATABASE_URL is not set: routing needs a PostgreSQL server'
@@ -93,12 +102,12 @@ async function loginOk(t: TapTest, app: FastifyInstance, tenant: TenantFx, user:
 
 type App = Awaited<ReturnType<typeof buildTestApp>>
 
-t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) => {
+t.test('setTenantDatabase: refusals leave routing unchanged', async (t) => {
   const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1,*.db.internal' })
   const { tenant, user } = await populatedTenant(app)
   const before = await snapshot(app.ctx.dbs.main, tenant.id)
   const put = (url: unknown, as = platformKey, id = tenant.id) =>
-    call(app, 'PUT', `/tenants/${id}/database`, as, { url })
+    call(app, 'PUT', `/api/v1/tenants/${id}/database`, as, { url })
 
   await t.test('422 DATABASE_ROUTING_FAILED for refused URLs', async (t) => {
     for (const url of [
@@ -129,7 +138,7 @@ t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) =
 
   await t.test('400 VALIDATION_ERROR for a missing or non-postgres url', async (t) => {
     for (const body of [{}, { url: 'mysql://x/y' }, { url: 42 }]) {
-      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, body)
+      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, body)
       t.equal(res.status, 400, JSON.stringify(body))
     }
   })
@@ -138,7 +147,7 @@ t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) =
     'scope: tenant admin 403 for its own tenant, 404 for another; platform tenant 422',
     async (t) => {
       const other = await createTenant(app)
-      const { as } = await userWithToken(app, other)
+      const { cred: as } = await userWithToken(app, other, { roles: ['admin'] })
       const own = await put('postgres://u@127.0.0.1/x', as, other.id)
       t.equal(own.status, 403)
       t.equal(own.body.code, 'FORBIDDEN')
@@ -168,172 +177,201 @@ t.test('PUT /tenants/:id/database refusals leave routing unchanged', async (t) =
   })
 })
 
-t.test('routing a tenant to its own PostgreSQL database and back', { skip: NO_PG }, async (t) => {
-  const app = await buildTestApp(t, ALLOW_TEST_SERVER)
-  const target = await openTestDatabase('postgres', { empty: true })
-  t.teardown(() => target.close())
-  const second = await openTestDatabase('postgres', { empty: true })
-  t.teardown(() => second.close())
-  const { tenant, user, admin } = await populatedTenant(app)
-  const bystander = await populatedTenant(app)
-  const key = await createKey(app, tenant, ['tenants:read'])
-  const before = await loginOk(t, app, tenant, user)
-  t.equal((await login(app, tenant.code, user.email, 'wrong-password')).status, 401)
-  const original = await snapshot(app.ctx.dbs.main, tenant.id)
-  const bystanderRows = await snapshot(app.ctx.dbs.main, bystander.tenant.id)
-  t.equal(original.audit_log.length, 2)
+t.test(
+  'setTenantDatabase: routing a tenant to its own PostgreSQL database and back',
+  { skip: NO_PG },
+  async (t) => {
+    const app = await buildTestApp(t, ALLOW_TEST_SERVER)
+    const target = await openTestDatabase('postgres', { empty: true })
+    t.teardown(() => target.close())
+    const second = await openTestDatabase('postgres', { empty: true })
+    t.teardown(() => second.close())
+    const { tenant, user, admin } = await populatedTenant(app)
+    const bystander = await populatedTenant(app)
+    const key = await createKey(app, tenant, ['tenants:read'])
+    const before = await loginOk(t, app, tenant, user)
+    t.equal((await login(app, tenant.code, user.email, 'wrong-password')).status, 401)
+    const original = await snapshot(app.ctx.dbs.main, tenant.id)
+    const bystanderRows = await snapshot(app.ctx.dbs.main, bystander.tenant.id)
+    t.equal(original.audit_log.length, 2)
 
-  await t.test('200 moves every row, stores the route encrypted, shows host and database only', async (t) => {
-    const url = withPassword(target.url, 'not-really-secret-pw')
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
-    t.equal(res.status, 200)
-    const dbName = new URL(target.url).pathname.slice(1)
-    t.same(res.body.data, { tenantId: tenant.id, dedicated: true, host: '127.0.0.1', database: dbName })
-    t.notMatch(JSON.stringify(res.body), /not-really-secret-pw/)
-    t.equal(total(await snapshot(app.ctx.dbs.main, tenant.id)), 0, 'nothing left in main')
-    t.same(await snapshot(target.db, tenant.id), original, 'everything in the target, once')
-    t.same(await snapshot(app.ctx.dbs.main, bystander.tenant.id), bystanderRows, 'other tenants untouched')
-    const stored = await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().executeTakeFirstOrThrow()
-    t.notMatch(stored.url_enc, /not-really-secret-pw|postgres/)
-    const got = await call(app, 'GET', `/tenants/${tenant.id}`, platformKey)
-    t.same(got.body.data.database, { dedicated: true, host: '127.0.0.1', database: dbName })
-    const health = await call(app, 'GET', '/health')
-    t.equal(health.body.data.status, 'ok')
-    t.equal(health.body.data.routingPool.tenants, 1)
-    t.equal(health.body.data.routingPool.pools, 2)
-  })
+    await t.test(
+      '200 moves every row, stores the route encrypted, shows host and database only',
+      async (t) => {
+        const url = withPassword(target.url, 'not-really-secret-pw')
+        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+        t.equal(res.status, 200)
+        const dbName = new URL(target.url).pathname.slice(1)
+        t.same(res.body.data, { tenantId: tenant.id, dedicated: true, host: '127.0.0.1', database: dbName })
+        t.notMatch(JSON.stringify(res.body), /not-really-secret-pw/)
+        t.equal(total(await snapshot(app.ctx.dbs.main, tenant.id)), 0, 'nothing left in main')
+        t.same(await snapshot(target.db, tenant.id), original, 'everything in the target, once')
+        t.same(
+          await snapshot(app.ctx.dbs.main, bystander.tenant.id),
+          bystanderRows,
+          'other tenants untouched',
+        )
+        const stored = await app.ctx.dbs.main
+          .selectFrom('tenant_databases')
+          .selectAll()
+          .executeTakeFirstOrThrow()
+        t.notMatch(stored.url_enc, /not-really-secret-pw|postgres/)
+        const got = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)
+        t.same(got.body.data.database, { dedicated: true, host: '127.0.0.1', database: dbName })
+        const health = await call(app, 'GET', '/api/v1/health')
+        t.equal(health.body.data.status, 'ok')
+        t.equal(health.body.data.routingPool.tenants, 1)
+        t.equal(health.body.data.routingPool.pools, 2)
+      },
+    )
 
-  await t.test('logins, refreshes, tokens, keys and audit rows work on the routed database', async (t) => {
-    const refreshed = await call(app, 'POST', '/refresh', {}, { refreshToken: before.refreshToken })
-    t.equal(refreshed.status, 200, 'a refresh token issued before the move')
-    const me = await call(app, 'GET', '/me', { token: before.accessToken })
-    t.equal(me.status, 200)
-    t.same(me.body.data.roles, ['analyst', 'user'])
-    for (const p of ['reports:read', 'roles:read', 'users:read'])
-      t.ok(me.body.data.permissions.includes(p), p)
-    const again = await loginOk(t, app, tenant, user)
-    t.equal((await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).body.data.sessions.active, 2)
-    const adminLogin = await loginOk(t, app, tenant, admin)
-    const logs = await call(app, 'GET', '/auth-logs?limit=500', { token: adminLogin.accessToken })
-    t.equal(logs.status, 200)
-    t.equal(logs.body.data.total, 5, 'two before the move, refresh and two logins after')
-    const inTarget = await target.db
-      .selectFrom('audit_log')
-      .select('id')
-      .where('tenant_id', '=', tenant.id)
-      .execute()
-    t.equal(inTarget.length, 5)
-    t.equal((await call(app, 'POST', '/refresh', {}, { refreshToken: again.refreshToken })).status, 200)
-  })
-
-  await t.test(
-    'a second instance on the same main database routes the tenant at start',
-    { skip: mainUrlOf(app) ? false : 'the main database is PGlite in memory' },
-    async (t) => {
-      const other = await startApp(t, appEnv(app))
-      t.ok(other.ctx.dbs.routedFor(tenant.id), 'routed at start')
-      t.equal((await login(other, tenant.code, user.email)).status, 200)
-      await other.close()
-    },
-  )
-
-  await t.test('routed to a second database (routed to routed), then the same database again', async (t) => {
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-      url: withPassword(second.url),
+    await t.test('logins, refreshes, tokens, keys and audit rows work on the routed database', async (t) => {
+      const refreshed = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: before.refreshToken })
+      t.equal(refreshed.status, 200, 'a refresh token issued before the move')
+      const me = await call(app, 'GET', '/api/v1/me', { token: before.accessToken })
+      t.equal(me.status, 200)
+      t.same(me.body.data.roles, ['analyst', 'user'])
+      for (const p of ['reports:read', 'roles:read', 'users:read'])
+        t.ok(me.body.data.permissions.includes(p), p)
+      const again = await loginOk(t, app, tenant, user)
+      t.equal(
+        (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).body.data.sessions.active,
+        2,
+      )
+      const adminLogin = await loginOk(t, app, tenant, admin)
+      const logs = await call(app, 'GET', '/api/v1/auth-logs?limit=500', { token: adminLogin.accessToken })
+      t.equal(logs.status, 200)
+      t.equal(logs.body.data.total, 5, 'two before the move, refresh and two logins after')
+      const inTarget = await target.db
+        .selectFrom('audit_log')
+        .select('id')
+        .where('tenant_id', '=', tenant.id)
+        .execute()
+      t.equal(inTarget.length, 5)
+      t.equal(
+        (await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: again.refreshToken })).status,
+        200,
+      )
     })
-    t.equal(res.status, 200)
-    const moved = await snapshot(second.db, tenant.id)
-    t.equal(total(await snapshot(target.db, tenant.id)), 0, 'the first target is emptied')
-    const tenantCopies = await target.db
-      .selectFrom('tenants')
-      .select('id')
-      .where('id', '=', tenant.id)
-      .execute()
-    t.equal(tenantCopies.length, 0, 'its tenant row copy too')
-    const same = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-      url: withPassword(second.url, 'not-really-secret-pw'),
+
+    await t.test(
+      'a second instance on the same main database routes the tenant at start',
+      { skip: mainUrlOf(app) ? false : 'the main database is PGlite in memory' },
+      async (t) => {
+        const other = await startApp(t, appEnv(app))
+        t.ok(other.ctx.dbs.routedFor(tenant.id), 'routed at start')
+        t.equal((await login(other, tenant.code, user.email)).status, 200)
+        await other.close()
+      },
+    )
+
+    await t.test(
+      'routed to a second database (routed to routed), then the same database again',
+      async (t) => {
+        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+          url: withPassword(second.url),
+        })
+        t.equal(res.status, 200)
+        const moved = await snapshot(second.db, tenant.id)
+        t.equal(total(await snapshot(target.db, tenant.id)), 0, 'the first target is emptied')
+        const tenantCopies = await target.db
+          .selectFrom('tenants')
+          .select('id')
+          .where('id', '=', tenant.id)
+          .execute()
+        t.equal(tenantCopies.length, 0, 'its tenant row copy too')
+        const same = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+          url: withPassword(second.url, 'not-really-secret-pw'),
+        })
+        t.equal(same.status, 200, 'same database, new credentials')
+        t.same(await snapshot(second.db, tenant.id), moved, 'nothing copied twice')
+        await loginOk(t, app, tenant, user)
+      },
+    )
+
+    await t.test('null moves everything back to the main database', async (t) => {
+      const inSecond = await snapshot(second.db, tenant.id)
+      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url: null })
+      t.equal(res.status, 200)
+      t.same(res.body.data, { tenantId: tenant.id, dedicated: false, host: null, database: null })
+      t.same(await snapshot(app.ctx.dbs.main, tenant.id), inSecond)
+      t.equal(total(await snapshot(second.db, tenant.id)), 0)
+      t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
+      t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
+      const back = await loginOk(t, app, tenant, user)
+      t.equal(
+        (await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: back.refreshToken })).status,
+        200,
+      )
+      const health = await call(app, 'GET', '/api/v1/health')
+      t.equal(health.body.data.routingPool.tenants, 0)
     })
-    t.equal(same.status, 200, 'same database, new credentials')
-    t.same(await snapshot(second.db, tenant.id), moved, 'nothing copied twice')
-    await loginOk(t, app, tenant, user)
-  })
 
-  await t.test('null moves everything back to the main database', async (t) => {
-    const inSecond = await snapshot(second.db, tenant.id)
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: null })
-    t.equal(res.status, 200)
-    t.same(res.body.data, { tenantId: tenant.id, dedicated: false, host: null, database: null })
-    t.same(await snapshot(app.ctx.dbs.main, tenant.id), inSecond)
-    t.equal(total(await snapshot(second.db, tenant.id)), 0)
-    t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
-    t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
-    const back = await loginOk(t, app, tenant, user)
-    t.equal((await call(app, 'POST', '/refresh', {}, { refreshToken: back.refreshToken })).status, 200)
-    const health = await call(app, 'GET', '/health')
-    t.equal(health.body.data.routingPool.tenants, 0)
-  })
-
-  await t.test('a failing migration leaves routing unchanged', async (t) => {
-    const broken = await openTestDatabase('postgres', { empty: true })
-    t.teardown(() => broken.close())
-    await sql`create table users (x int)`.execute(broken.db)
-    const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-      url: withPassword(broken.url),
-    })
-    t.equal(res.status, 422)
-    t.equal(res.body.code, 'DATABASE_ROUTING_FAILED')
-    t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
-    t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
-    await loginOk(t, app, tenant, user)
-  })
-
-  const mainUrl = mainUrlOf(app)
-  await t.test(
-    'the main database itself is refused as a target',
-    { skip: mainUrl ? false : 'the main database is PGlite in memory' },
-    async (t) => {
-      const main = mainUrl as string
+    await t.test('a failing migration leaves routing unchanged', async (t) => {
+      const broken = await openTestDatabase('postgres', { empty: true })
+      t.teardown(() => broken.close())
+      await sql`create table users (x int)`.execute(broken.db)
       const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-      const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-        url: withPassword(main),
+      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+        url: withPassword(broken.url),
       })
       t.equal(res.status, 422)
+      t.equal(res.body.code, 'DATABASE_ROUTING_FAILED')
       t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
-    },
-  )
-
-  await t.test('deleting a routed tenant keeps its audit rows (in main) and removes the rest', async (t) => {
-    const res = await call(app, 'PUT', `/tenants/${tenant.id}/database`, platformKey, {
-      url: withPassword(target.url),
+      t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
+      await loginOk(t, app, tenant, user)
     })
-    t.equal(res.status, 200)
-    const rows = await snapshot(target.db, tenant.id)
-    const del = await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)
-    t.equal(del.status, 200)
-    t.equal(total(await snapshot(target.db, tenant.id)), 0)
-    const kept = await snapshot(app.ctx.dbs.main, tenant.id)
-    t.same(kept.audit_log, rows.audit_log)
-    t.equal(total(kept), kept.audit_log.length)
-    t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
-    t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
-  })
 
-  await t.test('a routed database that goes away: health degraded, its requests 503', async (t) => {
-    const doomed = await openTestDatabase('postgres', { empty: true })
-    const res = await call(app, 'PUT', `/tenants/${bystander.tenant.id}/database`, platformKey, {
-      url: withPassword(doomed.url),
+    const mainUrl = mainUrlOf(app)
+    await t.test(
+      'the main database itself is refused as a target',
+      { skip: mainUrl ? false : 'the main database is PGlite in memory' },
+      async (t) => {
+        const main = mainUrl as string
+        const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
+        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+          url: withPassword(main),
+        })
+        t.equal(res.status, 422)
+        t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
+      },
+    )
+
+    await t.test(
+      'deleting a routed tenant keeps its audit rows (in main) and removes the rest',
+      async (t) => {
+        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+          url: withPassword(target.url),
+        })
+        t.equal(res.status, 200)
+        const rows = await snapshot(target.db, tenant.id)
+        const del = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)
+        t.equal(del.status, 200)
+        t.equal(total(await snapshot(target.db, tenant.id)), 0)
+        const kept = await snapshot(app.ctx.dbs.main, tenant.id)
+        t.same(kept.audit_log, rows.audit_log)
+        t.equal(total(kept), kept.audit_log.length)
+        t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
+        t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
+      },
+    )
+
+    await t.test('a routed database that goes away: health degraded, its requests 503', async (t) => {
+      const doomed = await openTestDatabase('postgres', { empty: true })
+      const res = await call(app, 'PUT', `/api/v1/tenants/${bystander.tenant.id}/database`, platformKey, {
+        url: withPassword(doomed.url),
+      })
+      t.equal(res.status, 200)
+      await doomed.close()
+      const health = await call(app, 'GET', '/api/v1/health')
+      t.equal(health.status, 200)
+      t.equal(health.body.data.status, 'degraded')
+      const denied = await login(app, bystander.tenant.code, bystander.user.email)
+      t.equal(denied.status, 503)
+      t.equal(denied.body.code, 'SERVICE_UNAVAILABLE')
     })
-    t.equal(res.status, 200)
-    await doomed.close()
-    const health = await call(app, 'GET', '/health')
-    t.equal(health.status, 200)
-    t.equal(health.body.data.status, 'degraded')
-    const denied = await login(app, bystander.tenant.code, bystander.user.email)
-    t.equal(denied.status, 503)
-    t.equal(denied.body.code, 'SERVICE_UNAVAILABLE')
-  })
-})
+  },
+)
 
 /** The environment buildTestApp used, on the same main database (for a restart). */
 function appEnv(app: App): Record<string, string> {
@@ -353,7 +391,7 @@ function mainUrlOf(app: App): string | undefined {
 }
 
 t.test(
-  'two instances on one PostgreSQL main: start-up restore and changes made by the other instance',
+  'setTenantDatabase: two instances on one PostgreSQL main, start-up restore and changes made by the other instance',
   { skip: NO_PG },
   async (t) => {
     const main = await createTestDatabaseUrl('postgres')
@@ -373,7 +411,7 @@ t.test(
     const tenant = await createTenant(first)
     const user = await createUser(first, tenant)
     const url = withPassword(target.url)
-    const res = await call(first, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
+    const res = await call(first, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
     t.equal(res.status, 200)
     t.ok(await within(5000, () => !!other.ctx.dbs.routedFor(tenant.id)), 'the other instance follows')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
@@ -384,13 +422,14 @@ t.test(
     t.equal((await login(restarted, tenant.code, user.email)).status, 200)
 
     t.equal(
-      (await call(restarted, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url: null })).status,
+      (await call(restarted, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url: null }))
+        .status,
       200,
     )
     t.ok(await within(5000, () => !other.ctx.dbs.routedFor(tenant.id)), 'and follows the way back')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
 
-    await call(restarted, 'PUT', `/tenants/${tenant.id}/database`, platformKey, { url })
+    await call(restarted, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
     const wrongKey = await buildApp(
       loadConfig({ ...env, SECRETS_KEY: 'another-secrets-key-0123456789abcdef' }),
     ).then(

@@ -1,18 +1,25 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createKey, createTenant, createUser } from '../helpers/fixtures.js'
-import { call, login, platformKey, platformTenant, userWithToken } from './support.js'
+import {
+  createKey,
+  createTenant,
+  createUser,
+  platformKey,
+  platformTenant,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call, login } from '../helpers/call.js'
 
-t.test('PATCH /tenants/:id', async (t) => {
+t.test('updateTenant: PATCH /tenants/:id', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const other = await createTenant(app)
-  const { as: admin } = await userWithToken(app, tenant)
+  const { cred: admin } = await userWithToken(app, tenant, { roles: ['admin'] })
 
   await t.test('200 renames; code stays; updatedAt moves', async (t) => {
-    const before = await call(app, 'GET', `/tenants/${tenant.id}`, admin)
-    const res = await call(app, 'PATCH', `/tenants/${tenant.id}`, admin, { name: 'Renamed' })
+    const before = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, admin)
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, admin, { name: 'Renamed' })
     t.equal(res.status, 200)
     t.equal(res.body.data.name, 'Renamed')
     t.equal(res.body.data.code, tenant.code)
@@ -21,21 +28,21 @@ t.test('PATCH /tenants/:id', async (t) => {
 
   await t.test('400 for code or an empty body', async (t) => {
     for (const body of [{ code: 'other-code' }, {}]) {
-      const res = await call(app, 'PATCH', `/tenants/${tenant.id}`, admin, body)
+      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, admin, body)
       t.equal(res.status, 400)
       t.equal(res.body.code, 'VALIDATION_ERROR')
     }
   })
 
   await t.test('404 for another tenant from a tenant admin', async (t) => {
-    const res = await call(app, 'PATCH', `/tenants/${other.id}`, admin, { name: 'x' })
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, admin, { name: 'x' })
     t.equal(res.status, 404)
     t.equal(res.body.code, 'TENANT_NOT_FOUND')
   })
 
   await t.test('409 SYSTEM_RESOURCE_PROTECTED: the platform tenant cannot be deactivated', async (t) => {
     const p = await platformTenant(app)
-    const res = await call(app, 'PATCH', `/tenants/${p.id}`, platformKey, { status: 'INACTIVE' })
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${p.id}`, platformKey, { status: 'INACTIVE' })
     t.equal(res.status, 409)
     t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
   })
@@ -49,40 +56,44 @@ t.test('PATCH /tenants/:id', async (t) => {
       t.equal(first.status, 200)
       const { accessToken, refreshToken } = first.body.data
       t.equal(
-        (await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status,
+        (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status,
         200,
         'key works (and is cached)',
       )
-      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 200, 'token works (remembered)')
+      t.equal(
+        (await call(app, 'GET', '/api/v1/me', { token: accessToken })).status,
+        200,
+        'token works (remembered)',
+      )
 
-      const off = await call(app, 'PATCH', `/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
+      const off = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
       t.equal(off.status, 200)
       t.equal(off.body.data.status, 'INACTIVE')
       const denied = await login(app, other.code, user.email)
       t.equal(denied.status, 404)
       t.equal(denied.body.code, 'TENANT_NOT_FOUND')
-      const refreshed = await call(app, 'POST', '/refresh', {}, { refreshToken })
+      const refreshed = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken })
       t.equal(refreshed.status, 401)
       t.equal(refreshed.body.code, 'INVALID_REFRESH_TOKEN')
-      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 401)
-      t.equal((await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status, 401)
+      t.equal((await call(app, 'GET', '/api/v1/me', { token: accessToken })).status, 401)
+      t.equal((await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status, 401)
 
-      const on = await call(app, 'PATCH', `/tenants/${other.id}`, platformKey, { status: 'ACTIVE' })
+      const on = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'ACTIVE' })
       t.equal(on.status, 200)
       t.equal((await login(app, other.code, user.email)).status, 200)
-      t.equal((await call(app, 'GET', '/me', { token: accessToken })).status, 200)
+      t.equal((await call(app, 'GET', '/api/v1/me', { token: accessToken })).status, 200)
     },
   )
 })
 
-t.test('PATCH /tenants/:id/config', async (t) => {
+t.test('updateTenantConfig: PATCH /tenants/:id/config', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app, { passwordPolicy: { requireDigit: true } })
   const other = await createTenant(app)
-  const { as: admin } = await userWithToken(app, tenant)
+  const { cred: admin } = await userWithToken(app, tenant, { roles: ['admin'] })
 
   await t.test('200 merges key by key (nested too), arrays replaced', async (t) => {
-    const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, {
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, {
       passwordPolicy: { minLength: 12 },
       loginIdentifiers: ['username'],
       maxConcurrentSessions: 3,
@@ -93,7 +104,7 @@ t.test('PATCH /tenants/:id/config', async (t) => {
     t.same(res.body.data.loginIdentifiers, ['username'])
     t.equal(res.body.data.maxConcurrentSessions, 3)
     t.equal(res.body.data.accessTokenExpiresIn, 900)
-    const me = await call(app, 'GET', '/tenants/me/config', admin)
+    const me = await call(app, 'GET', '/api/v1/tenants/me/config', admin)
     t.same(me.body.data, res.body.data, 'GET /tenants/me/config answers the same object')
     t.equal((await app.ctx.tenants.byId(tenant.id))?.authConfig.maxConcurrentSessions, 3, 'cache dropped')
   })
@@ -108,19 +119,19 @@ t.test('PATCH /tenants/:id/config', async (t) => {
       { loginIdentifiers: ['phone'] },
       { somethingElse: 1 },
     ]) {
-      const res = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, body)
+      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, body)
       t.equal(res.status, 400, JSON.stringify(body))
       t.equal(res.body.code, 'VALIDATION_ERROR')
     }
   })
 
   await t.test('403 FORBIDDEN for rateLimits from a tenant admin; 200 from the platform', async (t) => {
-    const denied = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, admin, {
+    const denied = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, {
       rateLimits: { loginPerMinute: 50 },
     })
     t.equal(denied.status, 403)
     t.equal(denied.body.code, 'FORBIDDEN')
-    const ok = await call(app, 'PATCH', `/tenants/${tenant.id}/config`, platformKey, {
+    const ok = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
       rateLimits: { loginPerMinute: 50 },
     })
     t.equal(ok.status, 200)
@@ -129,13 +140,15 @@ t.test('PATCH /tenants/:id/config', async (t) => {
   })
 
   await t.test('404 for another tenant from a tenant admin', async (t) => {
-    const res = await call(app, 'PATCH', `/tenants/${other.id}/config`, admin, { maxConcurrentSessions: 2 })
+    const res = await call(app, 'PATCH', `/api/v1/tenants/${other.id}/config`, admin, {
+      maxConcurrentSessions: 2,
+    })
     t.equal(res.status, 404)
     t.equal(res.body.code, 'TENANT_NOT_FOUND')
   })
 })
 
-t.test('DELETE /tenants/:id', async (t) => {
+t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
   const app = await buildTestApp(t)
 
   await t.test('200 removes users, roles, permissions, sessions and keys; audit rows stay', async (t) => {
@@ -149,9 +162,9 @@ t.test('DELETE /tenants/:id', async (t) => {
       .insertInto('permissions')
       .values({ tenant_id: tenant.id, name: 'reports:read', resource: 'reports', action: 'read' })
       .execute()
-    t.equal((await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status, 200)
+    t.equal((await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status, 200)
 
-    const res = await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)
+    const res = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)
     t.equal(res.status, 200)
     t.same(res.body.data, { id: tenant.id, deleted: true })
     for (const table of [
@@ -171,10 +184,10 @@ t.test('DELETE /tenants/:id', async (t) => {
       .where('tenant_id', '=', tenant.id)
       .execute()
     t.equal(audit.length, 2, 'both LOGIN rows kept')
-    t.equal((await call(app, 'GET', `/tenants/${tenant.id}`, platformKey)).status, 404)
+    t.equal((await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)).status, 404)
     t.equal((await login(app, tenant.code, user.email)).body.code, 'TENANT_NOT_FOUND')
     t.equal(
-      (await call(app, 'GET', '/tenants/me/metrics', { key: key.value })).status,
+      (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status,
       401,
       'its key no longer works',
     )
@@ -182,8 +195,8 @@ t.test('DELETE /tenants/:id', async (t) => {
 
   await t.test('a new tenant may take the deleted code at once', async (t) => {
     const tenant = await createTenant(app)
-    t.equal((await call(app, 'DELETE', `/tenants/${tenant.id}`, platformKey)).status, 200)
-    const again = await call(app, 'POST', '/tenants', platformKey, {
+    t.equal((await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)).status, 200)
+    const again = await call(app, 'POST', '/api/v1/tenants', platformKey, {
       code: tenant.code,
       name: 'Again',
       admin: { email: 'again@x.test', password: 'correct-horse-battery' },
@@ -194,16 +207,16 @@ t.test('DELETE /tenants/:id', async (t) => {
 
   await t.test('409 SYSTEM_RESOURCE_PROTECTED for the platform tenant', async (t) => {
     const p = await platformTenant(app)
-    const res = await call(app, 'DELETE', `/tenants/${p.id}`, platformKey)
+    const res = await call(app, 'DELETE', `/api/v1/tenants/${p.id}`, platformKey)
     t.equal(res.status, 409)
     t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
   })
 
   await t.test('404 for an unknown id; 403 for a tenant admin (no tenants:delete)', async (t) => {
-    t.equal((await call(app, 'DELETE', `/tenants/${randomUUID()}`, platformKey)).status, 404)
+    t.equal((await call(app, 'DELETE', `/api/v1/tenants/${randomUUID()}`, platformKey)).status, 404)
     const tenant = await createTenant(app)
-    const { as } = await userWithToken(app, tenant)
-    const res = await call(app, 'DELETE', `/tenants/${tenant.id}`, as)
+    const { cred: as } = await userWithToken(app, tenant, { roles: ['admin'] })
+    const res = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, as)
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
@@ -214,7 +227,7 @@ t.test('DELETE /tenants/:id', async (t) => {
     const b = await createTenant(app)
     const key = await createKey(app, a, ['tenants:delete'])
     for (const id of [a.id, b.id]) {
-      const res = await call(app, 'DELETE', `/tenants/${id}`, { key: key.value })
+      const res = await call(app, 'DELETE', `/api/v1/tenants/${id}`, { key: key.value })
       t.equal(res.status, 403)
       t.equal(res.body.code, 'FORBIDDEN')
     }

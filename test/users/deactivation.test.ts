@@ -1,10 +1,10 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
+import { createTenant, createUser, freshIp, PASSWORD, userWithToken } from '../helpers/fixtures.js'
 import type { PasswordHasher } from '../../src/lib/hashing.js'
-import { call, userWithToken } from '../roles/rbac-helpers.js'
+import { call } from '../helpers/call.js'
 
-// Contract section 17, "Deactivation ends sessions": a user set to any status but ACTIVE has every
+// updateUser (openapi/paths/users.yaml): a user set to any status but ACTIVE has every
 // session revoked in the same transaction; reactivating it revives none of them.
 
 const app = await buildTestApp(t)
@@ -29,16 +29,16 @@ const activeSessions = (userId: string) =>
     .where('revoked_at', 'is', null)
     .execute()
 
-t.test('PATCH /users/:userId (updateUser): a status but ACTIVE ends every session', async (t) => {
+t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId)', async (t) => {
   for (const status of ['INACTIVE', 'SUSPENDED'] as const) {
     t.test(`200 ${status}: sessions and tokens revoked; ACTIVE again revives none (401)`, async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
       const first = (await login(u.email)).json().data
       const second = (await login(u.email)).json().data
-      const rotated = await call(app, null, 'POST', '/refresh', { refreshToken: second.refreshToken })
+      const rotated = await call(app, 'POST', '/api/v1/refresh', null, { refreshToken: second.refreshToken })
       t.equal(rotated.status, 200)
 
-      const off = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status })
+      const off = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status })
       t.equal(off.status, 200)
       t.same(await activeSessions(u.id), [], 'no active session row')
       const live = await db
@@ -50,10 +50,10 @@ t.test('PATCH /users/:userId (updateUser): a status but ACTIVE ends every sessio
         .execute()
       t.same(live, [], 'no live refresh token')
 
-      const on = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status: 'ACTIVE' })
+      const on = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
       t.equal(on.status, 200)
       for (const refreshToken of [first.refreshToken, rotated.data.refreshToken]) {
-        const res = await call(app, null, 'POST', '/refresh', { refreshToken })
+        const res = await call(app, 'POST', '/api/v1/refresh', null, { refreshToken })
         t.equal(res.status, 401, 'an old refresh token stays dead')
         t.equal(res.code, 'INVALID_REFRESH_TOKEN')
       }
@@ -82,14 +82,14 @@ t.test('PATCH /users/:userId (updateUser): a status but ACTIVE ends every sessio
     const pending = login(u.email)
     await checking
     hasher.verify = verify
-    const off = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status: 'SUSPENDED' })
+    const off = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'SUSPENDED' })
     t.equal(off.status, 200)
     release()
     const res = await pending
     t.equal(res.statusCode, 403)
     t.equal(res.json().code, 'USER_INACTIVE')
     t.same(await activeSessions(u.id), [], 'no session was opened')
-    const on = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status: 'ACTIVE' })
+    const on = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
     t.equal(on.status, 200)
     t.same(await activeSessions(u.id), [], 'and none appears on reactivation')
   })
@@ -97,11 +97,14 @@ t.test('PATCH /users/:userId (updateUser): a status but ACTIVE ends every sessio
   t.test('200 for other changes (emailVerified, status ACTIVE): nothing is revoked', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
     const pair = (await login(u.email)).json().data
-    const res = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, {
+    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
       emailVerified: true,
       status: 'ACTIVE',
     })
     t.equal(res.status, 200)
-    t.equal((await call(app, null, 'POST', '/refresh', { refreshToken: pair.refreshToken })).status, 200)
+    t.equal(
+      (await call(app, 'POST', '/api/v1/refresh', null, { refreshToken: pair.refreshToken })).status,
+      200,
+    )
   })
 })

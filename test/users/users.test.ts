@@ -1,17 +1,21 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD, type TenantFx } from '../helpers/fixtures.js'
-import { auditRows, call, keyCred, userWithToken, UNKNOWN_ID } from '../roles/rbac-helpers.js'
+import {
+  auditRows,
+  createTenant,
+  createUser,
+  freshIp,
+  keyCred,
+  PASSWORD,
+  platformTenant,
+  UNKNOWN_ID,
+  userWithToken,
+} from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
-async function platformTenant(): Promise<TenantFx> {
-  const p = await app.ctx.tenants.byCode(app.ctx.config.platformTenantCode)
-  if (!p) throw new Error('no platform tenant')
-  return { id: p.id, code: p.code }
-}
-
-t.test('GET /users (listUsers)', async (t) => {
+t.test('listUsers: GET /users', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'], email: 'boss@acme.test' })
@@ -20,7 +24,7 @@ t.test('GET /users (listUsers)', async (t) => {
   await createUser(app, other, { email: 'ana.other@acme.test' })
 
   t.test('200: the tenant’s users, newest first, with total and roles', async (t) => {
-    const res = await call(app, admin.cred, 'GET', '/users')
+    const res = await call(app, 'GET', '/api/v1/users', admin.cred)
     t.equal(res.status, 200)
     t.equal(res.data.total, 3)
     t.equal(res.data.limit, 20)
@@ -35,7 +39,7 @@ t.test('GET /users (listUsers)', async (t) => {
   })
 
   t.test('200: pagination with limit and offset; total over all pages', async (t) => {
-    const res = await call(app, admin.cred, 'GET', '/users?limit=1&offset=1')
+    const res = await call(app, 'GET', '/api/v1/users?limit=1&offset=1', admin.cred)
     t.equal(res.status, 200)
     t.equal(res.data.items.length, 1)
     t.equal(res.data.items[0].email, 'ana.silva@acme.test')
@@ -43,22 +47,22 @@ t.test('GET /users (listUsers)', async (t) => {
   })
 
   t.test('200: filters status, q (case-insensitive substring) and role', async (t) => {
-    const suspended = await call(app, admin.cred, 'GET', '/users?status=SUSPENDED')
+    const suspended = await call(app, 'GET', '/api/v1/users?status=SUSPENDED', admin.cred)
     t.same(
       suspended.data.items.map((u: { email: string }) => u.email),
       ['bruno@acme.test'],
     )
-    const q = await call(app, admin.cred, 'GET', '/users?q=ANA')
+    const q = await call(app, 'GET', '/api/v1/users?q=ANA', admin.cred)
     t.same(
       q.data.items.map((u: { email: string }) => u.email),
       ['ana.silva@acme.test'],
       'never another tenant’s ana',
     )
-    const byUsername = await call(app, admin.cred, 'GET', '/users?q=a_s')
+    const byUsername = await call(app, 'GET', '/api/v1/users?q=a_s', admin.cred)
     t.equal(byUsername.data.total, 1, 'q matches the username; `_` is literal')
-    const percent = await call(app, admin.cred, 'GET', '/users?q=%25')
+    const percent = await call(app, 'GET', '/api/v1/users?q=%25', admin.cred)
     t.equal(percent.data.total, 0, '`%` is literal')
-    const role = await call(app, admin.cred, 'GET', '/users?role=admin')
+    const role = await call(app, 'GET', '/api/v1/users?role=admin', admin.cred)
     t.same(
       role.data.items.map((u: { email: string }) => u.email),
       ['boss@acme.test'],
@@ -66,35 +70,35 @@ t.test('GET /users (listUsers)', async (t) => {
   })
 
   t.test('200 with a Client Key holding users:read', async (t) => {
-    const res = await call(app, await keyCred(app, tenant, ['users:read']), 'GET', '/users')
+    const res = await call(app, 'GET', '/api/v1/users', await keyCred(app, tenant, ['users:read']))
     t.equal(res.status, 200)
     t.equal(res.data.total, 3)
   })
 
   t.test('400 VALIDATION_ERROR for limit above 100 or an unknown status', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', '/users?limit=101')).code, 'VALIDATION_ERROR')
-    t.equal((await call(app, admin.cred, 'GET', '/users?status=GONE')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'GET', '/api/v1/users?limit=101', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'GET', '/api/v1/users?status=GONE', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('401 without a credential', async (t) => {
-    t.equal((await call(app, null, 'GET', '/users')).status, 401)
+    t.equal((await call(app, 'GET', '/api/v1/users', null)).status, 401)
   })
 
   t.test('403 FORBIDDEN without users:read', async (t) => {
     const plain = await userWithToken(app, tenant, { roles: ['user'] })
-    const res = await call(app, plain.cred, 'GET', '/users')
+    const res = await call(app, 'GET', '/api/v1/users', plain.cred)
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
   })
 
   t.test('404 ROLE_NOT_FOUND for an unknown role name', async (t) => {
-    const res = await call(app, admin.cred, 'GET', '/users?role=ghost')
+    const res = await call(app, 'GET', '/api/v1/users?role=ghost', admin.cred)
     t.equal(res.status, 404)
     t.equal(res.code, 'ROLE_NOT_FOUND')
   })
 })
 
-t.test('GET /users/:userId (getUser)', async (t) => {
+t.test('getUser: GET /users/:userId', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -102,7 +106,7 @@ t.test('GET /users/:userId (getUser)', async (t) => {
   const foreign = await createUser(app, other)
 
   t.test('200: the user object, never password material', async (t) => {
-    const res = await call(app, admin.cred, 'GET', `/users/${target.id}`)
+    const res = await call(app, 'GET', `/api/v1/users/${target.id}`, admin.cred)
     t.equal(res.status, 200)
     t.match(res.data, {
       id: target.id,
@@ -121,23 +125,23 @@ t.test('GET /users/:userId (getUser)', async (t) => {
   })
 
   t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', '/users/not-a-uuid')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'GET', '/api/v1/users/not-a-uuid', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('403 FORBIDDEN without users:read', async (t) => {
     const key = await keyCred(app, tenant, ['roles:read'])
-    t.equal((await call(app, key, 'GET', `/users/${target.id}`)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'GET', `/api/v1/users/${target.id}`, key)).code, 'FORBIDDEN')
   })
 
   t.test('404 USER_NOT_FOUND for an unknown id and for another tenant’s user', async (t) => {
-    t.equal((await call(app, admin.cred, 'GET', `/users/${UNKNOWN_ID}`)).code, 'USER_NOT_FOUND')
-    const res = await call(app, admin.cred, 'GET', `/users/${foreign.id}`)
+    t.equal((await call(app, 'GET', `/api/v1/users/${UNKNOWN_ID}`, admin.cred)).code, 'USER_NOT_FOUND')
+    const res = await call(app, 'GET', `/api/v1/users/${foreign.id}`, admin.cred)
     t.equal(res.status, 404)
     t.equal(res.code, 'USER_NOT_FOUND')
   })
 })
 
-t.test('PATCH /users/:userId (updateUser)', async (t) => {
+t.test('updateUser: PATCH /users/:userId', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -145,7 +149,7 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
 
   t.test('200: changes exactly the given fields', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, {
+    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
       email: 'New.Mail@Acme.test',
       username: 'New.Name',
       emailVerified: true,
@@ -161,7 +165,7 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
       status: 'ACTIVE',
       roles: ['user'],
     })
-    const again = await call(app, admin.cred, 'GET', `/users/${u.id}`)
+    const again = await call(app, 'GET', `/api/v1/users/${u.id}`, admin.cred)
     t.equal(again.data.email, 'new.mail@acme.test')
   })
 
@@ -173,7 +177,7 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
       .select(['password_hash', 'email', 'updated_at'])
       .where('id', '=', u.id)
       .executeTakeFirstOrThrow()
-    const res = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, {
+    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
       email: 'changed@acme.test',
       password: 'Another-pass-99',
     })
@@ -186,7 +190,10 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
       .where('id', '=', u.id)
       .executeTakeFirstOrThrow()
     t.same(after, before)
-    t.equal((await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { tenantId: other.id })).status, 400)
+    t.equal(
+      (await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { tenantId: other.id })).status,
+      400,
+    )
   })
 
   t.test(
@@ -200,7 +207,7 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
         { email: 'nope' },
         { emailVerified: 'yes' },
       ]) {
-        const res = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, body)
+        const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, body)
         t.equal(res.code, 'VALIDATION_ERROR', JSON.stringify(body))
       }
     },
@@ -209,17 +216,20 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
   t.test('403 FORBIDDEN without users:update', async (t) => {
     const u = await createUser(app, tenant)
     const reader = await userWithToken(app, tenant, { permissions: ['users:read'] })
-    t.equal((await call(app, reader.cred, 'PATCH', `/users/${u.id}`, { otpEnabled: true })).code, 'FORBIDDEN')
+    t.equal(
+      (await call(app, 'PATCH', `/api/v1/users/${u.id}`, reader.cred, { otpEnabled: true })).code,
+      'FORBIDDEN',
+    )
   })
 
   t.test(
     '404 USER_NOT_FOUND for an unknown id and another tenant’s user (which stays unchanged)',
     async (t) => {
       t.equal(
-        (await call(app, admin.cred, 'PATCH', `/users/${UNKNOWN_ID}`, { otpEnabled: true })).code,
+        (await call(app, 'PATCH', `/api/v1/users/${UNKNOWN_ID}`, admin.cred, { otpEnabled: true })).code,
         'USER_NOT_FOUND',
       )
-      const res = await call(app, admin.cred, 'PATCH', `/users/${foreign.id}`, { otpEnabled: true })
+      const res = await call(app, 'PATCH', `/api/v1/users/${foreign.id}`, admin.cred, { otpEnabled: true })
       t.equal(res.status, 404)
       t.equal(res.code, 'USER_NOT_FOUND')
       const row = await app.ctx.dbs
@@ -237,15 +247,17 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
     async (t) => {
       await createUser(app, tenant, { email: 'taken@acme.test', username: 'taken' })
       const u = await createUser(app, tenant)
-      const email = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { email: 'TAKEN@acme.test' })
+      const email = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
+        email: 'TAKEN@acme.test',
+      })
       t.equal(email.status, 409)
       t.equal(email.code, 'USER_ALREADY_EXISTS')
-      const username = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { username: 'Taken' })
+      const username = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { username: 'Taken' })
       t.equal(username.code, 'USER_ALREADY_EXISTS')
-      const own = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { email: u.email })
+      const own = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { email: u.email })
       t.equal(own.status, 200, 'keeping one’s own email is no conflict')
       const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-      const free = await call(app, otherAdmin.cred, 'PATCH', `/users/${foreign.id}`, {
+      const free = await call(app, 'PATCH', `/api/v1/users/${foreign.id}`, otherAdmin.cred, {
         email: 'taken@acme.test',
       })
       t.equal(free.status, 200)
@@ -263,7 +275,7 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
         payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
       })
       t.equal(login.statusCode, 200)
-      const res = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status: 'SUSPENDED' })
+      const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'SUSPENDED' })
       t.equal(res.status, 200)
       t.equal(res.data.status, 'SUSPENDED')
       const sessions = await app.ctx.dbs
@@ -274,27 +286,33 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
         .execute()
       t.equal(sessions.length, 1)
       t.ok(sessions[0].revoked_at)
-      const refresh = await call(app, null, 'POST', '/refresh', {
+      const refresh = await call(app, 'POST', '/api/v1/refresh', null, {
         refreshToken: login.json().data.refreshToken,
       })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
-      const back = await call(app, admin.cred, 'PATCH', `/users/${u.id}`, { status: 'ACTIVE' })
+      const back = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
       t.equal(back.data.status, 'ACTIVE')
     },
   )
 
   t.test('403 ROLE_HIERARCHY_VIOLATION on a peer; 200 on a user ranked below; 200 on oneself', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'] })
-    const res = await call(app, admin.cred, 'PATCH', `/users/${peer.id}`, { otpEnabled: true })
+    const res = await call(app, 'PATCH', `/api/v1/users/${peer.id}`, admin.cred, { otpEnabled: true })
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     const lower = await createUser(app, tenant, { roles: ['user'] })
-    t.equal((await call(app, admin.cred, 'PATCH', `/users/${lower.id}`, { otpEnabled: true })).status, 200)
-    t.equal((await call(app, admin.cred, 'PATCH', `/users/${admin.id}`, { otpEnabled: true })).status, 200)
+    t.equal(
+      (await call(app, 'PATCH', `/api/v1/users/${lower.id}`, admin.cred, { otpEnabled: true })).status,
+      200,
+    )
+    t.equal(
+      (await call(app, 'PATCH', `/api/v1/users/${admin.id}`, admin.cred, { otpEnabled: true })).status,
+      200,
+    )
     const noRole = await userWithToken(app, tenant, { permissions: ['users:update'] })
     const none = await createUser(app, tenant)
     t.equal(
-      (await call(app, noRole.cred, 'PATCH', `/users/${none.id}`, { otpEnabled: true })).code,
+      (await call(app, 'PATCH', `/api/v1/users/${none.id}`, noRole.cred, { otpEnabled: true })).code,
       'ROLE_HIERARCHY_VIOLATION',
       'without any role the caller ranks with nobody above',
     )
@@ -305,24 +323,24 @@ t.test('PATCH /users/:userId (updateUser)', async (t) => {
     async (t) => {
       const key = await keyCred(app, tenant, ['users:update', 'users:read'])
       const mighty = await createUser(app, tenant, { permissions: ['roles:read'] })
-      const res = await call(app, key, 'PATCH', `/users/${mighty.id}`, { otpEnabled: true })
+      const res = await call(app, 'PATCH', `/api/v1/users/${mighty.id}`, key, { otpEnabled: true })
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
       const meek = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
-      t.equal((await call(app, key, 'PATCH', `/users/${meek.id}`, { otpEnabled: true })).status, 200)
+      t.equal((await call(app, 'PATCH', `/api/v1/users/${meek.id}`, key, { otpEnabled: true })).status, 200)
     },
   )
 
   t.test('admin:* holders are exempt: a platform admin may PATCH a platform peer', async (t) => {
-    const platform = await platformTenant()
+    const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'] })
-    const res = await call(app, root.cred, 'PATCH', `/users/${peer.id}`, { emailVerified: true })
+    const res = await call(app, 'PATCH', `/api/v1/users/${peer.id}`, root.cred, { emailVerified: true })
     t.equal(res.status, 200)
     t.equal(res.data.emailVerified, true)
   })
 })
 
-t.test('DELETE /users/:userId (deleteUser)', async (t) => {
+t.test('deleteUser: DELETE /users/:userId', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
@@ -338,7 +356,7 @@ t.test('DELETE /users/:userId (deleteUser)', async (t) => {
         payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
       })
       t.equal(login.statusCode, 200)
-      const res = await call(app, admin.cred, 'DELETE', `/users/${u.id}`)
+      const res = await call(app, 'DELETE', `/api/v1/users/${u.id}`, admin.cred)
       t.equal(res.status, 200)
       t.same(res.data, { id: u.id, deleted: true })
       const db = app.ctx.dbs.forTenant(tenant.id)
@@ -353,25 +371,25 @@ t.test('DELETE /users/:userId (deleteUser)', async (t) => {
           .length,
         0,
       )
-      const refresh = await call(app, null, 'POST', '/refresh', {
+      const refresh = await call(app, 'POST', '/api/v1/refresh', null, {
         refreshToken: login.json().data.refreshToken,
       })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
       const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id)
       t.equal(rows.length, 1)
       t.match(rows[0], { success: true, actor_type: 'user', actor_id: admin.id, error_message: null })
-      t.equal((await call(app, admin.cred, 'GET', `/users/${u.id}`)).code, 'USER_NOT_FOUND')
+      t.equal((await call(app, 'GET', `/api/v1/users/${u.id}`, admin.cred)).code, 'USER_NOT_FOUND')
     },
   )
 
   t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
-    t.equal((await call(app, admin.cred, 'DELETE', '/users/123')).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'DELETE', '/api/v1/users/123', admin.cred)).code, 'VALIDATION_ERROR')
   })
 
   t.test('403 FORBIDDEN without users:delete (refused before the handler: no audit row)', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['users:read'])
-    const res = await call(app, key, 'DELETE', `/users/${u.id}`)
+    const res = await call(app, 'DELETE', `/api/v1/users/${u.id}`, key)
     t.equal(res.code, 'FORBIDDEN')
     t.equal((await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id).length, 0)
   })
@@ -379,8 +397,8 @@ t.test('DELETE /users/:userId (deleteUser)', async (t) => {
   t.test('404 USER_NOT_FOUND for unknown and cross-tenant ids, each with a failure row', async (t) => {
     const foreign = await createUser(app, other)
     const before = (await auditRows(app, tenant.id, 'USER_DELETE')).length
-    t.equal((await call(app, admin.cred, 'DELETE', `/users/${UNKNOWN_ID}`)).code, 'USER_NOT_FOUND')
-    const res = await call(app, admin.cred, 'DELETE', `/users/${foreign.id}`)
+    t.equal((await call(app, 'DELETE', `/api/v1/users/${UNKNOWN_ID}`, admin.cred)).code, 'USER_NOT_FOUND')
+    const res = await call(app, 'DELETE', `/api/v1/users/${foreign.id}`, admin.cred)
     t.equal(res.status, 404)
     t.equal(res.code, 'USER_NOT_FOUND')
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).slice(before)
@@ -398,7 +416,7 @@ t.test('DELETE /users/:userId (deleteUser)', async (t) => {
 
   t.test('403 ROLE_HIERARCHY_VIOLATION deleting a peer, with a failure row naming the target', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'] })
-    const res = await call(app, admin.cred, 'DELETE', `/users/${peer.id}`)
+    const res = await call(app, 'DELETE', `/api/v1/users/${peer.id}`, admin.cred)
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === peer.id)
@@ -409,9 +427,9 @@ t.test('DELETE /users/:userId (deleteUser)', async (t) => {
   t.test('Client Key: 403 for a target beyond its scopes, 200 within them', async (t) => {
     const key = await keyCred(app, tenant, ['users:delete', 'users:read'])
     const beyond = await createUser(app, tenant, { roles: ['admin'] })
-    t.equal((await call(app, key, 'DELETE', `/users/${beyond.id}`)).code, 'ROLE_HIERARCHY_VIOLATION')
+    t.equal((await call(app, 'DELETE', `/api/v1/users/${beyond.id}`, key)).code, 'ROLE_HIERARCHY_VIOLATION')
     const within = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, key, 'DELETE', `/users/${within.id}`)
+    const res = await call(app, 'DELETE', `/api/v1/users/${within.id}`, key)
     t.equal(res.status, 200)
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === within.id)
     t.match(rows, [{ success: true, actor_type: 'client_key' }])

@@ -3,7 +3,7 @@ import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from '
 // A migration is frozen once released: it spells out its own literals (status lists, the permission
 // catalogue) instead of importing them from code that may change later.
 
-/** The built-in permission catalogue (contract section 6), shared by every tenant (tenant_id null). */
+/** The built-in permission catalogue (listPermissions), shared by every tenant (tenant_id null). */
 const BUILTIN_PERMISSIONS: readonly (readonly [string, string])[] = [
   ['users:read', 'Read users'],
   ['users:create', 'Create users'],

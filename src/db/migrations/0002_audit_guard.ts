@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
 
-// Audit immutability by privilege, and request correlation (contract section 17).
+// Audit immutability by privilege, and request correlation (docs/decisions.md D7).
 //
 // Until now the service's role owned audit_log, and the trigger let any transaction that had set
 // tessera.audit_relocation = 'on' delete rows: a switch every statement of the service could flip.
@@ -160,7 +160,7 @@ begin
 end
 $fn$`
 
-/** Retention (contract section 14): at most p_limit rows older than p_before, never one of the last day. */
+/** Retention (docs/decisions.md D8): at most p_limit rows older than p_before, never one of the last day. */
 const expire = (who: Who) => sql`create function tessera_audit_expire(p_before timestamptz, p_limit integer)
 returns bigint language plpgsql security definer set search_path = ${searchPath(who)} as $fn$
 declare

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
 import type { AuditAction } from './write.js'
 
 export interface AuditFilter {
@@ -15,8 +16,7 @@ export async function listAuditRows(
   db: Kysely<Database>,
   tenantId: string,
   f: AuditFilter,
-  limit: number,
-  offset: number,
+  page: PageParams,
 ) {
   let q = db.selectFrom('audit_log').where('tenant_id', '=', tenantId)
   if (f.action) q = q.where('action', '=', f.action)
@@ -24,12 +24,10 @@ export async function listAuditRows(
   if (f.since) q = q.where('created_at', '>=', f.since)
   if (f.userId) q = q.where('user_id', '=', f.userId)
   if (f.ip) q = q.where('ip_address', '=', f.ip)
-  const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ])
+  const rows = await paginate(q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), page)
   return {
-    items: rows.map((r) => ({
+    ...rows,
+    items: rows.items.map((r) => ({
       id: r.id,
       tenant_id: r.tenant_id,
       user_id: r.user_id,
@@ -47,8 +45,5 @@ export async function listAuditRows(
         string
       >,
     })),
-    total: Number(count.n),
-    limit,
-    offset,
   }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { FastifyRequest } from 'fastify'
 import type { Database } from '../../db/database.js'
@@ -22,11 +23,24 @@ export interface RequestMeta {
   readonly requestId: string | null
 }
 
-/** Request ip (X-Forwarded-For per TRUST_PROXY, IPv4-mapped IPv6 unwrapped), user agent and request id. */
+/**
+ * An address to record for `ip` (X-Forwarded-For per TRUST_PROXY), IPv4-mapped IPv6 unwrapped; null when it
+ * is not an IP address. Why: a trusted peer's X-Forwarded-For may carry any text, which would otherwise be
+ * recorded as the client's address (up to the 16 KiB header limit).
+ */
+export function recordedIp(ip: string | undefined): string | null {
+  const unwrapped = ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip
+  return unwrapped && unwrapped.length <= 64 && isIP(unwrapped) !== 0 ? unwrapped : null
+}
+
+/** Request ip (see recordedIp), user agent and request id. */
 export function requestMeta(req: FastifyRequest): RequestMeta {
-  const ip = req.ip?.startsWith('::ffff:') && req.ip.includes('.') ? req.ip.slice(7) : (req.ip ?? null)
   const ua = req.headers['user-agent']
-  return { ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null, requestId: req.id }
+  return {
+    ip: recordedIp(req.ip),
+    userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null,
+    requestId: req.id,
+  }
 }
 
 export interface AuditEntry {

@@ -5,8 +5,8 @@ import { newUserIdentifiers } from '../users/new-identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadUserWithGrants } from '../permissions/effective.js'
-import { assertMayGiveRole } from '../roles/hierarchy.js'
+import { loadUserWithGrants } from '../../auth/grants.js'
+import { assertMayGiveRole } from '../../auth/hierarchy.js'
 import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
 import { toUserDto, userColumns } from '../users/queries.js'
 import { revokeSessions } from './sessions.js'
@@ -143,7 +143,7 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
 const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 /** GET /me: the user as stored now, with its effective permissions. A deleted user is USER_NOT_FOUND. */
-export async function me(ctx: AppContext, actor: UserPrincipal) {
+export async function getMe(ctx: AppContext, actor: UserPrincipal) {
   const { user, grants } = await loadUserWithGrants(
     tdb(ctx, actor),
     actor.tenantId,
@@ -155,7 +155,7 @@ export async function me(ctx: AppContext, actor: UserPrincipal) {
 }
 
 /** POST /validate: the verified claims and how long the token has left. */
-export function validate(ctx: AppContext, actor: UserPrincipal) {
+export function validateToken(ctx: AppContext, actor: UserPrincipal) {
   const exp = Number(actor.claims.exp)
   return {
     valid: true as const,

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../lib/tokens.js'
 import { issueAccessToken } from '../../auth/access-token.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadGrants, type Grants } from '../permissions/effective.js'
+import { loadGrants, type Grants } from '../../auth/grants.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserForLogin } from '../users/queries.js'
 import {

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex } from '../../lib/tokens.js'
-import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../permissions/effective.js'
+import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../../auth/grants.js'
 
 const UUID_HEX = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/
 
@@ -124,7 +124,7 @@ type SessionScope = { ids: string[] } | { userId: string } | { all: true }
  * locks (a successor a racing refresh just wrote), revokes their refresh tokens.
  */
 async function revokeScope(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   tenantId: string,
   scope: SessionScope,
   reason: string,
@@ -178,7 +178,7 @@ async function revokeScope(
  * sessions that were not revoked yet (with their expiry); already revoked ones are left as they were.
  */
 export function revokeSessions(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   tenantId: string,
   sessionIds: string[],
   reason: string,
@@ -189,7 +189,7 @@ export function revokeSessions(
 
 /** Revokes every session of a user and their tokens (user deleted or deactivated). Lock the user row first. */
 export async function revokeUserSessions(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   tenantId: string,
   userId: string,
   reason: string,
@@ -200,7 +200,7 @@ export async function revokeUserSessions(
 
 /** Revokes every session and refresh token of a tenant (tenant deactivated), in the shared lock order. */
 export async function revokeTenantSessions(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   tenantId: string,
   reason: string,
   now: Date,

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely'
 import { jsonb, type ClientKeyStatus, type ClientKeysTable, type Database } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
 import { keyPrefix, newClientKeyValue, sha256Hex } from '../../lib/tokens.js'
 
 export interface NewKey {
@@ -86,21 +87,11 @@ function statusIs(status: ClientKeyStatus, now: Date) {
 }
 
 /** One page of keys (of one tenant, or of all when `tenantId` is absent), newest first, with the total. */
-export async function listKeys(db: Kysely<Database>, f: KeyFilter, now: Date, limit: number, offset: number) {
+export function listKeys(db: Kysely<Database>, f: KeyFilter, now: Date, page: PageParams) {
   let q = db.selectFrom('client_keys')
   if (f.tenantId) q = q.where('tenant_id', '=', f.tenantId)
   if (f.status) q = q.where(statusIs(f.status, now))
-  const [rows, count] = await Promise.all([
-    q
-      .select(keyColumns)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
+  return paginate(q.select(keyColumns).orderBy('created_at', 'desc').orderBy('id', 'desc'), page)
 }
 
 /** One key of the tenant, or undefined (another tenant's id is the same as an unknown one). */

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { principalOf } from '../auth/routes.js'
+import { principalOf } from '../../auth/request-principal.js'
 import * as keys from './service.js'
+import * as usage from './usage.js'
 
 /**
  * Client Keys module: scopes, listings, create/get/update/revoke/rotate, usage logs and stats. The
@@ -9,22 +10,26 @@ import * as keys from './service.js'
  */
 export default async function clientKeysRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
-  defineRoute(app, 'listClientKeyScopes', async (req) => keys.listScopes(ctx, principalOf(req)))
+  defineRoute(app, 'listClientKeyScopes', async (req) => keys.listClientKeyScopes(ctx, principalOf(req)))
   defineRoute(app, 'listTenantClientKeys', async (req) =>
-    keys.listTenantKeys(ctx, principalOf(req), req.query),
+    keys.listTenantClientKeys(ctx, principalOf(req), req.query),
   )
-  defineRoute(app, 'listClientKeys', async (req) => keys.listAllKeys(ctx, principalOf(req), req.query))
-  defineRoute(app, 'createClientKey', async (req) => keys.createKey(ctx, principalOf(req), req.body))
-  defineRoute(app, 'getClientKey', async (req) => keys.getKey(ctx, principalOf(req), req.params.id))
+  defineRoute(app, 'listClientKeys', async (req) => keys.listClientKeys(ctx, principalOf(req), req.query))
+  defineRoute(app, 'createClientKey', async (req) => keys.createClientKey(ctx, principalOf(req), req.body))
+  defineRoute(app, 'getClientKey', async (req) => keys.getClientKey(ctx, principalOf(req), req.params.id))
   defineRoute(app, 'updateClientKey', async (req) =>
-    keys.updateKey(ctx, principalOf(req), req.params.id, req.body),
+    keys.updateClientKey(ctx, principalOf(req), req.params.id, req.body),
   )
-  defineRoute(app, 'revokeClientKey', async (req) => keys.revokeKey(ctx, principalOf(req), req.params.id))
+  defineRoute(app, 'revokeClientKey', async (req) =>
+    keys.revokeClientKey(ctx, principalOf(req), req.params.id),
+  )
   defineRoute(app, 'rotateClientKey', async (req) =>
-    keys.rotateKey(ctx, principalOf(req), req.params.id, req.body?.gracePeriodSeconds ?? 0),
+    keys.rotateClientKey(ctx, principalOf(req), req.params.id, req.body?.gracePeriodSeconds ?? 0),
   )
   defineRoute(app, 'getClientKeyLogs', async (req) =>
-    keys.keyLogs(ctx, principalOf(req), req.params.id, req.query.limit ?? 50, req.query.offset ?? 0),
+    usage.getClientKeyLogs(ctx, principalOf(req), req.params.id, req.query),
   )
-  defineRoute(app, 'getClientKeyStats', async (req) => keys.keyStats(ctx, principalOf(req), req.params.id))
+  defineRoute(app, 'getClientKeyStats', async (req) =>
+    usage.getClientKeyStats(ctx, principalOf(req), req.params.id),
+  )
 }

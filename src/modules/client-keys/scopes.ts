@@ -12,8 +12,8 @@ export interface KeyTenant {
 
 /**
  * Every scope name that exists in a tenant, with its description: the built-in and custom permissions,
- * plus `resource:*` for each resource that has one (contract section 6: a wildcard exists while some
- * permission of its resource does). Includes `admin:*`, which only the platform tenant may give.
+ * plus `resource:*` for each resource that has one (a wildcard exists while some permission of its
+ * resource does: docs/decisions.md D3). Includes `admin:*`, which only the platform tenant may give.
  */
 export async function scopeCatalogue(
   db: Kysely<Database>,

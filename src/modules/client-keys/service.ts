@@ -5,17 +5,15 @@ import { AppError, fail } from '../../errors.js'
 import { isSuperAdmin, type Principal } from '../../auth/principal.js'
 import { isValidCidr } from '../../lib/cidr.js'
 import { newClientKeyValue } from '../../lib/tokens.js'
+import type { PageParams } from '../../db/paginate.js'
 import * as q from './queries.js'
 import { assertHoldsAll, assertMayGiveScopes, givableScopes, type KeyTenant } from './scopes.js'
-import { listUsage, usageStats } from './usage-queries.js'
 
 type Schemas = components['schemas']
 export type ClientKeyDto = Schemas['ClientKey']
 export type ClientKeyWithSecretDto = Schemas['ClientKeyWithSecret']
 type CreateBody = Schemas['CreateClientKeyRequest']
 type UpdateBody = Schemas['UpdateClientKeyRequest']
-
-const DAY_MS = 86_400_000
 
 const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : [])
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
@@ -101,7 +99,7 @@ async function targetTenant(
   if (tenantId === undefined || tenantId === actor.tenantId) {
     return { id: actor.tenantId, isPlatform: actor.isPlatform }
   }
-  // Why 404 and not 403 for others: existence of another tenant is not revealed (contract section 6).
+  // Why 404 and not 403 for others: existence of another tenant is not revealed (docs/decisions.md D4).
   if (!isSuperAdmin(actor)) fail('TENANT_NOT_FOUND')
   const t = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
   return { id: t.id, isPlatform: t.isPlatform }
@@ -110,12 +108,12 @@ async function targetTenant(
 const ownTenant = (actor: Principal): KeyTenant => ({ id: actor.tenantId, isPlatform: actor.isPlatform })
 
 /** One key of the caller's tenant; CLIENT_KEY_NOT_FOUND for an unknown id or another tenant's. */
-async function ownKey(ctx: AppContext, actor: Principal, id: string): Promise<q.KeyRow> {
+export async function ownKey(ctx: AppContext, actor: Principal, id: string): Promise<q.KeyRow> {
   return (await q.findKey(ctx.dbs.main, actor.tenantId, id)) ?? fail('CLIENT_KEY_NOT_FOUND')
 }
 
-/** Creates a key and returns it with its value, which is never stored or shown again. */
-export async function createKey(
+/** POST /client-keys: creates a key and returns it with its value, which is never stored or shown again. */
+export async function createClientKey(
   ctx: AppContext,
   actor: Principal,
   body: CreateBody,
@@ -131,8 +129,13 @@ export async function createKey(
     ipAllowlist: input.ipAllowlist,
     originAllowlist: input.originAllowlist,
     expiresAt: input.expiresAt ?? null,
+    // Why null for the operator: the CLI acts with no user or key behind it.
     createdBy:
-      actor.kind === 'user' ? { type: 'user', id: actor.userId } : { type: 'client_key', id: actor.keyId },
+      actor.kind === 'user'
+        ? { type: 'user', id: actor.userId }
+        : actor.kind === 'client_key'
+          ? { type: 'client_key', id: actor.keyId }
+          : null,
   })
   // Why this cannot happen in practice: a fresh value has 256 random bits; the unique hash guards anyway.
   if (!created) throw new Error('client key value collision')
@@ -140,13 +143,16 @@ export async function createKey(
   return { ...toKeyDto(row, now), key: created.value }
 }
 
-/** One key of the caller's tenant. */
-export async function getKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
+/** GET /client-keys/:id: one key of the caller's tenant. */
+export async function getClientKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
   return toKeyDto(await ownKey(ctx, actor, id), ctx.clock.now())
 }
 
-/** Changes name, scopes (containment rule), allowlists or expiry; takes effect at once on this instance. */
-export async function updateKey(
+/**
+ * PATCH /client-keys/:id: name, scopes (containment rule), allowlists or expiry; takes effect at once on
+ * this instance.
+ */
+export async function updateClientKey(
   ctx: AppContext,
   actor: Principal,
   id: string,
@@ -170,8 +176,11 @@ export async function updateKey(
   return toKeyDto(row, now)
 }
 
-/** Revokes a key (idempotent): refused at once here, elsewhere within the verifier's cache lifetime. */
-export async function revokeKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
+/**
+ * POST /client-keys/:id/revoke: revokes a key (idempotent); refused at once here, elsewhere within the
+ * verifier's cache lifetime.
+ */
+export async function revokeClientKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
   const now = ctx.clock.now()
   const row =
     (await q.revokeKey(ctx.dbs.main, actor.tenantId, id, new Date(now))) ?? fail('CLIENT_KEY_NOT_FOUND')
@@ -180,10 +189,10 @@ export async function revokeKey(ctx: AppContext, actor: Principal, id: string): 
 }
 
 /**
- * Issues a new value; the old one keeps working for `graceSeconds` (0: stops at once). The caller must
- * hold every scope of the key, since the new value hands those scopes to it.
+ * POST /client-keys/:id/rotate: issues a new value; the old one keeps working for `graceSeconds` (0: stops
+ * at once). The caller must hold every scope of the key, since the new value hands those scopes to it.
  */
-export async function rotateKey(
+export async function rotateClientKey(
   ctx: AppContext,
   actor: Principal,
   id: string,
@@ -200,76 +209,34 @@ export async function rotateKey(
   return { ...toKeyDto(row, now), key: value }
 }
 
-/** The scopes the caller could give a key of its own tenant. */
-export async function listScopes(ctx: AppContext, actor: Principal) {
+/** GET /client-keys/scopes: the scopes the caller could give a key of its own tenant. */
+export async function listClientKeyScopes(ctx: AppContext, actor: Principal) {
   return { items: await givableScopes(ctx.dbs.forTenant(actor.tenantId), actor) }
 }
 
-interface PageQuery {
+interface PageQuery extends PageParams {
   status?: ClientKeyStatus
-  limit?: number
-  offset?: number
 }
 
 async function page(ctx: AppContext, tenantId: string | undefined, p: PageQuery) {
   const now = ctx.clock.now()
-  const limit = p.limit ?? 20
-  const offset = p.offset ?? 0
-  const { rows, total } = await q.listKeys(
-    ctx.dbs.main,
-    { tenantId, status: p.status },
-    new Date(now),
-    limit,
-    offset,
-  )
-  return { items: rows.map((r) => toKeyDto(r, now)), total, limit, offset }
+  const keys = await q.listKeys(ctx.dbs.main, { tenantId, status: p.status }, new Date(now), p)
+  return { ...keys, items: keys.items.map((r) => toKeyDto(r, now)) }
 }
 
-/** The caller's tenant's keys, newest first. */
-export function listTenantKeys(ctx: AppContext, actor: Principal, p: PageQuery) {
+/** GET /client-keys/tenant: the caller's tenant's keys, newest first. */
+export function listTenantClientKeys(ctx: AppContext, actor: Principal, p: PageQuery) {
   return page(ctx, actor.tenantId, p)
 }
 
-/** Every tenant's keys (platform `admin:*` only), optionally of one tenant. */
-export async function listAllKeys(ctx: AppContext, actor: Principal, p: PageQuery & { tenantId?: string }) {
+/** GET /client-keys: every tenant's keys (platform `admin:*` only), optionally of one tenant. */
+export async function listClientKeys(
+  ctx: AppContext,
+  actor: Principal,
+  p: PageQuery & { tenantId?: string },
+) {
   // Why again here: the gate's check honours `admin:*` in any set; listing every tenant needs the platform.
   if (!isSuperAdmin(actor)) fail('FORBIDDEN', 'Missing permission admin:*')
   if (p.tenantId !== undefined && !(await ctx.tenants.byId(p.tenantId))) fail('TENANT_NOT_FOUND')
   return page(ctx, p.tenantId, p)
-}
-
-/** One page of a key's request log, newest first. */
-export async function keyLogs(ctx: AppContext, actor: Principal, id: string, limit: number, offset: number) {
-  await ownKey(ctx, actor, id)
-  const { rows, total } = await listUsage(ctx.dbs.main, actor.tenantId, id, limit, offset)
-  return {
-    items: rows.map((r) => ({
-      id: r.id,
-      keyId: r.key_id,
-      method: r.method,
-      route: r.route,
-      statusCode: r.status_code,
-      ip: r.ip,
-      origin: r.origin,
-      userAgent: r.user_agent,
-      requestId: r.request_id,
-      createdAt: new Date(r.created_at).toISOString(),
-    })),
-    total,
-    limit,
-    offset,
-  }
-}
-
-/** A key's request counts (all time, last 24 h, by status class) and its most used routes. */
-export async function keyStats(ctx: AppContext, actor: Principal, id: string) {
-  const key = await ownKey(ctx, actor, id)
-  const s = await usageStats(ctx.dbs.main, actor.tenantId, id, new Date(ctx.clock.now() - DAY_MS))
-  return {
-    totalRequests: s.total,
-    last24h: s.recent,
-    byStatus: { '2xx': s.s2, '4xx': s.s4, '5xx': s.s5 },
-    lastUsedAt: iso(key.last_used_at),
-    topRoutes: s.routes,
-  }
 }

@@ -10,7 +10,7 @@ export interface UsageLogger {
 }
 
 export interface UsageLogOptions {
-  /** How often buffered rows are written; default 500 ms (the contract promises visibility within 2 s). */
+  /** How often buffered rows are written; default 500 ms (getClientKeyLogs promises visibility within 2 s). */
   readonly flushIntervalMs?: number
   /** Rows per multi-row insert; a buffer this full is flushed at once, without waiting for the timer. */
   readonly batchRows?: number

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { normalizeIp } from '../../lib/cidr.js'
+import { recordedIp } from '../audit/write.js'
 import { UsageLog, type UsageLogOptions } from './usage-log.js'
 
 declare module 'fastify' {
@@ -38,7 +39,7 @@ async function keyUsagePlugin(app: FastifyInstance, opts: UsageLogOptions): Prom
         method: req.method,
         route: req.routeOptions.url ?? req.url.split('?')[0],
         statusCode: reply.statusCode,
-        ip: normalizeIp(req.ip),
+        ip: recordedIp(normalizeIp(req.ip)),
         origin: header(req.headers.origin, MAX_ORIGIN),
         userAgent: header(req.headers['user-agent'], MAX_USER_AGENT),
         requestId: req.id,

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
 
 /** One request made with a key, as the usage log buffers and stores it. */
 export interface UsageRow {
@@ -61,36 +62,26 @@ export async function touchLastUsed(
 }
 
 /** One page of a key's usage rows, newest first, with the total. Uses the (key_id, created_at) index. */
-export async function listUsage(
-  db: Kysely<Database>,
-  tenantId: string,
-  keyId: string,
-  limit: number,
-  offset: number,
-) {
-  const q = db.selectFrom('client_key_usage').where('key_id', '=', keyId).where('tenant_id', '=', tenantId)
-  const [rows, count] = await Promise.all([
-    q
-      .select([
-        'id',
-        'key_id',
-        'method',
-        'route',
-        'status_code',
-        'ip',
-        'origin',
-        'user_agent',
-        'request_id',
-        'created_at',
-      ])
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
+export function listUsage(db: Kysely<Database>, tenantId: string, keyId: string, page: PageParams) {
+  const q = db
+    .selectFrom('client_key_usage')
+    .where('key_id', '=', keyId)
+    .where('tenant_id', '=', tenantId)
+    .select([
+      'id',
+      'key_id',
+      'method',
+      'route',
+      'status_code',
+      'ip',
+      'origin',
+      'user_agent',
+      'request_id',
+      'created_at',
+    ])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+  return paginate(q, page)
 }
 
 /** Counts of a key's requests (total, since `since`, by status class) and its ten most used routes. */

@@ -1,5 +1,7 @@
-import { sql, type Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import type { Database, PermissionsTable, Unqualified } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
+import { fail } from '../../errors.js'
 
 /*
  * Wildcards. `r:*` exists in a tenant while some permission of resource `r` exists there (built-in or the
@@ -21,18 +23,13 @@ export const permissionColumns = [
   'permissions.created_at',
 ] as const
 
-export interface PermissionRow {
-  id: string
-  tenant_id: string | null
-  name: string
-  resource: string
-  action: string
-  description: string | null
-  is_system: boolean
-  created_at: Date | string
-}
+/** A permission row as `permissionColumns` selects it. */
+export type PermissionRow = Pick<
+  Selectable<PermissionsTable>,
+  Unqualified<(typeof permissionColumns)[number]>
+>
 
-/** The contract's permission object (section 6). */
+/** The `Permission` object of the document (openapi/components/permissions.yaml). */
 export function toPermissionDto(row: PermissionRow) {
   return {
     id: row.id,
@@ -70,36 +67,33 @@ function listedIn(tenantId: string) {
 }
 
 /** One page of the tenant's permissions (built-in and custom, or custom only), newest first. */
-export async function listPermissions(
+export function listPermissions(
   db: Kysely<Database>,
   tenantId: string,
   customOnly: boolean,
-  limit: number,
-  offset: number,
+  page: PageParams,
 ) {
   let q = db.selectFrom('permissions').where(listedIn(tenantId))
   if (customOnly) q = q.where('permissions.tenant_id', '=', tenantId)
-  const [rows, count] = await Promise.all([
-    q
-      .select(permissionColumns)
-      .orderBy('permissions.created_at', 'desc')
-      .orderBy('permissions.name', 'asc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
+  const ordered = q
+    .select(permissionColumns)
+    .orderBy('permissions.created_at', 'desc')
+    .orderBy('permissions.name', 'asc')
+  return paginate(ordered, page)
 }
 
-/** A listed permission by id: built-in, or custom of this tenant (another tenant's id is undefined). */
-export function findPermissionById(db: Kysely<Database>, tenantId: string, id: string, lock = false) {
-  const q = db
+/**
+ * Locks a listed permission (FOR UPDATE) until the transaction ends: built-in, or custom of this tenant
+ * (another tenant's id is undefined).
+ */
+export function lockPermission(trx: Transaction<Database>, tenantId: string, id: string) {
+  return trx
     .selectFrom('permissions')
     .select(permissionColumns)
     .where('permissions.id', '=', id)
     .where(listedIn(tenantId))
-  return (lock ? q.forUpdate() : q).executeTakeFirst()
+    .forUpdate()
+    .executeTakeFirst()
 }
 
 /** A visible permission row by name (built-in, custom or materialized wildcard of this tenant). */
@@ -131,10 +125,10 @@ async function livingResources(
 }
 
 /**
- * Which of `names` exist in the tenant (contract section 6: built-in, custom, or a wildcard of a resource
- * that has a permission there). Returns the names that do not.
+ * Which of `names` exist in the tenant (built-in, custom, or a wildcard of a resource that has a
+ * permission there: docs/decisions.md D3). Returns the names that do not.
  */
-export async function missingPermissions(
+async function missingPermissions(
   db: Kysely<Database>,
   tenantId: string,
   names: readonly string[],
@@ -163,6 +157,16 @@ export async function missingPermissions(
   )
   for (const n of wild) if (living.has(splitName(n).resource)) found.add(n)
   return wanted.filter((n) => !found.has(n))
+}
+
+/** PERMISSION_NOT_FOUND, naming them, unless every name exists in the tenant (see missingPermissions). */
+export async function assertPermissionsExist(
+  db: Kysely<Database>,
+  tenantId: string,
+  names: readonly string[],
+): Promise<void> {
+  const missing = await missingPermissions(db, tenantId, names)
+  if (missing.length > 0) fail('PERMISSION_NOT_FOUND', `Permission not found: ${missing.join(', ')}`)
 }
 
 /**

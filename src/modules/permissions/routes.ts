@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
-import { principalOf } from '../auth/routes.js'
+import { principalOf } from '../../auth/request-principal.js'
+import * as grants from './grants.js'
 import * as permissions from './service.js'
 
-/** Permissions module: the catalogue, custom permissions, direct grants, checks. */
+/** Permissions module: the catalogue and custom permissions (service.ts), direct grants and checks (grants.ts). */
 export default async function permissionsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
   defineRoute(app, 'listPermissions', async (req) =>
@@ -23,15 +24,13 @@ export default async function permissionsRoutes(app: FastifyInstance): Promise<v
     permissions.deletePermission(ctx, principalOf(req), req.params.id),
   )
   defineRoute(app, 'grantPermission', async (req) =>
-    permissions.grantPermission(ctx, principalOf(req), req.body, requestMeta(req)),
+    grants.grantPermission(ctx, principalOf(req), req.body, requestMeta(req)),
   )
   defineRoute(app, 'revokePermission', async (req) =>
-    permissions.revokePermission(ctx, principalOf(req), req.body, requestMeta(req)),
+    grants.revokePermission(ctx, principalOf(req), req.body, requestMeta(req)),
   )
   defineRoute(app, 'getUserPermissions', async (req) =>
-    permissions.getUserPermissions(ctx, principalOf(req), req.params.userId),
+    grants.getUserPermissions(ctx, principalOf(req), req.params.userId),
   )
-  defineRoute(app, 'checkPermission', async (req) =>
-    permissions.checkPermission(ctx, principalOf(req), req.body),
-  )
+  defineRoute(app, 'checkPermission', async (req) => grants.checkPermission(ctx, principalOf(req), req.body))
 }

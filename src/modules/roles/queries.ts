@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
-import { adminPermissions } from '../permissions/effective.js'
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import type { Database, RolesTable, Unqualified } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
+import { adminPermissions } from '../../auth/grants.js'
 
 export const roleColumns = [
   'roles.id',
@@ -67,18 +68,10 @@ export async function permissionsOfRoles(
   return out
 }
 
-export interface RoleRow {
-  id: string
-  tenant_id: string
-  name: string
-  description: string | null
-  level: number
-  is_system: boolean
-  created_at: Date | string
-  updated_at: Date | string
-}
+/** A role row as `roleColumns` selects it. */
+export type RoleRow = Pick<Selectable<RolesTable>, Unqualified<(typeof roleColumns)[number]>>
 
-/** The contract's role object (section 6). */
+/** The `Role` object of the document (openapi/components/roles.yaml). */
 export function toRoleDto(row: RoleRow, permissions: string[]) {
   return {
     id: row.id,
@@ -96,39 +89,42 @@ export function toRoleDto(row: RoleRow, permissions: string[]) {
 export type RoleDto = ReturnType<typeof toRoleDto>
 
 /** One page of the tenant's roles, newest first, with the total. */
-export async function listRoles(db: Kysely<Database>, tenantId: string, limit: number, offset: number) {
-  const q = db.selectFrom('roles').where('roles.tenant_id', '=', tenantId)
-  const [rows, count] = await Promise.all([
-    q
-      .select(roleColumns)
-      .orderBy('roles.created_at', 'desc')
-      .orderBy('roles.name', 'asc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
+export function listRoles(db: Kysely<Database>, tenantId: string, page: PageParams) {
+  const q = db
+    .selectFrom('roles')
+    .select(roleColumns)
+    .where('roles.tenant_id', '=', tenantId)
+    .orderBy('roles.created_at', 'desc')
+    .orderBy('roles.name', 'asc')
+  return paginate(q, page)
 }
 
-/** One role of the tenant by id (another tenant's id gives undefined); `lock` takes FOR UPDATE. */
-export function findRoleById(db: Kysely<Database>, tenantId: string, id: string, lock = false) {
-  const q = db
+function roleById(db: Kysely<Database>, tenantId: string, id: string) {
+  return db
     .selectFrom('roles')
     .select(roleColumns)
     .where('roles.tenant_id', '=', tenantId)
     .where('roles.id', '=', id)
-  return (lock ? q.forUpdate() : q).executeTakeFirst()
 }
 
-/** One role of the tenant by name; `lock` takes FOR UPDATE. */
-export function findRoleByName(db: Kysely<Database>, tenantId: string, name: string, lock = false) {
-  const q = db
+/** One role of the tenant by id (another tenant's id gives undefined). */
+export function findRoleById(db: Kysely<Database>, tenantId: string, id: string) {
+  return roleById(db, tenantId, id).executeTakeFirst()
+}
+
+/** Locks one role of the tenant (FOR UPDATE) until the transaction ends; undefined like findRoleById. */
+export function lockRole(trx: Transaction<Database>, tenantId: string, id: string) {
+  return roleById(trx, tenantId, id).forUpdate().executeTakeFirst()
+}
+
+/** One role of the tenant by name. */
+export function findRoleByName(db: Kysely<Database>, tenantId: string, name: string) {
+  return db
     .selectFrom('roles')
     .select(roleColumns)
     .where('roles.tenant_id', '=', tenantId)
     .where('roles.name', '=', name)
-  return (lock ? q.forUpdate() : q).executeTakeFirst()
+    .executeTakeFirst()
 }
 
 /** Inserts a custom role; a unique violation means the name is taken in the tenant. */

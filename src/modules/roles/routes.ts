@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
-import { principalOf } from '../auth/routes.js'
+import { principalOf } from '../../auth/request-principal.js'
+import * as assignments from './assignments.js'
 import * as roles from './service.js'
 
 /** Roles module: role CRUD, role permissions, assignment to users. */
@@ -24,9 +25,9 @@ export default async function rolesRoutes(app: FastifyInstance): Promise<void> {
     roles.removeRolePermissions(ctx, principalOf(req), req.params.id, req.body.permissions),
   )
   defineRoute(app, 'assignRole', async (req) =>
-    roles.assignRole(ctx, principalOf(req), req.body, requestMeta(req)),
+    assignments.assignRole(ctx, principalOf(req), req.body, requestMeta(req)),
   )
   defineRoute(app, 'removeRole', async (req) =>
-    roles.removeRole(ctx, principalOf(req), req.body, requestMeta(req)),
+    assignments.removeRole(ctx, principalOf(req), req.body, requestMeta(req)),
   )
 }

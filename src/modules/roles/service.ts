@@ -1,23 +1,19 @@
-import type { Kysely, Transaction } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import type { Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
-import type { RequestMeta } from '../audit/write.js'
-import { missingPermissions, permissionRows } from '../permissions/queries.js'
-import { lockUser, roleNamesOf } from '../users/queries.js'
-import { audited } from './audited.js'
-import { assertGivable, assertMayActOnUser, assertMayGiveRole } from './hierarchy.js'
+import { assertPermissionsExist, permissionRows } from '../permissions/queries.js'
+import { assertGivable, assertMayGiveRole } from '../../auth/hierarchy.js'
+import type { PageParams } from '../../db/paginate.js'
 import {
   addRolePermissionRows,
   deleteRole as deleteRoleRow,
-  deleteUserRole,
   findRoleById,
-  findRoleByName,
   insertRole,
-  insertUserRole,
   listRoles as listRoleRows,
+  lockRole,
   permissionsOfRoles,
   removeRolePermissionRows,
   toRoleDto,
@@ -31,7 +27,12 @@ const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenan
 /** True for the built-in `admin` role, whose permissions are derived, never stored (queries.ts). */
 const isAdminRole = (r: RoleRow) => r.is_system && r.name === 'admin'
 
-async function permissionsOf(db: Kysely<Database>, actor: Principal, role: RoleRow): Promise<string[]> {
+/** The role's permission names, as the caller's tenant resolves them (admin's derived set included). */
+export async function permissionsOf(
+  db: Kysely<Database>,
+  actor: Principal,
+  role: RoleRow,
+): Promise<string[]> {
   return (await permissionsOfRoles(db, actor.tenantId, [role], actor.isPlatform)).get(role.id) ?? []
 }
 
@@ -39,24 +40,12 @@ async function roleDto(db: Kysely<Database>, actor: Principal, role: RoleRow) {
   return toRoleDto(role, await permissionsOf(db, actor, role))
 }
 
-/** Every name must exist in the tenant (a wildcard only while its resource has a permission there). */
-async function assertPermissionsExist(db: Kysely<Database>, tenantId: string, names: readonly string[]) {
-  const missing = await missingPermissions(db, tenantId, names)
-  if (missing.length > 0) fail('PERMISSION_NOT_FOUND', `Permission not found: ${missing.join(', ')}`)
-}
-
 /** GET /roles: one page of the tenant's roles (built-in ones included), with their permissions. */
-export async function listRoles(
-  ctx: AppContext,
-  actor: Principal,
-  query: { limit?: number; offset?: number },
-) {
+export async function listRoles(ctx: AppContext, actor: Principal, query: PageParams) {
   const db = tdb(ctx, actor)
-  const limit = query.limit ?? 20
-  const offset = query.offset ?? 0
-  const { rows, total } = await listRoleRows(db, actor.tenantId, limit, offset)
-  const perms = await permissionsOfRoles(db, actor.tenantId, rows, actor.isPlatform)
-  return { items: rows.map((r) => toRoleDto(r, perms.get(r.id) ?? [])), total, limit, offset }
+  const page = await listRoleRows(db, actor.tenantId, query)
+  const perms = await permissionsOfRoles(db, actor.tenantId, page.items, actor.isPlatform)
+  return { ...page, items: page.items.map((r) => toRoleDto(r, perms.get(r.id) ?? [])) }
 }
 
 /** GET /roles/:id. Another tenant's id is ROLE_NOT_FOUND. */
@@ -120,8 +109,8 @@ export interface UpdateRoleInput {
 
 /**
  * PATCH /roles/:id: name, description, level. The built-in roles keep their name and their level
- * (SYSTEM_RESOURCE_PROTECTED): the contract fixes `admin` at 100 and `user` at 0, and every rank
- * comparison leans on them. A user caller may edit only a role at most its rank, and not lift it above.
+ * (SYSTEM_RESOURCE_PROTECTED): the document fixes `admin` at 100 and `user` at 0 (`RoleLevel`), and
+ * every rank comparison leans on them. A user caller may edit only a role at most its rank, and not lift it above.
  */
 export async function updateRole(ctx: AppContext, actor: Principal, id: string, input: UpdateRoleInput) {
   const tenantId = actor.tenantId
@@ -129,7 +118,7 @@ export async function updateRole(ctx: AppContext, actor: Principal, id: string, 
     return await tdb(ctx, actor)
       .transaction()
       .execute(async (trx) => {
-        const role = (await findRoleById(trx, tenantId, id, true)) ?? fail('ROLE_NOT_FOUND')
+        const role = (await lockRole(trx, tenantId, id)) ?? fail('ROLE_NOT_FOUND')
         if (role.is_system && input.name !== undefined && input.name !== role.name) {
           fail('SYSTEM_RESOURCE_PROTECTED', 'Built-in roles cannot be renamed')
         }
@@ -157,7 +146,7 @@ export async function deleteRole(ctx: AppContext, actor: Principal, id: string) 
   return tdb(ctx, actor)
     .transaction()
     .execute(async (trx) => {
-      const role = (await findRoleById(trx, tenantId, id, true)) ?? fail('ROLE_NOT_FOUND')
+      const role = (await lockRole(trx, tenantId, id)) ?? fail('ROLE_NOT_FOUND')
       if (role.is_system) fail('SYSTEM_RESOURCE_PROTECTED', 'Built-in roles cannot be deleted')
       await assertMayGiveRole(trx, actor, { level: Number(role.level), permissions: [] })
       await deleteRoleRow(trx, tenantId, id)
@@ -176,7 +165,7 @@ export async function addRolePermissions(ctx: AppContext, actor: Principal, id: 
   return tdb(ctx, actor)
     .transaction()
     .execute(async (trx) => {
-      const role = (await findRoleById(trx, tenantId, id, true)) ?? fail('ROLE_NOT_FOUND')
+      const role = (await lockRole(trx, tenantId, id)) ?? fail('ROLE_NOT_FOUND')
       await assertPermissionsExist(trx, tenantId, wanted)
       assertGivable(actor, wanted)
       const after = [...new Set([...(await permissionsOf(trx, actor, role)), ...wanted])]
@@ -204,7 +193,7 @@ export async function removeRolePermissions(ctx: AppContext, actor: Principal, i
   return tdb(ctx, actor)
     .transaction()
     .execute(async (trx) => {
-      const role = (await findRoleById(trx, tenantId, id, true)) ?? fail('ROLE_NOT_FOUND')
+      const role = (await lockRole(trx, tenantId, id)) ?? fail('ROLE_NOT_FOUND')
       await assertPermissionsExist(trx, tenantId, [...unwanted])
       if (isAdminRole(role)) {
         fail('SYSTEM_RESOURCE_PROTECTED', 'The built-in admin role holds every permission of the tenant')
@@ -220,84 +209,4 @@ export async function removeRolePermissions(ctx: AppContext, actor: Principal, i
       )
       return roleDto(trx, actor, await touchRole(trx, tenantId, role.id))
     })
-}
-
-export interface RoleAssignmentInput {
-  userId: string
-  roleId?: string
-  roleName?: string
-}
-
-async function userRoles(db: Kysely<Database>, tenantId: string, userId: string) {
-  return { userId, roles: (await roleNamesOf(db, tenantId, [userId])).get(userId) ?? [] }
-}
-
-function findAssignedRole(db: Kysely<Database>, tenantId: string, input: RoleAssignmentInput) {
-  return input.roleId !== undefined
-    ? findRoleById(db, tenantId, input.roleId)
-    : findRoleByName(db, tenantId, input.roleName ?? '')
-}
-
-/**
- * The common start of assign and remove: locks the target user (USER_NOT_FOUND) and finds the role by id
- * or name (ROLE_NOT_FOUND), naming both in the audit note as soon as they are known.
- */
-async function lockTargetAndRole(
-  trx: Transaction<Database>,
-  tenantId: string,
-  input: RoleAssignmentInput,
-  n: { userId: string | null; metadata: { role?: string } },
-) {
-  if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-  n.userId = input.userId
-  const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
-  n.metadata.role = role.name
-  return role
-}
-
-/**
- * POST /roles/assign: gives a user a role (by id or name). Assigning a held role is a no-op 200.
- * Hierarchy: the role's level at most the caller's rank and its permissions within the caller's set; a
- * Client Key may also act only on a user whose permissions lie within its scopes. One ROLE_ASSIGN row.
- */
-export async function assignRole(
-  ctx: AppContext,
-  actor: Principal,
-  input: RoleAssignmentInput,
-  meta: RequestMeta,
-) {
-  const tenantId = actor.tenantId
-  const note = { userId: null, metadata: { role: input.roleName ?? input.roleId } }
-  return audited(tdb(ctx, actor), { tenantId, action: 'ROLE_ASSIGN', actor, meta, note }, async (trx, n) => {
-    const role = await lockTargetAndRole(trx, tenantId, input, n)
-    const permissions = await permissionsOf(trx, actor, role)
-    assertGivable(actor, permissions)
-    await assertMayGiveRole(trx, actor, { level: Number(role.level), permissions })
-    if (actor.kind === 'client_key') {
-      await assertMayActOnUser(trx, actor, { tenantId, userId: input.userId, isPlatform: actor.isPlatform })
-    }
-    await insertUserRole(trx, tenantId, input.userId, role.id)
-    return userRoles(trx, tenantId, input.userId)
-  })
-}
-
-/**
- * POST /roles/remove: takes a role from a user (removing one it does not hold is a no-op 200).
- * Hierarchy: a user caller only from a user ranked strictly below it, or from itself; a Client Key only
- * from a user whose permissions lie within its scopes. One ROLE_REMOVE row.
- */
-export async function removeRole(
-  ctx: AppContext,
-  actor: Principal,
-  input: RoleAssignmentInput,
-  meta: RequestMeta,
-) {
-  const tenantId = actor.tenantId
-  const note = { userId: null, metadata: { role: input.roleName ?? input.roleId } }
-  return audited(tdb(ctx, actor), { tenantId, action: 'ROLE_REMOVE', actor, meta, note }, async (trx, n) => {
-    const role = await lockTargetAndRole(trx, tenantId, input, n)
-    await assertMayActOnUser(trx, actor, { tenantId, userId: input.userId, isPlatform: actor.isPlatform })
-    await deleteUserRole(trx, tenantId, input.userId, role.id)
-    return userRoles(trx, tenantId, input.userId)
-  })
 }

@@ -1,15 +1,15 @@
-import type { PasswordPolicy } from '../../lib/password-policy.js'
+import { defaultPasswordPolicy, type PasswordPolicy } from '../../lib/password-policy.js'
 
 import type { IdentifierKind } from '../../lib/identifiers.js'
 export type { IdentifierKind }
 
-/** A tenant's resolved `auth_config` (contract section 7): every key present. */
+/** A tenant's resolved `auth_config` (`AuthConfig` in openapi/components/auth-config.yaml), every key set. */
 export interface AuthConfig {
   accessTokenExpiresIn: number
   refreshTokenExpiresIn: number
   refreshReuseGraceSeconds: number
   maxConcurrentSessions: number
-  /** Seconds a session lasts from its login, whatever its refreshes (contract section 17). */
+  /** Seconds a session lasts from its login, whatever its refreshes (`AuthConfig`, as above). */
   sessionMaxLifetimeSeconds: number
   passwordPolicy: PasswordPolicy
   loginIdentifiers: IdentifierKind[]
@@ -24,14 +24,7 @@ export function defaultAuthConfig(): AuthConfig {
     refreshReuseGraceSeconds: 10,
     maxConcurrentSessions: 10,
     sessionMaxLifetimeSeconds: 7_776_000,
-    passwordPolicy: {
-      minLength: 8,
-      requireUppercase: false,
-      requireLowercase: false,
-      requireDigit: false,
-      requireSymbol: false,
-      rejectCommon: true,
-    },
+    passwordPolicy: { ...defaultPasswordPolicy },
     loginIdentifiers: ['email'],
     rateLimits: { requestsPerMinute: null, loginPerMinute: null },
   }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import type { TenantDirectory } from '../../auth/lookups.js'
 import { TtlCache } from '../../lib/ttl-cache.js'
 import { resolveAuthConfig, type AuthConfig } from './auth-config.js'
 import { findTenantByCode, findTenantById } from './queries.js'
@@ -14,11 +15,11 @@ export interface TenantInfo {
   readonly isPlatform: boolean
 }
 
-// Why: a status change or config edit made on another instance must apply within 5 s (contract 11).
+// Why: a status change or config edit made on another instance must apply within 5 s (docs/decisions.md D1).
 const TTL_MS = 2000
 
 /** Tenants by id and by code, cached briefly; `invalidate` after any local change. */
-export class TenantCache {
+export class TenantCache implements TenantDirectory<TenantInfo> {
   private readonly byIdCache = new TtlCache<string, TenantInfo | null>(TTL_MS)
   private readonly codeToId = new TtlCache<string, string | null>(TTL_MS)
 

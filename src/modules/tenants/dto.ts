@@ -1,22 +1,10 @@
 import { resolveAuthConfig } from './auth-config.js'
-
-/** A tenant row as the list/get queries return it (tenant columns plus where its rows live). */
-export interface TenantDtoRow {
-  id: string
-  code: string
-  name: string
-  status: string
-  auth_config: unknown
-  created_at: Date | string
-  updated_at: Date | string
-  db_host: string | null
-  db_name: string | null
-}
+import type { TenantListRow } from './queries.js'
 
 const iso = (d: Date | string): string => new Date(d).toISOString()
 
-/** The contract's tenant object (section 7). Never metadata, secrets or database credentials. */
-export function toTenantDto(row: TenantDtoRow) {
+/** The `Tenant` object (openapi/components/tenants.yaml). Never metadata, secrets or database credentials. */
+export function toTenantDto(row: TenantListRow) {
   return {
     id: row.id,
     code: row.code,

@@ -12,7 +12,7 @@ const TOP_OFFENDERS = 10
 const SUSPICIOUS_MAX = 100
 
 /** GET /tenants/me/metrics: counts of the tenant's users, sessions, roles, permissions, keys and logins. */
-export async function tenantMetrics(ctx: AppContext, tenantId: string) {
+export async function getTenantMetrics(ctx: AppContext, tenantId: string) {
   const db = ctx.dbs.forTenant(tenantId)
   const nowMs = ctx.clock.now()
   const now = new Date(nowMs)
@@ -117,7 +117,7 @@ function failuresByIp(ctx: AppContext, tenantId: string, since: Date, min: numbe
  * GET /tenants/me/metrics/security: the 24-hour login summary, the 5-minute failure window with the
  * brute-force flag (more than 10), the 10 worst addresses of 24 hours and those at 5 or more failures.
  */
-export async function securityMetrics(ctx: AppContext, tenantId: string) {
+export async function getSecurityMetrics(ctx: AppContext, tenantId: string) {
   const nowMs = ctx.clock.now()
   const dayAgo = new Date(nowMs - DAY_MS)
   const [summary, recent, top, suspicious] = await Promise.all([

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
 
 export const tenantColumns = [
   'id',
@@ -113,36 +114,15 @@ export interface TenantFilter {
 }
 
 /** One page of tenants, newest first, with the total matching the filter. Never returns metadata. */
-export async function listTenantRows(db: Kysely<Database>, f: TenantFilter, limit: number, offset: number) {
-  let base = tenantsWithDatabase(db)
-  let count = db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n'))
-  if (f.onlyId !== undefined) {
-    base = base.where('tenants.id', '=', f.onlyId)
-    count = count.where('tenants.id', '=', f.onlyId)
-  }
-  if (f.status !== undefined) {
-    base = base.where('tenants.status', '=', f.status)
-    count = count.where('tenants.status', '=', f.status)
-  }
+export function listTenantRows(db: Kysely<Database>, f: TenantFilter, page: PageParams) {
+  let q = tenantsWithDatabase(db)
+  if (f.onlyId !== undefined) q = q.where('tenants.id', '=', f.onlyId)
+  if (f.status !== undefined) q = q.where('tenants.status', '=', f.status)
   if (f.q !== undefined) {
     const pattern = `%${likeLiteral(f.q)}%`
-    base = base.where((eb) =>
-      eb.or([eb('tenants.code', 'ilike', pattern), eb('tenants.name', 'ilike', pattern)]),
-    )
-    count = count.where((eb) =>
-      eb.or([eb('tenants.code', 'ilike', pattern), eb('tenants.name', 'ilike', pattern)]),
-    )
+    q = q.where((eb) => eb.or([eb('tenants.code', 'ilike', pattern), eb('tenants.name', 'ilike', pattern)]))
   }
-  const [rows, total] = await Promise.all([
-    base
-      .orderBy('tenants.created_at', 'desc')
-      .orderBy('tenants.id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    count.executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(total.n) }
+  return paginate(q.orderBy('tenants.created_at', 'desc').orderBy('tenants.id', 'desc'), page)
 }
 
 /** One tenant with where its rows live, or undefined. */

@@ -5,7 +5,7 @@ import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
 import { lockTenant } from './queries.js'
 
-/** How long a replaced secret keeps verifying tokens (interface, Limits). */
+/** How long a replaced secret keeps verifying tokens (generateJwtSecret, openapi/paths/tenants.yaml). */
 export const SECRET_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000
 const HISTORY_MAX = 50
 
@@ -82,12 +82,27 @@ export async function getJwtSecret(ctx: AppContext, tenantId: string): Promise<J
   }
 }
 
+/** POST /tenants/me/jwt-secret/generate: a new random secret becomes current (see rotateJwtSecret). */
+export function generateJwtSecret(ctx: AppContext, tenantId: string): Promise<JwtSecretState> {
+  return rotateJwtSecret(ctx, tenantId, 'generate')
+}
+
+/** POST /tenants/me/jwt-secret/set: the given secret becomes current (see rotateJwtSecret). */
+export function setJwtSecret(ctx: AppContext, tenantId: string, secret: string): Promise<JwtSecretState> {
+  return rotateJwtSecret(ctx, tenantId, 'set', secret)
+}
+
+/** POST /tenants/me/jwt-secret/clear: back on the service default secret (see rotateJwtSecret). */
+export function clearJwtSecret(ctx: AppContext, tenantId: string): Promise<JwtSecretState> {
+  return rotateJwtSecret(ctx, tenantId, 'clear')
+}
+
 /**
  * generate / set / clear. One transaction on the tenant row: the current secret (or the service default)
  * is retired with a 7-day overlap, the new one (encrypted with SECRETS_KEY) becomes current, and the
  * rotation is recorded in tenant metadata. Other instances see it within the keystore's 2 s cache.
  */
-export async function rotateJwtSecret(
+async function rotateJwtSecret(
   ctx: AppContext,
   tenantId: string,
   action: 'generate' | 'set' | 'clear',

@@ -1,11 +1,12 @@
 import { newUserIdentifiers } from '../users/new-identifiers.js'
-import type { Kysely } from 'kysely'
+import type { Transaction } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
-import { isSuperAdmin, type Principal } from '../../auth/principal.js'
+import { isSuperAdmin, type Principal, type UserPrincipal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
+import type { PageParams } from '../../db/paginate.js'
 import { revokeTenantSessions } from '../auth/sessions.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
@@ -18,39 +19,62 @@ import {
   lockTenant,
   type TenantFilter,
 } from './queries.js'
-import { routingOf } from './routing.js'
 
 /**
  * The tenant id a caller may act on: any tenant for platform principals holding `admin:*`, otherwise
  * only its own. Another tenant's id is TENANT_NOT_FOUND, so existence is not revealed.
  */
-export function assertTenantScope(p: Principal, tenantId: string): void {
+function assertTenantScope(p: Principal, tenantId: string): void {
   if (!isSuperAdmin(p) && tenantId !== p.tenantId) fail('TENANT_NOT_FOUND')
 }
 
 /** One tenant as the API shows it, or TENANT_NOT_FOUND. Reads the main database (tenants live there). */
-export async function getTenantDto(ctx: AppContext, tenantId: string): Promise<TenantDto> {
+async function tenantDto(ctx: AppContext, tenantId: string): Promise<TenantDto> {
   const row = await findTenantWithDatabase(ctx.dbs.main, tenantId)
   return row ? toTenantDto(row) : fail('TENANT_NOT_FOUND')
 }
 
-/** GET /tenants and GET /tenants/search: every tenant for super admins, the caller's own otherwise. */
-export async function listTenants(
+/** GET /tenants/:id: any tenant for super admins, otherwise only the caller's own. */
+export async function getTenant(ctx: AppContext, p: Principal, tenantId: string): Promise<TenantDto> {
+  assertTenantScope(p, tenantId)
+  return tenantDto(ctx, tenantId)
+}
+
+/** GET /tenants/me: the caller's own tenant. */
+export function getMyTenant(ctx: AppContext, actor: UserPrincipal): Promise<TenantDto> {
+  return tenantDto(ctx, actor.tenantId)
+}
+
+/** GET /tenants/me/config: the caller's own tenant's resolved auth_config. */
+export async function getMyTenantConfig(ctx: AppContext, actor: UserPrincipal): Promise<AuthConfig> {
+  return (await tenantDto(ctx, actor.tenantId)).auth_config
+}
+
+/** One page of tenants: every tenant for super admins, the caller's own otherwise. */
+async function tenantPage(ctx: AppContext, p: Principal, f: Omit<TenantFilter, 'onlyId'>, page: PageParams) {
+  const scoped: TenantFilter = isSuperAdmin(p) ? f : { ...f, onlyId: p.tenantId }
+  const rows = await listTenantRows(ctx.dbs.main, scoped, page)
+  return { ...rows, items: rows.items.map(toTenantDto) }
+}
+
+/** GET /tenants: every tenant for super admins (optionally of one status), the caller's own otherwise. */
+export function listTenants(
   ctx: AppContext,
   p: Principal,
-  f: Omit<TenantFilter, 'onlyId'>,
-  limit: number,
-  offset: number,
+  query: PageParams & { status?: 'ACTIVE' | 'INACTIVE' },
 ) {
-  const scoped: TenantFilter = isSuperAdmin(p) ? f : { ...f, onlyId: p.tenantId }
-  const { rows, total } = await listTenantRows(ctx.dbs.main, scoped, limit, offset)
-  return { items: rows.map(toTenantDto), total, limit, offset }
+  return tenantPage(ctx, p, { status: query.status }, query)
+}
+
+/** GET /tenants/search: tenants whose code or name contains `q` (case-insensitive), scoped as listTenants. */
+export function searchTenants(ctx: AppContext, p: Principal, query: PageParams & { q: string }) {
+  return tenantPage(ctx, p, { q: query.q }, query)
 }
 
 type AuthConfigPatch = Record<string, unknown> & { rateLimits?: unknown }
 
 function assertMaySetRateLimits(p: Principal, patch: AuthConfigPatch | undefined): void {
-  // Why: raising a budget is the platform operators' call (interface, Limits rule 4).
+  // Why: raising a budget is the platform operators' call (docs/decisions.md D5).
   if (patch?.rateLimits !== undefined && !p.isPlatform) {
     fail('FORBIDDEN', 'Only platform principals may set rateLimits')
   }
@@ -132,7 +156,7 @@ export async function updateTenant(
         .returning('id')
         .executeTakeFirst()
       if (row && input.status === 'INACTIVE') {
-        const revoke = (db: Kysely<Database>) => revokeTenantSessions(db, tenantId, 'tenant_inactive', now)
+        const revoke = (t: Transaction<Database>) => revokeTenantSessions(t, tenantId, 'tenant_inactive', now)
         // Why nested for a routed tenant: its sessions live in another database. That revocation commits
         // just before the status change; should the status change then fail, the tenant stays ACTIVE with
         // its sessions ended, never INACTIVE with them alive.
@@ -146,7 +170,7 @@ export async function updateTenant(
   ctx.tenants.invalidate(tenantId)
   // Why: the key verifier caches whether a key's tenant is active.
   ctx.keys.invalidate()
-  return getTenantDto(ctx, tenantId)
+  return tenantDto(ctx, tenantId)
 }
 
 /** PATCH /tenants/:id/config: merges the patch key by key (nested objects too; arrays replaced). */
@@ -180,11 +204,25 @@ export async function deleteTenant(ctx: AppContext, p: Principal, tenantId: stri
   assertTenantScope(p, tenantId)
   const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
   if (tenant.isPlatform) fail('SYSTEM_RESOURCE_PROTECTED', 'The platform tenant cannot be deleted')
-  const deleted = await routingOf(ctx).deleteTenant(tenantId)
+  const deleted = await ctx.routing.deleteTenant(tenantId)
   if (!deleted) fail('TENANT_NOT_FOUND')
   // Why all entries: a code cached to this id would hide a new tenant created with the same code.
   ctx.tenants.invalidate()
   ctx.keystore.invalidate(tenantId)
   ctx.keys.invalidate()
   return { id: tenantId, deleted: true as const }
+}
+
+/**
+ * PUT /tenants/:id/database: moves the tenant's rows to the database at `url` (see routing/). Platform
+ * principals only; the platform tenant stays in the main database.
+ */
+export async function setTenantDatabase(ctx: AppContext, p: Principal, tenantId: string, url: string | null) {
+  // Contract 7: a tenant admin is FORBIDDEN for its own tenant and TENANT_NOT_FOUND for another.
+  if (!p.isPlatform) fail(tenantId === p.tenantId ? 'FORBIDDEN' : 'TENANT_NOT_FOUND')
+  if (!isSuperAdmin(p) && tenantId !== p.tenantId) fail('TENANT_NOT_FOUND')
+  const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  // Why: bootstrap and the operators' own credentials read the platform tenant from the main database.
+  if (tenant.isPlatform) fail('DATABASE_ROUTING_FAILED', 'The platform tenant stays in the main database')
+  return ctx.routing.setDatabase(tenantId, url)
 }

@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely'
+import type { Database, JsonRow, Unqualified, UsersTable } from '../../db/database.js'
+import { paginate, type PageParams } from '../../db/paginate.js'
 import type { IdentifierKind } from '../../lib/identifiers.js'
 
 /** Every user column except password_hash, which never leaves the login query. */
@@ -17,19 +18,8 @@ export const userColumns = [
   'users.last_login_at',
 ] as const
 
-export interface UserRow {
-  id: string
-  tenant_id: string
-  email: string | null
-  username: string | null
-  cpf_cnpj: string | null
-  status: string
-  email_verified: boolean
-  otp_enabled: boolean
-  created_at: Date | string
-  updated_at: Date | string
-  last_login_at: Date | string | null
-}
+/** A user row as `userColumns` selects it. */
+export type UserRow = Pick<Selectable<UsersTable>, Unqualified<(typeof userColumns)[number]>>
 
 /** The user a login identifier names within a tenant, with its password hash (login only). */
 export function findUserForLogin(
@@ -48,14 +38,22 @@ export function findUserForLogin(
   return q.executeTakeFirst()
 }
 
-/** One user of the tenant by id (never the password hash). */
-export function findUserById(db: Kysely<Database>, tenantId: string, userId: string) {
+function userById(db: Kysely<Database>, tenantId: string, userId: string) {
   return db
     .selectFrom('users')
     .select(userColumns)
     .where('users.tenant_id', '=', tenantId)
     .where('users.id', '=', userId)
-    .executeTakeFirst()
+}
+
+/** One user of the tenant by id (never the password hash). */
+export function findUserById(db: Kysely<Database>, tenantId: string, userId: string) {
+  return userById(db, tenantId, userId).executeTakeFirst()
+}
+
+/** Locks one user row of the tenant (FOR UPDATE) until the transaction ends. Never returns password_hash. */
+export function lockUser(trx: Transaction<Database>, tenantId: string, userId: string) {
+  return userById(trx, tenantId, userId).forUpdate().executeTakeFirst()
 }
 
 /** Role names per user, for building user objects of a page in one query. */
@@ -76,8 +74,11 @@ export async function roleNamesOf(db: Kysely<Database>, tenantId: string, userId
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
 
-/** The contract's user object (section 4). Never any password material. */
-export function toUserDto(row: UserRow, tenantCode: string, roles: string[]) {
+/**
+ * The `User` object (openapi/components/users.yaml), from a row or its `row_to_json` form. Never any
+ * password material.
+ */
+export function toUserDto(row: UserRow | JsonRow<UserRow>, tenantCode: string, roles: string[]) {
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -85,7 +86,7 @@ export function toUserDto(row: UserRow, tenantCode: string, roles: string[]) {
     email: row.email,
     username: row.username,
     cpf_cnpj: row.cpf_cnpj,
-    status: row.status as 'ACTIVE' | 'INACTIVE' | 'SUSPENDED',
+    status: row.status,
     emailVerified: row.email_verified,
     otpEnabled: row.otp_enabled,
     roles,
@@ -111,13 +112,7 @@ function likeEscape(s: string): string {
 }
 
 /** One page of the tenant's users, newest first, with the total matching the filter. */
-export async function listUsers(
-  db: Kysely<Database>,
-  tenantId: string,
-  f: UserFilter,
-  limit: number,
-  offset: number,
-) {
+export function listUsers(db: Kysely<Database>, tenantId: string, f: UserFilter, page: PageParams) {
   let q = db.selectFrom('users').where('users.tenant_id', '=', tenantId)
   if (f.status) q = q.where('users.status', '=', f.status)
   if (f.q) {
@@ -143,38 +138,14 @@ export async function listUsers(
       ),
     )
   }
-  const [rows, count] = await Promise.all([
-    q
-      .select(userColumns)
-      .orderBy('users.created_at', 'desc')
-      .orderBy('users.id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
-}
-
-/** Locks one user row of the tenant (FOR UPDATE). Never returns password_hash. Use inside a transaction. */
-export function lockUser(db: Kysely<Database>, tenantId: string, userId: string) {
-  return db
-    .selectFrom('users')
-    .select(userColumns)
-    .where('users.tenant_id', '=', tenantId)
-    .where('users.id', '=', userId)
-    .forUpdate()
-    .executeTakeFirst()
+  return paginate(q.select(userColumns).orderBy('users.created_at', 'desc').orderBy('users.id', 'desc'), page)
 }
 
 /** The PATCH-able columns of a user. */
-export interface UserChanges {
-  email?: string
-  username?: string
-  status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
-  email_verified?: boolean
-  otp_enabled?: boolean
-}
+export type UserChanges = Pick<
+  Updateable<UsersTable>,
+  'email' | 'username' | 'status' | 'email_verified' | 'otp_enabled'
+>
 
 /** Changes a user of the tenant and touches updated_at; a unique violation means an identifier is taken. */
 export function updateUserRow(db: Kysely<Database>, tenantId: string, userId: string, changes: UserChanges) {

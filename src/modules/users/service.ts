@@ -3,11 +3,12 @@ import { fail } from '../../errors.js'
 import type { Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
+import type { PageParams } from '../../db/paginate.js'
 import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
 import type { RequestMeta } from '../audit/write.js'
 import { revokeUserSessions } from '../auth/sessions.js'
-import { audited } from '../roles/audited.js'
-import { assertMayActOnUser } from '../roles/hierarchy.js'
+import { audited } from '../audit/audited.js'
+import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { findRoleByName } from '../roles/queries.js'
 import {
   deleteUserRow,
@@ -22,41 +23,27 @@ import {
 
 const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
-export interface ListUsersQuery {
+export interface ListUsersQuery extends PageParams {
   status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
   q?: string
   role?: string
-  limit?: number
-  offset?: number
 }
 
 /** GET /users: one page of the caller's tenant's users; an unknown `role` name is ROLE_NOT_FOUND. */
 export async function listUsers(ctx: AppContext, actor: Principal, query: ListUsersQuery) {
   const db = tdb(ctx, actor)
-  const limit = query.limit ?? 20
-  const offset = query.offset ?? 0
   let roleId: string | undefined
   if (query.role !== undefined) {
     roleId = ((await findRoleByName(db, actor.tenantId, query.role)) ?? fail('ROLE_NOT_FOUND')).id
   }
-  const { rows, total } = await listUserRows(
-    db,
-    actor.tenantId,
-    { status: query.status, q: query.q || undefined, roleId },
-    limit,
-    offset,
-  )
+  const filter = { status: query.status, q: query.q || undefined, roleId }
+  const page = await listUserRows(db, actor.tenantId, filter, query)
   const roles = await roleNamesOf(
     db,
     actor.tenantId,
-    rows.map((r) => r.id),
+    page.items.map((r) => r.id),
   )
-  return {
-    items: rows.map((r) => toUserDto(r, actor.tenantCode, roles.get(r.id) ?? [])),
-    total,
-    limit,
-    offset,
-  }
+  return { ...page, items: page.items.map((r) => toUserDto(r, actor.tenantCode, roles.get(r.id) ?? [])) }
 }
 
 /** GET /users/:userId: a user of the caller's tenant (another tenant's id is USER_NOT_FOUND). */

@@ -1,5 +1,74 @@
-import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely'
+import type { Database } from '../../../db/database.js'
+
+// The SQL of tenant routing: the stored routes (tenant_databases, in the main database), and moving a
+// tenant's rows between two databases of the same schema.
+
+/** `PUT /tenants/:id/database`'s answer: where the tenant's rows live; never credentials. */
+export interface TenantDatabaseInfo {
+  tenantId: string
+  dedicated: boolean
+  host: string | null
+  database: string | null
+}
+
+/** Every stored route: tenant id and encrypted URL. */
+export function listRoutes(main: Kysely<Database>) {
+  return main.selectFrom('tenant_databases').select(['tenant_id', 'url_enc']).execute()
+}
+
+/** The tenant's stored route, encrypted URL only, or undefined. */
+export function findRouteUrl(main: Kysely<Database>, tenantId: string) {
+  return main
+    .selectFrom('tenant_databases')
+    .select('url_enc')
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst()
+}
+
+/** The tenant's routing as the API shows it (host and database name only). */
+export async function routeInfo(main: Kysely<Database>, tenantId: string): Promise<TenantDatabaseInfo> {
+  const row = await main
+    .selectFrom('tenant_databases')
+    .select(['host', 'database_name'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst()
+  return { tenantId, dedicated: !!row, host: row?.host ?? null, database: row?.database_name ?? null }
+}
+
+/** Removes the tenant's stored route (back to the main database). */
+export async function deleteRoute(db: Kysely<Database>, tenantId: string): Promise<void> {
+  await db.deleteFrom('tenant_databases').where('tenant_id', '=', tenantId).execute()
+}
+
+/** Stores the tenant's route, replacing the one stored before. */
+export async function upsertRoute(
+  db: Kysely<Database>,
+  r: { tenantId: string; urlEnc: string; host: string; database: string; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('tenant_databases')
+    .values({ tenant_id: r.tenantId, url_enc: r.urlEnc, host: r.host, database_name: r.database })
+    .onConflict((oc) =>
+      oc.column('tenant_id').doUpdateSet({
+        url_enc: r.urlEnc,
+        host: r.host,
+        database_name: r.database,
+        updated_at: r.now,
+      }),
+    )
+    .execute()
+}
+
+/** True when the database answers a query on `tenants`. */
+export async function answers(db: Kysely<Database>): Promise<boolean> {
+  try {
+    await db.selectFrom('tenants').select('id').limit(1).execute()
+    return true
+  } catch {
+    return false
+  }
+}
 
 // Moving a tenant's rows between two databases of the same schema. Rows travel as JSON (`to_jsonb` out,
 // `jsonb_populate_recordset` in), so timestamps keep their microseconds and jsonb stays jsonb whatever
@@ -136,7 +205,7 @@ export async function purgeTenantRows(
 
 /** The tenant row as JSON, locked FOR UPDATE: inserts referencing the tenant wait until the caller ends. */
 export async function lockTenantRow(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   tenantId: string,
   nowait = false,
 ): Promise<Row | null> {
@@ -152,7 +221,7 @@ export async function lockTenantRow(
  * Locks the tenant's users, roles and sessions FOR UPDATE, so writes that reference them (new sessions,
  * refresh tokens, grants) wait for the caller's transaction. Requires a transaction.
  */
-export async function lockTenantParents(trx: Kysely<Database>, tenantId: string): Promise<void> {
+export async function lockTenantParents(trx: Transaction<Database>, tenantId: string): Promise<void> {
   for (const table of ['users', 'roles', 'sessions'] as const) {
     await sql`select 1 from ${sql.table(table)} where tenant_id = ${tenantId} for update`.execute(trx)
   }
@@ -163,4 +232,17 @@ export async function upsertTenantCopy(trx: Kysely<Database>, row: Row): Promise
   await sql`insert into tenants select * from jsonb_populate_record(null::tenants, ${JSON.stringify(row)}::jsonb)
     on conflict (id) do update set code = excluded.code, name = excluded.name, status = excluded.status,
       auth_config = excluded.auth_config, updated_at = excluded.updated_at`.execute(trx)
+}
+
+/**
+ * Deletes the tenant row of the main database with every row it holds of the tenant except audit rows,
+ * which outlive it. Returns false when there was no such tenant. Requires a transaction.
+ */
+export async function deleteTenantFromMain(trx: Kysely<Database>, tenantId: string): Promise<boolean> {
+  // Why explicit: tenant-scoped tables are reached without a foreign key to tenants in a routed
+  // database, and usage rows have none at all.
+  await purgeTenantRows(trx, tenantId, { tables: TENANT_TABLES.filter((t) => t !== AUDIT_TABLE) })
+  await trx.deleteFrom('client_key_usage').where('tenant_id', '=', tenantId).execute()
+  const r = await trx.deleteFrom('tenants').where('id', '=', tenantId).executeTakeFirst()
+  return Number(r.numDeletedRows) > 0
 }

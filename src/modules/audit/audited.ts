@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import type { Principal } from '../../auth/principal.js'
-import { writeAudit, type AuditAction, type RequestMeta } from '../audit/write.js'
+import { writeAudit, type AuditAction, type RequestMeta } from './write.js'
 
 /** What an audited act learns as it goes and the row records: the target user and the names involved. */
 export interface AuditNote {

@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'node:tls'
-import { AppError } from '../../errors.js'
+import { AppError } from '../../../errors.js'
 
 /**
  * Every field a routed connection uses, taken from the URL alone. Why: `pg` fills a missing user,
@@ -54,7 +54,7 @@ export function hostAllowed(allowed: readonly string[], host: string, port: numb
  * Parses and vets a `PUT /tenants/:id/database` URL: postgres scheme, a network host on the allowlist
  * (DATABASE_ROUTING_ALLOWED_HOSTS, when set), a user, a password and a database name, and only harmless
  * parameters. Throws DATABASE_ROUTING_FAILED with a message that never repeats the credentials.
- * Where the host's addresses may point is checked when connecting (routing-address.ts).
+ * Where the host's addresses may point is checked when connecting (address.ts).
  */
 export function vetRoutingUrl(raw: string, allowedHosts: readonly string[]): RoutingTarget {
   const target = parseRoutingUrl(raw)

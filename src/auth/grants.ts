@@ -1,5 +1,5 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely'
+import type { Database, JsonRow, UsersTable } from '../db/database.js'
 
 /** A user's roles and effective permissions, as stored now. */
 export interface Grants {
@@ -11,7 +11,7 @@ export interface Grants {
   readonly fromRoles: { role: string; permissions: string[] }[]
 }
 
-// Why: a tenant admin never holds these; `admin:*` only in the platform tenant (contract section 6).
+// Why: a tenant admin never holds these; `admin:*` only in the platform tenant (docs/decisions.md D5).
 const NEVER_FOR_TENANT_ADMIN = new Set(['admin:*', 'tenants:create', 'tenants:delete'])
 
 /** The permission set of the built-in `admin` role, from the names of the permissions that exist. */
@@ -20,8 +20,9 @@ export function adminPermissions(existing: readonly string[], isPlatform: boolea
   const out = new Set<string>()
   for (const name of existing) {
     const resource = name.slice(0, name.indexOf(':'))
-    // Why skip wildcard rows: they only hold grants (see permissions/queries.ts); the admin's wildcards
-    // are derived from the resources below, so a stored `tenants:*` row must not reach a tenant admin.
+    // Why skip wildcard rows: they only hold grants (see modules/permissions/queries.ts); the admin's
+    // wildcards are derived from the resources below, so a stored `tenants:*` row must not reach a tenant
+    // admin.
     // Why skip resource `admin`: its wildcard is `admin:*`, which only the platform admin holds.
     if (NEVER_FOR_TENANT_ADMIN.has(name) || name.endsWith(':*') || resource === 'admin') continue
     out.add(name)
@@ -108,20 +109,8 @@ export function userAndGrants<U>(rows: GrantRow[], isPlatform: boolean): { user:
   return { user: userRow ? (JSON.parse(userRow.name) as U) : null, grants: grantsFrom(rows, isPlatform) }
 }
 
-/** A user row as row_to_json renders it. */
-export interface UserJson {
-  id: string
-  tenant_id: string
-  email: string | null
-  username: string | null
-  cpf_cnpj: string | null
-  status: string
-  email_verified: boolean
-  otp_enabled: boolean
-  created_at: string
-  updated_at: string
-  last_login_at: string | null
-}
+/** A user row (every column but password_hash, as grantRows selects) as row_to_json renders it. */
+export type UserJson = JsonRow<Omit<Selectable<UsersTable>, 'password_hash'>>
 
 function grantsFrom(rows: GrantRow[], isPlatform: boolean): Grants {
   const roles: string[] = []

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { DatabaseTimeoutError, type DatabaseLogger, type OpenedDatabase } from '../../db/connect.js'
-import type { Database } from '../../db/database.js'
-import { checkedSocket, systemResolver, type Resolver } from './routing-address.js'
-import type { RoutedConnection } from './routing-url.js'
+import { DatabaseTimeoutError, type DatabaseLogger, type OpenedDatabase } from '../../../db/connect.js'
+import type { Database } from '../../../db/database.js'
+import { checkedSocket, systemResolver, type Resolver } from './address.js'
+import type { RoutedConnection } from './url.js'
 
 export interface RoutedPoolOptions {
   readonly poolMax: number

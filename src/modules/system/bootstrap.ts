@@ -1,13 +1,16 @@
 import type { Kysely } from 'kysely'
-import type { Config } from './config.js'
-import type { Database } from './db/database.js'
-import type { PasswordHasher } from './lib/hashing.js'
-import { normalizeEmail } from './lib/identifiers.js'
-import { insertClientKey } from './modules/client-keys/queries.js'
-import { isUniqueViolation } from './lib/db-errors.js'
-import { findTenantByCode } from './modules/tenants/queries.js'
-import { provisionTenant } from './modules/tenants/provision.js'
-import { findUserForLogin } from './modules/users/queries.js'
+import type { Config } from '../../config.js'
+import type { Database } from '../../db/database.js'
+import type { PasswordHasher } from '../../lib/hashing.js'
+import { normalizeEmail } from '../../lib/identifiers.js'
+import { insertClientKey } from '../client-keys/queries.js'
+import { isUniqueViolation } from '../../lib/db-errors.js'
+import { findTenantByCode } from '../tenants/queries.js'
+import { provisionTenant } from '../tenants/provision.js'
+import { findUserForLogin } from '../users/queries.js'
+
+// First start: what must exist before any credential can: the platform tenant, and the bootstrap key
+// and admin named in the environment. Run by buildApp at every start and by the CLI's `bootstrap`.
 
 /** Makes sure the platform tenant exists (first start); safe when two instances start at once. */
 export async function ensurePlatformTenant(db: Kysely<Database>, code: string) {

@@ -1,0 +1,40 @@
+import type { Selectable } from 'kysely'
+import type { ClientKeysTable, TenantStatus } from '../db/database.js'
+
+// What the credential checks need to look up, as interfaces: the modules implement them and the
+// context hands them in (see createContext), so nothing in src/auth imports a module.
+
+/** A tenant as the credential checks see it. */
+export interface DirectoryTenant {
+  readonly id: string
+  readonly code: string
+  readonly status: TenantStatus
+  readonly isPlatform: boolean
+}
+
+/** Tenants by id and by code (case-insensitive), or null; implemented by modules/tenants/cache.ts. */
+export interface TenantDirectory<T extends DirectoryTenant = DirectoryTenant> {
+  byId(id: string): Promise<T | null>
+  byCode(code: string): Promise<T | null>
+}
+
+/** A stored Client Key with its tenant's code and status. */
+export type StoredKey = Pick<
+  Selectable<ClientKeysTable>,
+  | 'id'
+  | 'tenant_id'
+  | 'key_hash'
+  | 'previous_key_hash'
+  | 'previous_key_expires_at'
+  | 'scopes'
+  | 'ip_allowlist'
+  | 'origin_allowlist'
+  | 'status'
+  | 'expires_at'
+> & { readonly tenant_code: string; readonly tenant_status: TenantStatus }
+
+/**
+ * The key whose current or rotated-out value has this SHA-256 (hex), or undefined; implemented by
+ * modules/client-keys/auth-queries.ts.
+ */
+export type KeyLookup = (hash: string) => Promise<StoredKey | undefined>
