@@ -1423,7 +1423,7 @@ export interface components {
             };
         };
         LogoutRequest: {
-            /** @description The refresh token whose session to end (up to 256 base64url characters); the session must be the calling user's. */
+            /** @description The refresh token whose session to end (ours are 64 base64url characters); the session must be the calling user's. Any other string of up to 1024 characters without control characters answers `revoked: false`. */
             refreshToken: string;
         };
         LogoutResponse: {
@@ -1566,7 +1566,7 @@ export interface components {
             requestsPerMinute: number | null;
         };
         RefreshRequest: {
-            /** @description The refresh token to exchange: up to 256 base64url characters. Any such string that is not an active token is answered 401. */
+            /** @description The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
             refreshToken: string;
         };
         /**

