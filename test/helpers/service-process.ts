@@ -27,12 +27,17 @@ export interface ServiceProcess {
   readonly exited: Promise<number | string>
 }
 
+// Why: a child runs src through tsx, whose transpiled offsets differ from those of the test process
+// (ts-node); merged into one report, c8 drops every file both have covered. So children record no
+// coverage (tap's processinfo hook honours this switch); the figure is the test processes' own.
+const NO_COVERAGE = { _TAPJS_PROCESSINFO_COVERAGE_: '0' }
+
 /** Starts src/server.ts with `env` on a fresh port; does not wait for it to answer (see waitReady). */
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, ...NO_COVERAGE, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -69,7 +74,7 @@ export async function runCli(
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+      env: { ...process.env, ...NO_COVERAGE, LOG_LEVEL: 'silent', ...env },
     })
     return { code: 0, stdout, stderr }
   } catch (err) {
