@@ -37,9 +37,10 @@ lint-openapi: install ## redocly lint of the document
 # recorded; contract-coverage fails when a declared status was never exercised and is not excused.
 COVERAGE_DIR := .tap/contract-coverage
 # Code coverage (tap's c8) is measured on the PGlite run and must not fall below these floors: the
-# suite's figures when they were set, rounded down. Raise a floor when coverage rises; never lower one.
+# suite's figures when they were set, rounded down (2026-11-24: lines and statements 95.55%, branches
+# 89.76%, functions 94.35%). Raise a floor when coverage rises; never lower one.
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
-COVERAGE_FLOORS := --lines=LINES_FLOOR --statements=STATEMENTS_FLOOR --branches=BRANCHES_FLOOR --functions=FUNCTIONS_FLOOR
+COVERAGE_FLOORS := --lines=95 --statements=95 --branches=89 --functions=94
 tap: install ## The suite (PGlite, then PostgreSQL if TEST_DATABASE_URL), coverage floors, contract coverage
 	rm -rf $(COVERAGE_DIR)
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap

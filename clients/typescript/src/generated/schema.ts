@@ -969,66 +969,73 @@ export interface components {
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
-            /**
-             * Format: uuid
-             * @description Extension. User id or Client Key id of the actor.
-             */
-            actor_id: string | null;
+            /** @description Extension. User id or Client Key id of the actor. */
+            actor_id: components["schemas"]["NullableUuid"];
             /**
              * @description Extension. Kind of principal that made the request; null when there was none.
              * @enum {string|null}
              */
             actor_type: "user" | "client_key" | null;
-            /** Format: date-time */
-            created_at: string;
-            /** @description Reason, on failures. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description Reason, on failures (usually an error code). */
             error_message: string | null;
-            /** Format: uuid */
-            id: string;
-            ip_address: string | null;
+            id: components["schemas"]["Uuid"];
+            ip_address: components["schemas"]["IpAddress"];
             /** @description Extension. Extra context of the event. */
             metadata: {
                 /** @description Permission name (grant/revoke). */
-                permission?: string;
+                permission?: components["schemas"]["PermissionName"];
                 /** @description Why the event failed, or what triggered it. */
                 reason?: string;
                 /** @description Role name (assign/remove). */
-                role?: string;
+                role?: components["schemas"]["RoleName"];
             };
             /** @description Extension. The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in Client Key usage rows' `requestId`. Null for rows written before the service recorded it. */
-            request_id: string | null;
+            request_id: components["schemas"]["RequestId"];
             success: boolean;
-            /** Format: uuid */
-            tenant_id: string;
-            user_agent: string | null;
-            /**
-             * Format: uuid
-             * @description Null when unknown (e.g. a failed login with an unknown identifier).
-             */
-            user_id: string | null;
+            tenant_id: components["schemas"]["Uuid"];
+            user_agent: components["schemas"]["UserAgent"];
+            /** @description Null when unknown (e.g. a failed login with an unknown identifier). */
+            user_id: components["schemas"]["NullableUuid"];
         };
         /** @description One page of audit rows, newest first. */
         AuditRowPage: {
             items: components["schemas"]["AuditRow"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
         /** @description A tenant's authentication configuration (`auth_config`), with every default filled in. */
         AuthConfig: {
-            /** @description Access-token lifetime in seconds; default 900. */
+            /**
+             * Format: int32
+             * @description Access-token lifetime in seconds; default 900.
+             */
             accessTokenExpiresIn: number;
             /** @description Enabled login identifier kinds; default `["email"]`. */
             loginIdentifiers: components["schemas"]["LoginIdentifierKind"][];
-            /** @description Active sessions per user; a login beyond it revokes the oldest ones. Default 10. */
+            /**
+             * Format: int32
+             * @description Active sessions per user; a login beyond it revokes the oldest ones. Default 10.
+             */
             maxConcurrentSessions: number;
             passwordPolicy: components["schemas"]["PasswordPolicy"];
             rateLimits: components["schemas"]["RateLimits"];
-            /** @description Seconds after a rotation during which presenting the rotated refresh token again is refused without revoking the session; default 10. */
+            /**
+             * Format: int32
+             * @description Seconds after a rotation during which presenting the rotated refresh token again is refused without revoking the session; default 10.
+             */
             refreshReuseGraceSeconds: number;
-            /** @description Refresh-token lifetime in seconds; default 2592000 (30 days). */
+            /**
+             * Format: int32
+             * @description Refresh-token lifetime in seconds; default 2592000 (30 days).
+             */
             refreshTokenExpiresIn: number;
-            /** @description Seconds a session lasts from its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry (`refreshTokenExpiresIn` after they were issued) and the session's end. Lowering it also ends older sessions beyond the new bound. Default 7776000 (90 days). */
+            /**
+             * Format: int32
+             * @description Seconds a session lasts from its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry (`refreshTokenExpiresIn` after they were issued) and the session's end. Lowering it also ends older sessions beyond the new bound. Default 7776000 (90 days).
+             */
             sessionMaxLifetimeSeconds: number;
         };
         /**
@@ -1046,10 +1053,13 @@ export interface components {
          *     }
          */
         AuthConfigPatch: {
+            /** Format: int32 */
             accessTokenExpiresIn?: number;
             loginIdentifiers?: components["schemas"]["LoginIdentifierKind"][];
+            /** Format: int32 */
             maxConcurrentSessions?: number;
             passwordPolicy?: {
+                /** Format: int32 */
                 minLength?: number;
                 rejectCommon?: boolean;
                 requireDigit?: boolean;
@@ -1058,116 +1068,118 @@ export interface components {
                 requireUppercase?: boolean;
             };
             rateLimits?: {
+                /** Format: int32 */
                 loginPerMinute?: number | null;
+                /** Format: int32 */
                 requestsPerMinute?: number | null;
             };
+            /** Format: int32 */
             refreshReuseGraceSeconds?: number;
+            /** Format: int32 */
             refreshTokenExpiresIn?: number;
+            /** Format: int32 */
             sessionMaxLifetimeSeconds?: number;
         };
+        /** @description An IPv4 or IPv6 address or CIDR range (`203.0.113.0/24`, `2001:db8::/32`); a bare address is one host. The service checks that it is a valid range. */
+        Cidr: string;
         /** @description A Client Key. The key value itself is never returned here. */
         ClientKey: {
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            expiresAt: string | null;
-            /** Format: uuid */
-            id: string;
+            createdAt: components["schemas"]["Timestamp"];
+            expiresAt: components["schemas"]["NullableTimestamp"];
+            id: components["schemas"]["Uuid"];
             /** @description CIDR ranges (IPv4 and IPv6) the key may be used from; empty = any address. */
-            ipAllowlist: string[];
-            /** Format: date-time */
-            lastUsedAt: string | null;
-            name: string;
-            /** @description Exact origins; when non-empty a request with another `Origin` header is refused. */
+            ipAllowlist: components["schemas"]["Cidr"][];
+            lastUsedAt: components["schemas"]["NullableTimestamp"];
+            name: components["schemas"]["KeyName"];
+            /** @description Exact origins, in their serialized form (lowercase scheme and host, default port dropped; an international host name in its ASCII form, which may be longer than the name given); when non-empty a request with another `Origin` header is refused. */
             originAllowlist: string[];
             /** @description The first 12 characters of the key value, for display. */
             prefix: string;
-            /** Format: date-time */
-            revokedAt: string | null;
+            revokedAt: components["schemas"]["NullableTimestamp"];
             /** @description Permission names the key holds. */
-            scopes: string[];
+            scopes: components["schemas"]["PermissionName"][];
             status: components["schemas"]["ClientKeyStatus"];
-            /** Format: uuid */
-            tenantId: string;
+            tenantId: components["schemas"]["Uuid"];
         };
         /** @description One request made with the key. */
         ClientKeyLog: {
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: uuid */
-            id: string;
-            ip: string | null;
-            /** Format: uuid */
-            keyId: string;
-            method: string;
+            createdAt: components["schemas"]["Timestamp"];
+            id: components["schemas"]["Uuid"];
+            ip: components["schemas"]["IpAddress"];
+            keyId: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+            /** @description The request's `Origin` header, cut to its first 255 characters; null when absent. */
             origin: string | null;
             /** @description The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in audit rows' `request_id`. Null for rows written before the service recorded it. */
-            requestId: string | null;
-            route: string;
+            requestId: components["schemas"]["RequestId"];
+            route: components["schemas"]["RouteTemplate"];
+            /** Format: int32 */
             statusCode: number;
-            userAgent: string | null;
+            userAgent: components["schemas"]["UserAgent"];
         };
         /** @description One page of a key's request log, newest first. */
         ClientKeyLogPage: {
             items: components["schemas"]["ClientKeyLog"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
         /** @description One page of Client Keys, newest first. */
         ClientKeyPage: {
             items: components["schemas"]["ClientKey"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
         ClientKeyStats: {
             /** @description Requests by status class. */
             byStatus: {
-                "2xx": number;
-                "4xx": number;
-                "5xx": number;
+                "2xx": components["schemas"]["Count"];
+                "4xx": components["schemas"]["Count"];
+                "5xx": components["schemas"]["Count"];
             };
             /** @description Requests in the last 24 hours. */
-            last24h: number;
-            /** Format: date-time */
-            lastUsedAt: string | null;
-            /** @description Most used routes, most first. */
+            last24h: components["schemas"]["Count"];
+            lastUsedAt: components["schemas"]["NullableTimestamp"];
+            /** @description The 10 most used routes, most first. */
             topRoutes: {
+                /** Format: int64 */
                 count: number;
-                route: string;
+                route: components["schemas"]["RouteTemplate"];
             }[];
-            totalRequests: number;
+            totalRequests: components["schemas"]["Count"];
         };
         /** @enum {string} */
         ClientKeyStatus: "ACTIVE" | "REVOKED" | "EXPIRED";
         /** @description A Client Key together with its value. The value is shown only in this response; store it now. */
         ClientKeyWithSecret: {
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            expiresAt: string | null;
-            /** Format: uuid */
-            id: string;
+            createdAt: components["schemas"]["Timestamp"];
+            expiresAt: components["schemas"]["NullableTimestamp"];
+            id: components["schemas"]["Uuid"];
             /** @description CIDR ranges (IPv4 and IPv6) the key may be used from; empty = any address. */
-            ipAllowlist: string[];
+            ipAllowlist: components["schemas"]["Cidr"][];
             /** @description The key value (`ck_` followed by at least 43 base64url characters). */
             key: string;
-            /** Format: date-time */
-            lastUsedAt: string | null;
-            name: string;
-            /** @description Exact origins; when non-empty a request with another `Origin` header is refused. */
+            lastUsedAt: components["schemas"]["NullableTimestamp"];
+            name: components["schemas"]["KeyName"];
+            /** @description Exact origins, in their serialized form (lowercase scheme and host, default port dropped; an international host name in its ASCII form, which may be longer than the name given); when non-empty a request with another `Origin` header is refused. */
             originAllowlist: string[];
             /** @description The first 12 characters of the key value, for display. */
             prefix: string;
-            /** Format: date-time */
-            revokedAt: string | null;
+            revokedAt: components["schemas"]["NullableTimestamp"];
             /** @description Permission names the key holds. */
-            scopes: string[];
+            scopes: components["schemas"]["PermissionName"][];
             status: components["schemas"]["ClientKeyStatus"];
-            /** Format: uuid */
-            tenantId: string;
+            tenantId: components["schemas"]["Uuid"];
         };
+        /**
+         * Format: int64
+         * @description A count of rows or events (at most 2^53 - 1, the largest integer JSON parsers keep exactly).
+         */
+        Count: number;
         /** @description Brazilian CPF (11 digits) or CNPJ (14 digits). Punctuation `.-/` and spaces are stripped and the check digits are validated (a wrong value is a VALIDATION_ERROR). Unique within the tenant. */
         CpfCnpj: string;
         /**
@@ -1182,23 +1194,17 @@ export interface components {
          *     }
          */
         CreateClientKeyRequest: {
-            /**
-             * Format: date-time
-             * @description Must lie in the future.
-             */
-            expiresAt?: string;
+            /** @description Must lie in the future. */
+            expiresAt?: components["schemas"]["Timestamp"];
             /** @description CIDR ranges (IPv4 or IPv6); empty or absent = any address. */
-            ipAllowlist?: string[];
-            name: string;
+            ipAllowlist?: components["schemas"]["Cidr"][];
+            name: components["schemas"]["KeyName"];
             /** @description Exact origins (e.g. `https://app.example.org`); empty or absent = any origin. */
-            originAllowlist?: string[];
+            originAllowlist?: components["schemas"]["OriginInput"][];
             /** @description Permission names; each must exist in the key's tenant and be held by the caller (`admin:*` only inside the platform tenant). */
             scopes: components["schemas"]["PermissionName"][];
-            /**
-             * Format: uuid
-             * @description Tenant to create the key in; default the caller's. Another tenant needs a platform principal with `admin:*` (otherwise TENANT_NOT_FOUND).
-             */
-            tenantId?: string;
+            /** @description Tenant to create the key in; default the caller's. Another tenant needs a platform principal with `admin:*` (otherwise TENANT_NOT_FOUND). */
+            tenantId?: components["schemas"]["Uuid"];
         };
         /**
          * @example {
@@ -1207,12 +1213,13 @@ export interface components {
          *     }
          */
         CreatePermissionRequest: {
-            description?: string | null;
+            description?: components["schemas"]["Description"];
             name: components["schemas"]["PermissionName"];
         };
         CreateRoleRequest: {
-            description?: string | null;
+            description?: components["schemas"]["Description"];
             /**
+             * Format: int32
              * @description Rank of the role (default 0); at most the caller's own rank.
              * @default 0
              */
@@ -1247,19 +1254,21 @@ export interface components {
             };
             auth_config?: components["schemas"]["AuthConfigPatch"];
             code: components["schemas"]["TenantCode"];
-            name: string;
+            name: components["schemas"]["TenantName"];
             status?: components["schemas"]["TenantStatus"];
         };
+        /** @description Host name or address of the tenant's own database (lowercase); null when it has none. */
+        DatabaseHost: string | null;
+        /** @description Name of the tenant's own database; null when it has none. */
+        DatabaseName: string | null;
         /** @description Result of a successful deletion. */
         DeleteResult: {
             /** @constant */
             deleted: true;
-            /**
-             * Format: uuid
-             * @description Id of the deleted resource.
-             */
-            id: string;
+            id: components["schemas"]["Uuid"];
         };
+        /** @description Free text of at most 500 characters; tabs and line breaks allowed, other control characters not. */
+        Description: string | null;
         /**
          * Format: email
          * @description E-mail address; trimmed and compared case-insensitively. Unique within the tenant.
@@ -1291,11 +1300,12 @@ export interface components {
         ErrorEnvelope: {
             code: components["schemas"]["ErrorCode"];
             details?: components["schemas"]["ErrorDetails"];
-            /** @description Human-readable message, safe to show; never carries internals. */
-            error: string;
+            error: components["schemas"]["ErrorMessage"];
             /** @constant */
             success: false;
         };
+        /** @description Human-readable message, safe to show; never carries internals. One line of at most 1024 characters (a longer one, e.g. listing many unknown permission names, is cut and ends with `…`). */
+        ErrorMessage: string;
         /**
          * @description Component statuses. `status` is `ok` when everything answers and `degraded` when Redis or a routed tenant database is down while the main database answers; when the main database does not answer the endpoint replies 503 with this object in `details` (`database.status` `down`, `latencyMs` null).
          * @example {
@@ -1335,41 +1345,49 @@ export interface components {
             };
             /** @description Connection pools of tenants routed to their own databases. */
             routingPool: {
+                /** Format: int32 */
                 idleConnections: number;
+                /** Format: int32 */
                 pools: number;
+                /** Format: int32 */
                 tenants: number;
+                /** Format: int32 */
                 totalConnections: number;
+                /** Format: int32 */
                 waiting: number;
             };
             /** @enum {string} */
             status: "ok" | "degraded";
             uptimeSeconds: number;
+            /** @description The service's version (`package.json`). */
             version: string;
         };
         /** @description The failure envelope of the health endpoints. On a 503 caused by the main database `details` holds the component statuses; a 503 sent while the service shuts down carries no `details`. */
         HealthErrorEnvelope: {
             code: components["schemas"]["ErrorCode"];
             details?: components["schemas"]["Health"];
-            /** @description Human-readable message. */
-            error: string;
+            error: components["schemas"]["ErrorMessage"];
             /** @constant */
             success: false;
         };
+        /** @description The client's IPv4 or IPv6 address (an IPv4-mapped IPv6 address is shown as the IPv4 address it carries), taken from `X-Forwarded-For` as far as `TRUST_PROXY` allows; null when unknown or when what was forwarded is not an address. */
+        IpAddress: string | null;
         /** @description State of the tenant's own signing secret. `secret` is null when none is configured (the service default secret is then used and never shown). */
         JwtSecret: {
             configured: boolean;
-            /** Format: date-time */
-            createdAt: string | null;
+            createdAt: components["schemas"]["NullableTimestamp"];
             /** @description Key id of the current secret (the JWT header `kid`). */
             kid: string | null;
             /** @description The former secret, still honoured until `expiresAt` (7 days after the change). */
             previous: {
-                /** Format: date-time */
-                expiresAt: string;
+                expiresAt: components["schemas"]["Timestamp"];
                 kid: string;
             } | null;
+            /** @description The tenant's own secret (a generated one is 43 base64url characters; a set one is what was set); null when none is configured. */
             secret: string | null;
         };
+        /** @description Display name of a Client Key (1-100 characters, no control characters). */
+        KeyName: string;
         /** @enum {string} */
         LoginIdentifierKind: "email" | "username" | "cpf_cnpj";
         /**
@@ -1387,24 +1405,25 @@ export interface components {
         };
         /** @description Login and refresh response. */
         LoginResponse: {
-            /** @description JWT signed with HS256 (header carries `kid`). */
+            /** @description JWT signed with HS256 (header carries `kid`). At most 16 KiB, the longest token the service accepts (it carries the user's permission names, so a tenant with very many permissions makes it long). */
             accessToken: string;
-            /** @description Access-token lifetime in seconds (tenant `auth_config.accessTokenExpiresIn`, default 900). */
+            /**
+             * Format: int32
+             * @description Access-token lifetime in seconds (tenant `auth_config.accessTokenExpiresIn`, default 900).
+             */
             expiresIn: number;
             /** @description Opaque, single-use refresh token (at least 256 random bits, base64url). */
             refreshToken: string;
             user: {
-                email: string | null;
-                /** Format: uuid */
-                id: string;
-                tenantCode: string;
-                /** Format: uuid */
-                tenantId: string;
-                username: string | null;
+                email: components["schemas"]["StoredEmail"];
+                id: components["schemas"]["Uuid"];
+                tenantCode: components["schemas"]["TenantCode"];
+                tenantId: components["schemas"]["Uuid"];
+                username: components["schemas"]["StoredUsername"];
             };
         };
         LogoutRequest: {
-            /** @description The refresh token to revoke; it must belong to the calling user to be revoked. */
+            /** @description The refresh token whose session to end (ours are 64 base64url characters); the session must be the calling user's. Any other string of up to 1024 characters without control characters answers `revoked: false`. */
             refreshToken: string;
         };
         LogoutResponse: {
@@ -1414,33 +1433,53 @@ export interface components {
         /** @description The calling user as stored now, plus its effective permissions (read from the database). */
         Me: {
             /** @description Digits only (punctuation stripped). */
-            cpf_cnpj: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            email: string | null;
+            cpf_cnpj: components["schemas"]["StoredCpfCnpj"];
+            createdAt: components["schemas"]["Timestamp"];
+            email: components["schemas"]["StoredEmail"];
             emailVerified: boolean;
-            /** Format: uuid */
-            id: string;
-            /** Format: date-time */
-            lastLoginAt: string | null;
+            id: components["schemas"]["Uuid"];
+            lastLoginAt: components["schemas"]["NullableTimestamp"];
             otpEnabled: boolean;
             /** @description Effective permissions: the union of the permissions of the user's roles and its direct grants, de-duplicated. */
-            permissions: string[];
+            permissions: components["schemas"]["PermissionNameList"];
             /** @description Names of the user's roles. */
-            roles: string[];
+            roles: components["schemas"]["RoleNameList"];
             status: components["schemas"]["UserStatus"];
-            tenantCode: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: date-time */
-            updatedAt: string;
-            username: string | null;
+            tenantCode: components["schemas"]["TenantCode"];
+            tenantId: components["schemas"]["Uuid"];
+            updatedAt: components["schemas"]["Timestamp"];
+            username: components["schemas"]["StoredUsername"];
         };
-        /** @description Password. Write-only, never returned. When a password is set the tenant's password policy is checked by the service (PASSWORD_POLICY_VIOLATION, failed rule names in `details`); more than 72 UTF-8 bytes is always refused (`maxBytes`). */
+        /** @description An IPv4 or IPv6 client address. */
+        MetricsIp: string;
+        /**
+         * Format: date-time
+         * @description An RFC 3339 date-time in UTC, or null.
+         */
+        NullableTimestamp: string | null;
+        /**
+         * Format: uuid
+         * @description A UUID, in its 36-character form, or null.
+         */
+        NullableUuid: string | null;
+        /**
+         * Format: int32
+         * @description Number of items skipped.
+         */
+        Offset: number;
+        /** @description An origin, `scheme://host[:port]` (a trailing `/` is accepted and dropped). */
+        OriginInput: string;
+        /**
+         * Format: password
+         * @description Password. Write-only, never returned. At most 1024 characters here; when a password is set the tenant's password policy is checked by the service (PASSWORD_POLICY_VIOLATION, failed rule names in `details`), and more than 72 UTF-8 bytes is always refused there (`maxBytes`); at login such a password never matches (INVALID_CREDENTIALS).
+         */
         Password: string;
         /** @description The tenant's password policy, checked whenever a password is set. */
         PasswordPolicy: {
-            /** @description Minimum length in characters (Unicode code points); default 8. */
+            /**
+             * Format: int32
+             * @description Minimum length in characters (Unicode code points); default 8.
+             */
             minLength: number;
             /** @description Refuse the shipped list of the most common passwords; default true. */
             rejectCommon: boolean;
@@ -1456,21 +1495,16 @@ export interface components {
         Permission: {
             /** @description The action part; `*` for a wildcard. */
             action: string;
-            /** Format: date-time */
-            createdAt: string;
-            description: string | null;
-            /** Format: uuid */
-            id: string;
+            createdAt: components["schemas"]["Timestamp"];
+            description: components["schemas"]["Description"];
+            id: components["schemas"]["Uuid"];
             /** @description True for the built-in permissions, which cannot be changed or deleted. */
             isSystem: boolean;
             /** @description `resource:action`. */
-            name: string;
+            name: components["schemas"]["PermissionName"];
             resource: string;
-            /**
-             * Format: uuid
-             * @description Owning tenant of a custom permission; null for built-in permissions.
-             */
-            tenantId: string | null;
+            /** @description Owning tenant of a custom permission; null for built-in permissions. */
+            tenantId: components["schemas"]["NullableUuid"];
         };
         /**
          * @description Either `{ permission }` or `{ permissions, mode }`, optionally with `userId` (default: the calling user). Checking another user needs `permissions:read`.
@@ -1487,8 +1521,7 @@ export interface components {
             mode?: "all" | "any";
             permission?: components["schemas"]["PermissionName"];
             permissions?: components["schemas"]["PermissionName"][];
-            /** Format: uuid */
-            userId?: string;
+            userId?: components["schemas"]["Uuid"];
         };
         PermissionCheckResult: {
             /** @description Single form: whether the user holds `permission`. List form: whether it holds all (`mode: all`) or at least one (`mode: any`) of `permissions`. */
@@ -1499,40 +1532,41 @@ export interface components {
              */
             mode?: "all" | "any";
             /** @description Echo of the checked permission (single form). */
-            permission?: string;
+            permission?: components["schemas"]["PermissionName"];
             /** @description Echo of the checked permissions (list form). */
-            permissions?: string[];
+            permissions?: components["schemas"]["PermissionName"][];
             /** @description Per-permission outcome (list form), permission name → held. */
             results?: {
                 [key: string]: boolean;
             };
-            /**
-             * Format: uuid
-             * @description The user that was checked; null when a Client Key checks its own scopes.
-             */
-            userId: string | null;
+            /** @description The user that was checked; null when a Client Key checks its own scopes. */
+            userId: components["schemas"]["NullableUuid"];
         };
         PermissionGrantRequest: {
             permission: components["schemas"]["PermissionName"];
-            /** Format: uuid */
-            userId: string;
+            userId: components["schemas"]["Uuid"];
         };
         /** @description Permission name `resource:action`, lowercase. `resource:*` grants every action of the resource; `admin:*` grants everything and exists only in the platform tenant. */
         PermissionName: string;
+        /** @description Permission names. A list the service derives from a tenant's data (a role's or a user's permissions, the scopes a caller could give) holds at most every permission of the tenant; 10,000 is the ceiling this document promises. */
+        PermissionNameList: components["schemas"]["PermissionName"][];
         /** @description One page of permissions. */
         PermissionPage: {
             items: components["schemas"]["Permission"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
-        /** @description Per-IP budgets of this tenant, overriding the service defaults (100 requests and 5 logins per minute) when not null. Only platform principals may set them. */
+        /** @description Per-IP budgets of this tenant, overriding the service defaults (100 requests and 5 logins per minute) when not null; at most 1,000,000 per minute. Only platform principals may set them. */
         RateLimits: {
+            /** Format: int32 */
             loginPerMinute: number | null;
+            /** Format: int32 */
             requestsPerMinute: number | null;
         };
         RefreshRequest: {
-            /** @description The refresh token to exchange. Any string that is not an active token is answered 401. */
+            /** @description The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
             refreshToken: string;
         };
         /**
@@ -1556,22 +1590,20 @@ export interface components {
             tenantCode?: components["schemas"]["TenantCodeReference"];
             username?: components["schemas"]["Username"];
         };
+        /** @description The request's `X-Request-Id` (the caller's when well-formed, else the one the service made). Null for rows written before the service recorded it. */
+        RequestId: string | null;
         Role: {
-            /** Format: date-time */
-            createdAt: string;
-            description: string | null;
-            /** Format: uuid */
-            id: string;
+            createdAt: components["schemas"]["Timestamp"];
+            description: components["schemas"]["Description"];
+            id: components["schemas"]["Uuid"];
             /** @description True for the built-in roles `admin` and `user`. */
             isSystem: boolean;
             level: components["schemas"]["RoleLevel"];
-            name: string;
+            name: components["schemas"]["RoleName"];
             /** @description Names of the role's permissions. */
-            permissions: string[];
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: date-time */
-            updatedAt: string;
+            permissions: components["schemas"]["PermissionNameList"];
+            tenantId: components["schemas"]["Uuid"];
+            updatedAt: components["schemas"]["Timestamp"];
         };
         /**
          * @description Names the user and the role, by id (`roleId`) or by name (`roleName`), exactly one of them.
@@ -1581,28 +1613,30 @@ export interface components {
          *     }
          */
         RoleAssignmentRequest: {
-            /** Format: uuid */
-            roleId?: string;
+            roleId?: components["schemas"]["Uuid"];
             roleName?: components["schemas"]["RoleName"];
-            /** Format: uuid */
-            userId: string;
+            userId: components["schemas"]["Uuid"];
         };
-        /** @description Rank of the role (0..1000). A user's rank is the highest level among its roles; built-in `admin` is 100, `user` is 0. */
+        /**
+         * Format: int32
+         * @description Rank of the role (0..1000). A user's rank is the highest level among its roles; built-in `admin` is 100, `user` is 0.
+         */
         RoleLevel: number;
-        /** @description Role name, unique within the tenant. Built-in roles are `admin` and `user`. */
+        /** @description Role name (1-64 characters, no control characters), unique within the tenant. Built-in roles are `admin` and `user`. */
         RoleName: string;
+        /** @description Role names; at most 10,000 (a user holds at most every role of its tenant). */
+        RoleNameList: components["schemas"]["RoleName"][];
         /** @description One page of roles. */
         RolePage: {
             items: components["schemas"]["Role"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
         RolePermissions: {
-            /** @description Permission names. */
-            permissions: string[];
-            /** Format: uuid */
-            roleId: string;
+            permissions: components["schemas"]["PermissionNameList"];
+            roleId: components["schemas"]["Uuid"];
         };
         RolePermissionsRequest: {
             /** @description Permission names; each must exist in the tenant. */
@@ -1610,48 +1644,52 @@ export interface components {
         };
         RotateClientKeyRequest: {
             /**
+             * Format: int32
              * @description Seconds the old value keeps working after the rotation (default 0, at most 7 days).
              * @default 0
              */
             gracePeriodSeconds: number;
         };
+        /** @description The route template the request matched, e.g. `/api/v1/users/:userId`. */
+        RouteTemplate: string;
         ScopeList: {
-            /** @description Every scope the caller could give a Client Key. */
+            /** @description Every scope the caller could give a Client Key (at most 10,000). */
             items: {
-                description: string | null;
-                scope: string;
+                description: components["schemas"]["Description"];
+                scope: components["schemas"]["PermissionName"];
             }[];
         };
         SecurityMetrics: {
             ipAnalysis: {
-                /** @description Addresses with 5 or more failed logins in 24 hours. */
+                /** @description Addresses with 5 or more failed logins in 24 hours, most first (at most 100 of them). */
                 suspiciousIps: {
+                    /** Format: int64 */
                     failures: number;
-                    ip: string;
+                    ip: components["schemas"]["MetricsIp"];
                 }[];
                 /** @description The 10 addresses with most failed logins in 24 hours, most first. */
                 topOffenders: {
+                    /** Format: int64 */
                     failures: number;
-                    ip: string;
-                    /** Format: date-time */
-                    lastAttemptAt: string;
+                    ip: components["schemas"]["MetricsIp"];
+                    lastAttemptAt: components["schemas"]["Timestamp"];
                 }[];
             };
             /** @description Failed login attempts in the last 5 minutes. */
             last5m: {
-                failedAttempts: number;
+                failedAttempts: components["schemas"]["Count"];
                 /** @description True when there were more than 10 failed attempts. */
                 possibleBruteForce: boolean;
                 /** @description Distinct addresses of the failed attempts. */
-                uniqueIps: number;
+                uniqueIps: components["schemas"]["Count"];
             };
             /** @description Login attempts in the last 24 hours. */
             last24h: {
-                failed: number;
-                successful: number;
+                failed: components["schemas"]["Count"];
+                successful: components["schemas"]["Count"];
                 /** @description Successful attempts in percent. */
                 successRate: number;
-                total: number;
+                total: components["schemas"]["Count"];
             };
         };
         SetJwtSecretRequest: {
@@ -1662,19 +1700,22 @@ export interface components {
             /** @description A `postgres://` URL of the tenant's own database, or null to move the tenant back to the main database. Hosts must match `DATABASE_ROUTING_ALLOWED_HOSTS` when set; parameters that read files on the server (`sslcert`, `sslkey`, `sslrootcert`, `passfile`, ...) are refused. */
             url: string | null;
         };
+        /** @description The user's CPF (11 digits) or CNPJ (14 digits), digits only, or null. */
+        StoredCpfCnpj: string | null;
+        /** @description The user's e-mail address as stored (lowercase), or null. */
+        StoredEmail: string | null;
+        /** @description The user's username as stored, or null. */
+        StoredUsername: string | null;
         Tenant: {
             auth_config: components["schemas"]["AuthConfig"];
             /** @description Unique, immutable slug; sent as `tenantCode`. */
-            code: string;
-            /** Format: date-time */
-            createdAt: string;
+            code: components["schemas"]["TenantCode"];
+            createdAt: components["schemas"]["Timestamp"];
             database: components["schemas"]["TenantDatabaseInfo"];
-            /** Format: uuid */
-            id: string;
-            name: string;
+            id: components["schemas"]["Uuid"];
+            name: components["schemas"]["TenantName"];
             status: components["schemas"]["TenantStatus"];
-            /** Format: date-time */
-            updatedAt: string;
+            updatedAt: components["schemas"]["Timestamp"];
         };
         /** @description Tenant code (slug), unique and immutable; sent as `tenantCode` at login. */
         TenantCode: string;
@@ -1682,123 +1723,123 @@ export interface components {
         TenantCodeReference: string;
         /** @description The created tenant, plus the id of its first user when `admin` was given. */
         TenantCreated: {
-            /**
-             * Format: uuid
-             * @description Id of the first user (given the built-in `admin` role); present only when `admin` was sent.
-             */
-            adminUserId?: string;
+            /** @description Id of the first user (given the built-in `admin` role); present only when `admin` was sent. */
+            adminUserId?: components["schemas"]["Uuid"];
             auth_config: components["schemas"]["AuthConfig"];
-            code: string;
-            /** Format: date-time */
-            createdAt: string;
+            code: components["schemas"]["TenantCode"];
+            createdAt: components["schemas"]["Timestamp"];
             database: components["schemas"]["TenantDatabaseInfo"];
-            /** Format: uuid */
-            id: string;
-            name: string;
+            id: components["schemas"]["Uuid"];
+            name: components["schemas"]["TenantName"];
             status: components["schemas"]["TenantStatus"];
-            /** Format: date-time */
-            updatedAt: string;
+            updatedAt: components["schemas"]["Timestamp"];
         };
         TenantDatabase: {
-            database: string | null;
+            database: components["schemas"]["DatabaseName"];
             dedicated: boolean;
-            host: string | null;
-            /** Format: uuid */
-            tenantId: string;
+            host: components["schemas"]["DatabaseHost"];
+            tenantId: components["schemas"]["Uuid"];
         };
         /** @description Where the tenant's data lives. `dedicated` is true when it is routed to its own database; host and database name are shown then (credentials never are). */
         TenantDatabaseInfo: {
-            database?: string | null;
+            database?: components["schemas"]["DatabaseName"];
             dedicated: boolean;
-            host?: string | null;
+            host?: components["schemas"]["DatabaseHost"];
         };
         TenantMetrics: {
             clientKeys: {
-                active: number;
+                active: components["schemas"]["Count"];
             };
-            customPermissions: number;
+            customPermissions: components["schemas"]["Count"];
             logins24h: {
-                failed: number;
-                successful: number;
-                total: number;
+                failed: components["schemas"]["Count"];
+                successful: components["schemas"]["Count"];
+                total: components["schemas"]["Count"];
             };
             /** @description Number of roles, built-in ones included. */
-            roles: number;
+            roles: components["schemas"]["Count"];
             sessions: {
-                active: number;
+                active: components["schemas"]["Count"];
             };
             users: {
-                active: number;
-                total: number;
+                active: components["schemas"]["Count"];
+                total: components["schemas"]["Count"];
             };
         };
+        /** @description Display name of a tenant (1-100 characters, no control characters). */
+        TenantName: string;
         /** @description One page of tenants. */
         TenantPage: {
             items: components["schemas"]["Tenant"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
-            total: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["Count"];
         };
         /**
          * @description An INACTIVE tenant cannot log in (login answers TENANT_NOT_FOUND).
          * @enum {string}
          */
         TenantStatus: "ACTIVE" | "INACTIVE";
+        /**
+         * Format: date-time
+         * @description An RFC 3339 date-time; the service answers in UTC (`2025-01-01T12:00:00.000Z`).
+         */
+        Timestamp: string;
         /** @description Claims of a verified access token, as issued. */
         TokenClaims: {
-            email: string | null;
-            /** @description Expiry (seconds since the epoch). */
+            email: components["schemas"]["StoredEmail"];
+            /**
+             * Format: int64
+             * @description Expiry (seconds since the epoch); at most a day after `iat`.
+             */
             exp: number;
-            /** @description Issued at (seconds since the epoch). */
+            /**
+             * Format: int64
+             * @description Issued at (seconds since the epoch).
+             */
             iat: number;
             /** @description Token id. */
-            jti: string;
+            jti: components["schemas"]["Uuid"];
             /** @description Effective permissions at issuance, de-duplicated. */
-            permissions: string[];
-            roles: string[];
+            permissions: components["schemas"]["PermissionNameList"];
+            /** @description Role names at issuance. */
+            roles: components["schemas"]["RoleNameList"];
             /** @description Session id. */
-            sid: string;
-            /**
-             * Format: uuid
-             * @description Equal to `userId`.
-             */
-            sub: string;
-            tenantCode: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: uuid */
-            userId: string;
-            username: string | null;
+            sid: components["schemas"]["Uuid"];
+            /** @description Equal to `userId`. */
+            sub: components["schemas"]["Uuid"];
+            tenantCode: components["schemas"]["TenantCode"];
+            tenantId: components["schemas"]["Uuid"];
+            userId: components["schemas"]["Uuid"];
+            username: components["schemas"]["StoredUsername"];
         };
         /** @description Fields to change; at least one. */
         UpdateClientKeyRequest: {
-            /**
-             * Format: date-time
-             * @description Must lie in the future.
-             */
-            expiresAt?: string;
+            /** @description Must lie in the future. */
+            expiresAt?: components["schemas"]["Timestamp"];
             /** @description Replaces the CIDR allowlist; empty = any address. */
-            ipAllowlist?: string[];
-            name?: string;
+            ipAllowlist?: components["schemas"]["Cidr"][];
+            name?: components["schemas"]["KeyName"];
             /** @description Replaces the origin allowlist; empty = any origin. */
-            originAllowlist?: string[];
+            originAllowlist?: components["schemas"]["OriginInput"][];
             /** @description Replaces the scopes; each must be held by the caller. */
             scopes?: components["schemas"]["PermissionName"][];
         };
         /** @description Fields to change (custom permissions only); at least one. */
         UpdatePermissionRequest: {
-            description?: string | null;
+            description?: components["schemas"]["Description"];
             name?: components["schemas"]["PermissionName"];
         };
         /** @description Fields to change; at least one. Built-in roles cannot be renamed. */
         UpdateRoleRequest: {
-            description?: string | null;
+            description?: components["schemas"]["Description"];
             level?: components["schemas"]["RoleLevel"];
             name?: components["schemas"]["RoleName"];
         };
         /** @description Fields to change; at least one. The tenant `code` cannot be changed. */
         UpdateTenantRequest: {
-            name?: string;
+            name?: components["schemas"]["TenantName"];
             status?: components["schemas"]["TenantStatus"];
         };
         /** @description Fields to change; at least one. Exactly these fields are accepted: anything else (including `password`) is a VALIDATION_ERROR and changes nothing. */
@@ -1831,83 +1872,90 @@ export interface components {
          */
         User: {
             /** @description Digits only (punctuation stripped). */
-            cpf_cnpj: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            email: string | null;
+            cpf_cnpj: components["schemas"]["StoredCpfCnpj"];
+            createdAt: components["schemas"]["Timestamp"];
+            email: components["schemas"]["StoredEmail"];
             emailVerified: boolean;
-            /** Format: uuid */
-            id: string;
-            /** Format: date-time */
-            lastLoginAt: string | null;
+            id: components["schemas"]["Uuid"];
+            lastLoginAt: components["schemas"]["NullableTimestamp"];
             otpEnabled: boolean;
             /** @description Names of the user's roles. */
-            roles: string[];
+            roles: components["schemas"]["RoleNameList"];
             status: components["schemas"]["UserStatus"];
-            tenantCode: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: date-time */
-            updatedAt: string;
-            username: string | null;
+            tenantCode: components["schemas"]["TenantCode"];
+            tenantId: components["schemas"]["Uuid"];
+            updatedAt: components["schemas"]["Timestamp"];
+            username: components["schemas"]["StoredUsername"];
         };
+        /** @description The request's `User-Agent` header, cut to its first 512 characters; null when absent. */
+        UserAgent: string | null;
         /** @description Username: 3-64 characters from `[A-Za-z0-9._-]`, not all digits (an all-digit value is a VALIDATION_ERROR), compared case-insensitively. Unique within the tenant. */
         Username: string;
         /** @description One page of users, newest first. */
         UserPage: {
             items: components["schemas"]["User"][];
+            /** Format: int32 */
             limit: number;
-            offset: number;
+            offset: components["schemas"]["Offset"];
             /** @description Number of matching users over all pages. */
-            total: number;
+            total: components["schemas"]["Count"];
         };
         UserPermissions: {
             /** @description Permission names granted to the user directly. */
-            direct: string[];
+            direct: components["schemas"]["PermissionNameList"];
             /** @description Union of `direct` and every role's permissions, de-duplicated. */
-            effective: string[];
-            /** @description The permissions each of the user's roles brings. */
+            effective: components["schemas"]["PermissionNameList"];
+            /** @description The permissions each of the user's roles brings (at most 10,000 roles). */
             fromRoles: {
-                permissions: string[];
+                permissions: components["schemas"]["PermissionNameList"];
                 /** @description Role name. */
-                role: string;
+                role: components["schemas"]["RoleName"];
             }[];
-            /** Format: uuid */
-            userId: string;
+            userId: components["schemas"]["Uuid"];
         };
         UserRoles: {
             /** @description Names of the user's roles after the change. */
-            roles: string[];
-            /** Format: uuid */
-            userId: string;
+            roles: components["schemas"]["RoleNameList"];
+            userId: components["schemas"]["Uuid"];
         };
         /**
          * @description Only ACTIVE users can log in or refresh.
          * @enum {string}
          */
         UserStatus: "ACTIVE" | "INACTIVE" | "SUSPENDED";
+        /**
+         * Format: uuid
+         * @description A UUID, in its 36-character form.
+         */
+        Uuid: string;
         ValidateResponse: {
             claims: components["schemas"]["TokenClaims"];
-            /** Format: date-time */
-            expiresAt: string;
-            /** @description Seconds left until `exp`. */
+            expiresAt: components["schemas"]["Timestamp"];
+            /**
+             * Format: int32
+             * @description Seconds left until `exp`: at most a day, plus the 60 seconds of clock skew tolerated on `iat`.
+             */
             expiresIn: number;
             /** @constant */
             valid: true;
         };
         /** @description One schema or format problem of a VALIDATION_ERROR. */
         ValidationIssue: {
-            /** @description What is wrong with it. */
+            /** @description What is wrong with it (one line, at most 256 characters). */
             message: string;
-            /** @description Where the problem is, e.g. `body.email` or `query.limit`. */
+            /** @description Where the problem is, e.g. `body.email` or `query.limit` (at most 256 characters: a longer one, which only an unknown property's own name can make, is cut). */
             path: string;
         };
     };
     responses: {
-        /** @description VALIDATION_ERROR: the body, query or path parameters have the wrong shape, the JSON is malformed, or an unknown property was sent (`details` lists the issues). */
+        /** @description VALIDATION_ERROR: the body, query or path parameters have the wrong shape (a string longer than its `maxLength`, a list longer than its `maxItems`, a number outside its range included), the JSON is malformed, or an unknown property or query parameter was sent (`details` lists the issues, each naming the field, e.g. `body.name`). */
         BadRequest: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1917,7 +1965,11 @@ export interface components {
         /** @description USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS or TENANT_ALREADY_EXISTS: a unique conflict. SYSTEM_RESOURCE_PROTECTED: a built-in resource cannot be changed this way. */
         Conflict: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1927,7 +1979,11 @@ export interface components {
         /** @description FORBIDDEN: the credential lacks the endpoint's permission (or key scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its allowlists. */
         Forbidden: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1937,7 +1993,11 @@ export interface components {
         /** @description SERVICE_UNAVAILABLE: the main database does not answer; `details` holds the component statuses (`database.status` is `down`). A 503 sent while the service shuts down has no `details`. */
         HealthUnavailable: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1947,7 +2007,11 @@ export interface components {
         /** @description INTERNAL_ERROR: an unexpected failure. The message never carries internals. */
         InternalError: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1957,18 +2021,26 @@ export interface components {
         /** @description `METRICS_TOKEN` is set and the request does not carry `Authorization: Bearer <METRICS_TOKEN>`. Plain text, not the JSON envelope. */
         MetricsUnauthorized: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
                 /** @example Unauthorized */
-                "text/plain": string;
+                "text/plain": "Unauthorized\n";
             };
         };
         /** @description TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND or CLIENT_KEY_NOT_FOUND: the resource does not exist or belongs to another tenant (existence is never revealed). */
         NotFound: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1978,7 +2050,11 @@ export interface components {
         /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
         PayloadTooLarge: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1988,7 +2064,11 @@ export interface components {
         /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, answered within 5 seconds and never as a credential failure; also sent (with `Connection: close`) for requests arriving while the service shuts down. */
         ServiceUnavailable: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1998,11 +2078,12 @@ export interface components {
         /** @description RATE_LIMIT_EXCEEDED (error text `Rate limit exceeded`): the per-IP budget of the window is used up (by default 100 requests per minute on all routes, 5 per minute on `POST /api/v1/login`). `Retry-After` gives the seconds to wait. No audit row is written. */
         TooManyRequests: {
             headers: {
-                "Retry-After": components["headers"]["RetryAfter"];
-                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
-                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
-                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2019,7 +2100,11 @@ export interface components {
         /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
         Unauthorized: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2029,7 +2114,11 @@ export interface components {
         /** @description DATABASE_ROUTING_FAILED: the target database is unreachable or not allowed, or applying the migrations or copying the rows failed. Routing is unchanged. */
         UnprocessableEntity: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2039,7 +2128,11 @@ export interface components {
         /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -2049,28 +2142,30 @@ export interface components {
     };
     parameters: {
         /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
-        Id: string;
+        Id: components["schemas"]["Uuid"];
         /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
         Limit: number;
         /** @description Page size (default 50, at most 500; a larger value is a VALIDATION_ERROR, not clamped). */
         LogLimit: number;
-        /** @description Number of items to skip (default 0). */
+        /** @description Number of items to skip (default 0, at most 2147483647). */
         Offset: number;
         /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
-        UserId: string;
+        UserId: components["schemas"]["Uuid"];
     };
     requestBodies: never;
     headers: {
-        /** @description Seconds until the rate-limit window ends and a retry can succeed. */
-        RetryAfter: number;
-        /** @description Requests allowed per window for this client address (on `/login`, the login budget). */
-        XRateLimitLimit: number;
-        /** @description Requests left in the current window. */
-        XRateLimitRemaining: number;
-        /** @description Seconds until the current window ends. */
-        XRateLimitReset: number;
+        /** @description CORS. Sent only when the service runs with `CORS_ORIGINS` and the request's `Origin` is one of those origins: then it repeats that origin. Absent otherwise (no CORS headers at all without `CORS_ORIGINS`). */
+        "Access-Control-Allow-Origin": string;
+        /** @description Seconds until the rate-limit window ends and a retry can succeed (a window is 60 seconds from the first request it counts). */
+        "Retry-After": number;
+        /** @description Requests allowed per window for this client address (on `/login`, the login budget). Sent on every response to a request that was counted against a per-IP budget: every request that reaches a route, refused ones included (a body too large, of the wrong media type or malformed counts too). */
+        "X-RateLimit-Limit": number;
+        /** @description Requests left in the current window; sent with `X-RateLimit-Limit`. */
+        "X-RateLimit-Remaining": number;
+        /** @description Seconds until the current window ends; sent with `X-RateLimit-Limit`. */
+        "X-RateLimit-Reset": number;
         /** @description Request id. Echoes the request's `X-Request-Id` when it is 1-128 characters from `[A-Za-z0-9._:-]`; otherwise a generated one. Present on every response. */
-        XRequestId: string;
+        "X-Request-Id": string;
     };
     pathItems: never;
 }
@@ -2085,14 +2180,14 @@ export interface operations {
                 ip?: string;
                 /** @description Page size (default 50, at most 500; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["LogLimit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only rows of the last window: a number followed by `m` (minutes), `h` (hours) or `d` (days), e.g. `24h`. */
                 since?: string;
                 /** @description Only successes (true) or failures (false). */
                 success?: boolean;
                 /** @description Only rows about this user. */
-                userId?: string;
+                userId?: components["schemas"]["Uuid"];
             };
             header?: never;
             path?: never;
@@ -2103,7 +2198,11 @@ export interface operations {
             /** @description One page of audit rows. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,12 +2232,12 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only keys with this status. */
                 status?: components["schemas"]["ClientKeyStatus"];
                 /** @description Only keys of this tenant. */
-                tenantId?: string;
+                tenantId?: components["schemas"]["Uuid"];
             };
             header?: never;
             path?: never;
@@ -2149,7 +2248,11 @@ export interface operations {
             /** @description One page of Client Keys. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2192,7 +2295,11 @@ export interface operations {
             /** @description The created key, with its value (shown only now). */
             201: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2238,7 +2345,11 @@ export interface operations {
             /** @description The key. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2284,7 +2395,11 @@ export interface operations {
             /** @description The updated key. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2320,7 +2435,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 50, at most 500; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["LogLimit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -2335,7 +2450,11 @@ export interface operations {
             /** @description One page of the key's request log. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2381,7 +2500,11 @@ export interface operations {
             /** @description The key, now with status REVOKED. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2431,7 +2554,11 @@ export interface operations {
             /** @description The key with its new value (shown only now). */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2477,7 +2604,11 @@ export interface operations {
             /** @description The key's statistics. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2516,7 +2647,11 @@ export interface operations {
             /** @description The scopes. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +2662,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
@@ -2544,7 +2681,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only keys with this status. */
                 status?: components["schemas"]["ClientKeyStatus"];
@@ -2558,7 +2695,11 @@ export interface operations {
             /** @description One page of Client Keys. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2595,7 +2736,11 @@ export interface operations {
             /** @description The service is up. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,6 +2751,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget of 100 per minute is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
@@ -2630,7 +2777,11 @@ export interface operations {
             /** @description Logged in: a new access token and refresh token. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2677,7 +2828,11 @@ export interface operations {
             /** @description Whether a refresh token was revoked. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2716,7 +2871,11 @@ export interface operations {
             /** @description The calling user. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2727,6 +2886,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
@@ -2744,7 +2905,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -2756,7 +2917,11 @@ export interface operations {
             /** @description One page of permissions. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2797,7 +2962,11 @@ export interface operations {
             /** @description The created permission. */
             201: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,7 +3012,11 @@ export interface operations {
             /** @description The permission was deleted. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2895,7 +3068,11 @@ export interface operations {
             /** @description The updated permission. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2944,7 +3121,11 @@ export interface operations {
             /** @description The outcome of the check. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2980,7 +3161,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -2992,7 +3173,11 @@ export interface operations {
             /** @description One page of custom permissions. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3033,7 +3218,11 @@ export interface operations {
             /** @description The user's permissions after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3080,7 +3269,11 @@ export interface operations {
             /** @description The user's permissions after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3126,7 +3319,11 @@ export interface operations {
             /** @description The user's permissions. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3169,7 +3366,11 @@ export interface operations {
             /** @description A new access token and refresh token. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,7 +3413,11 @@ export interface operations {
             /** @description The created user. */
             201: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3250,7 +3455,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -3262,7 +3467,11 @@ export interface operations {
             /** @description One page of roles. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3303,7 +3512,11 @@ export interface operations {
             /** @description The created role. */
             201: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3351,7 +3564,11 @@ export interface operations {
             /** @description The role. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3393,7 +3610,11 @@ export interface operations {
             /** @description The role was deleted. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3445,7 +3666,11 @@ export interface operations {
             /** @description The updated role. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3493,7 +3718,11 @@ export interface operations {
             /** @description The role's permissions. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,7 +3768,11 @@ export interface operations {
             /** @description The role after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3589,7 +3822,11 @@ export interface operations {
             /** @description The role after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3638,7 +3875,11 @@ export interface operations {
             /** @description The user's roles after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3685,7 +3926,11 @@ export interface operations {
             /** @description The user's roles after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,7 +3966,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only tenants with this status. */
                 status?: components["schemas"]["TenantStatus"];
@@ -3735,7 +3980,11 @@ export interface operations {
             /** @description One page of tenants. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3776,7 +4025,11 @@ export interface operations {
             /** @description The created tenant. */
             201: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3822,7 +4075,11 @@ export interface operations {
             /** @description The tenant. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3864,7 +4121,11 @@ export interface operations {
             /** @description The tenant was deleted. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3916,7 +4177,11 @@ export interface operations {
             /** @description The updated tenant. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3968,7 +4233,11 @@ export interface operations {
             /** @description The tenant's auth configuration after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4018,7 +4287,11 @@ export interface operations {
             /** @description The tenant's routing after the change. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4063,7 +4336,11 @@ export interface operations {
             /** @description The caller's tenant. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4074,6 +4351,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
@@ -4096,7 +4375,11 @@ export interface operations {
             /** @description The tenant's auth configuration. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4107,6 +4390,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
@@ -4129,7 +4414,11 @@ export interface operations {
             /** @description The secret state. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4140,6 +4429,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the access token lacks `tenants:read`. */
@@ -4168,7 +4459,11 @@ export interface operations {
             /** @description The secret state (`configured: false`). */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4213,7 +4508,11 @@ export interface operations {
             /** @description The new secret state, including the secret. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4258,7 +4557,11 @@ export interface operations {
             /** @description The new secret state, including the secret. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4299,7 +4602,11 @@ export interface operations {
             /** @description The tenant's metrics. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4310,6 +4617,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `tenants:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
@@ -4334,7 +4643,11 @@ export interface operations {
             /** @description The tenant's security metrics. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4345,6 +4658,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `tenants:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
@@ -4362,7 +4677,7 @@ export interface operations {
             query: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Substring of the code or name. */
                 q: string;
@@ -4376,7 +4691,11 @@ export interface operations {
             /** @description One page of matching tenants. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4406,7 +4725,7 @@ export interface operations {
             query?: {
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of items to skip (default 0). */
+                /** @description Number of items to skip (default 0, at most 2147483647). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Case-insensitive substring of the email, username or CPF/CNPJ. */
                 q?: string;
@@ -4424,7 +4743,11 @@ export interface operations {
             /** @description One page of users. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4466,7 +4789,11 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4508,7 +4835,11 @@ export interface operations {
             /** @description The user was deleted. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,7 +4889,11 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4607,7 +4942,11 @@ export interface operations {
             /** @description The token is valid. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4646,7 +4985,11 @@ export interface operations {
             /** @description The service is up. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4657,6 +5000,8 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget of 100 per minute is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
@@ -4677,11 +5022,18 @@ export interface operations {
             /** @description The metrics, in the Prometheus text format. */
             200: {
                 headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example # HELP http_requests_total Requests served */
+                    /**
+                     * @example # HELP tessera_http_requests_total HTTP requests by method, route template and status.
+                     *     # TYPE tessera_http_requests_total counter
+                     */
                     "text/plain": string;
                 };
             };
