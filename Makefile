@@ -40,7 +40,7 @@ COVERAGE_DIR := .tap/contract-coverage
 # suite's figures when they were set, rounded down (2026-11-24: lines and statements 95.55%, branches
 # 89.76%, functions 94.35%). Raise a floor when coverage rises; never lower one.
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
-COVERAGE_FLOORS := --lines=95 --statements=95 --branches=89 --functions=94
+COVERAGE_FLOORS := --lines=98 --statements=98 --branches=90 --functions=97
 tap: install ## The suite (PGlite, then PostgreSQL if TEST_DATABASE_URL), coverage floors, contract coverage
 	rm -rf $(COVERAGE_DIR)
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap
