@@ -4,9 +4,10 @@
  * `operations.ts`, each operation's method, path and credential kind (from its `security`).
  * `--check` compares instead of writing and exits 1 when the SDK's generated part is stale.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import openapiTS, { astToString } from 'openapi-typescript'
+import { writeOrCheck } from './write-generated.js'
 
 const root = resolve(import.meta.dirname, '..')
 const source = resolve(root, 'generated/openapi.json')
@@ -96,30 +97,7 @@ async function generate(): Promise<Record<string, string>> {
 }
 
 async function main(): Promise<void> {
-  const check = process.argv.includes('--check')
-  const files = await generate()
-  let stale = false
-  await mkdir(outDir, { recursive: true })
-  for (const [name, content] of Object.entries(files)) {
-    const target = resolve(outDir, name)
-    if (check) {
-      const current = await readFile(target, 'utf8').catch(() => '')
-      if (current !== content) {
-        stale = true
-        console.error(
-          `clients/typescript/src/generated/${name} is stale: run \`make sdk\` and commit the result`,
-        )
-      }
-    } else {
-      await writeFile(target, content)
-    }
-  }
-  if (stale) process.exit(1)
-  console.log(
-    check
-      ? 'clients/typescript/src/generated/ is up to date'
-      : `wrote ${Object.keys(files).join(', ')} to clients/typescript/src/generated/`,
-  )
+  await writeOrCheck(outDir, await generate(), 'sdk')
 }
 
 main().catch((err: unknown) => {

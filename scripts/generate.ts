@@ -3,10 +3,10 @@
  * every operation (openapi-typescript) and the Fastify route table with runtime JSON schemas.
  * `--check` compares instead of writing and exits 1 when generated/ is stale (CI's drift gate).
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { bundle, loadConfig } from '@redocly/openapi-core'
 import openapiTS, { astToString } from 'openapi-typescript'
+import { writeOrCheck } from './write-generated.js'
 
 const root = resolve(import.meta.dirname, '..')
 const outDir = resolve(root, 'generated')
@@ -248,24 +248,7 @@ async function generate(): Promise<Record<string, string>> {
 }
 
 async function main(): Promise<void> {
-  const check = process.argv.includes('--check')
-  const files = await generate()
-  let stale = false
-  await mkdir(outDir, { recursive: true })
-  for (const [name, content] of Object.entries(files)) {
-    const target = resolve(outDir, name)
-    if (check) {
-      const current = await readFile(target, 'utf8').catch(() => '')
-      if (current !== content) {
-        stale = true
-        console.error(`generated/${name} is stale: run \`make generate\` and commit the result`)
-      }
-    } else {
-      await writeFile(target, content)
-    }
-  }
-  if (stale) process.exit(1)
-  console.log(check ? 'generated/ is up to date' : `wrote ${Object.keys(files).join(', ')} to generated/`)
+  await writeOrCheck(outDir, await generate(), 'generate')
 }
 
 main().catch((err: unknown) => {

@@ -93,10 +93,25 @@ function usePreparedStatements(client: pg.PoolClient): void {
   }
 }
 
-/** Opens a pool on a postgres:// URL; also used for routed tenant databases. Never throws on open. */
-export function openPostgres(url: string, opts: PostgresOptions = {}): OpenedDatabase {
+/**
+ * Every connection field given explicitly (routed tenant databases): with no URL, pg takes nothing
+ * from PG* variables or ~/.pgpass for the fields set here.
+ */
+export type PostgresConnection = Pick<
+  pg.PoolConfig,
+  'user' | 'password' | 'host' | 'port' | 'database' | 'ssl' | 'application_name' | 'stream'
+>
+
+/**
+ * Opens a pool on a postgres:// URL (the main database) or on explicit connection fields (a routed
+ * tenant database). Never throws on open.
+ */
+export function openPostgres(
+  target: string | PostgresConnection,
+  opts: PostgresOptions = {},
+): OpenedDatabase {
   const pool = new pg.Pool({
-    connectionString: url,
+    ...(typeof target === 'string' ? { connectionString: target } : target),
     max: opts.poolMax ?? 10,
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
     // Why: a server that stops answering mid-query (paused, partitioned) must not hold a request forever.

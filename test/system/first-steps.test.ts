@@ -22,6 +22,10 @@ async function stop(s: ServiceProcess, signal: NodeJS.Signals = 'SIGTERM'): Prom
   await s.exited
 }
 
+/** POST /tenants through the API with the bootstrap key, as the README's first steps do with curl. */
+const createTenant = (base: string, code: string, name: string) =>
+  call(base, 'POST', '/api/v1/tenants', { code, name, admin }, { 'x-client-key': KEY })
+
 const login = (base: string, tenantCode: string) =>
   call(base, 'POST', '/api/v1/login', { tenantCode, identifier: admin.email, password: admin.password })
 
@@ -42,13 +46,7 @@ t.test('first steps: the CLI refuses a held directory, the API creates, a restar
   t.match(message, /API/, 'and what to do instead')
   t.equal((await login(a.base, 'acme')).json.code, 'TENANT_NOT_FOUND', 'nothing was written')
 
-  const created = await call(
-    a.base,
-    'POST',
-    '/api/v1/tenants',
-    { code: 'acme', name: 'Acme', admin },
-    { 'x-client-key': KEY },
-  )
+  const created = await createTenant(a.base, 'acme', 'Acme')
   t.equal(created.status, 201, 'the tenant is created through the API')
   const tenantId = (created.json.data as { id: string }).id
   const key = await call(
@@ -85,13 +83,7 @@ t.test(
     const a = await startService(env)
     t.teardown(() => a.child.kill('SIGKILL'))
     await waitReady(a)
-    const created = await call(
-      a.base,
-      'POST',
-      '/api/v1/tenants',
-      { code: 'acme', name: 'Acme', admin },
-      { 'x-client-key': KEY },
-    )
+    const created = await createTenant(a.base, 'acme', 'Acme')
     t.equal(created.status, 201)
 
     const second = await startService(env)
@@ -101,13 +93,7 @@ t.test(
     t.match(second.output(), `pid ${a.child.pid}`, "and the holder's pid")
     t.equal((await login(a.base, 'acme')).status, 200, 'the first keeps serving')
 
-    const late = await call(
-      a.base,
-      'POST',
-      '/api/v1/tenants',
-      { code: 'late', name: 'Late', admin },
-      { 'x-client-key': KEY },
-    )
+    const late = await createTenant(a.base, 'late', 'Late')
     t.equal(late.status, 201, 'a write answered just before the crash')
     await stop(a, 'SIGKILL')
 
