@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync, unlinkSync } from 'node:fs'
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 
 /** Who holds a data directory, as written in its lock file. */
 export interface LockHolder {
@@ -197,11 +197,9 @@ function selfHolder(): LockHolder {
     bootId: bootId(),
     hostname: hostname(),
     since: new Date().toISOString(),
-    command: process.argv
-      .slice(1)
-      .map((a) => a.replace(/^.*\/(?=[^/]+$)/, ''))
-      .join(' ')
-      .slice(0, 200),
+    // Why the script's name only: arguments may hold secrets (`cli ... --admin-password`), and this
+    // text is written to disk and shown to whoever starts a second process.
+    command: basename(process.argv[1] ?? 'node'),
   }
 }
 

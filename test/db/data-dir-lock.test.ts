@@ -95,3 +95,22 @@ t.test('openDatabase on disk holds the lock until close; memory:// takes none', 
   await m1.close()
   await m2.close()
 })
+
+t.test('the lock file names the script, never its arguments (they may hold secrets)', async (t) => {
+  const dir = tempDir(t)
+  const argv = process.argv
+  process.argv = [
+    argv[0] as string,
+    '/repo/src/cli.ts',
+    'tenant',
+    'create',
+    '--admin-password',
+    'S3cret-pass',
+  ]
+  t.teardown(() => (process.argv = argv))
+  const lock = await lockDataDir(dir)
+  const text = readFileSync(lock.file, 'utf8')
+  t.equal(JSON.parse(text).command, 'cli.ts')
+  t.notMatch(text, 'S3cret-pass')
+  await lock.release()
+})
