@@ -24,10 +24,11 @@ check-generated: install ## Fail when generated/ has drifted from openapi/
 typecheck: install ## tsc --noEmit over src, test, scripts, bench
 	npx tsc --noEmit
 
-lint: install ## ESLint (with the layer rule), Prettier and Spectral
+lint: install ## ESLint (with the layer rule), Prettier, Spectral and knip (unused files, exports, dependencies)
 	npx eslint .
 	npx prettier --check .
 	npx spectral lint generated/openapi.json --ruleset .spectral.yaml --fail-severity=hint
+	npx knip
 
 lint-openapi: install ## redocly lint of the document
 	npx redocly lint openapi/openapi.yaml

@@ -57,7 +57,9 @@ const TICK_MS = 10 // USER_HZ is 100 on Linux
 /** CPU ticks used so far by one process, from /proc (0 when it is gone). */
 function ticksOf(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]
+    if (afterName === undefined) return 0
+    const fields = afterName.split(' ')
     return Number(fields[11]) + Number(fields[12])
   } catch {
     return 0
@@ -129,7 +131,8 @@ function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
   const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
   if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
-  return m[1].split(' ').filter(Boolean)
+  const [, flags = ''] = m
+  return flags.split(' ').filter(Boolean)
 }
 
 /** The reference point: a bare Fastify route doing one primary-key lookup with pg. */
@@ -227,10 +230,12 @@ async function main(): Promise<void> {
           .executeTakeFirstOrThrow(),
       )
     }
+    const firstUser = users[0]
+    if (!firstUser) throw new Error('no bench user was created')
 
     // The machine's limits first, with the server not yet running.
     const bcryptRate = wanted('limits') ? await rawBcryptComparesPerSecond(SECONDS * 1000) : NaN
-    const bareRow = wanted('limits') ? await bareRoute(users[0].id) : undefined
+    const bareRow = wanted('limits') ? await bareRoute(firstUser.id) : undefined
 
     // The service as `npm start` runs it: the bundled build on plain Node.
     execSync('npm run build --silent', { stdio: 'inherit' })
@@ -256,7 +261,9 @@ async function main(): Promise<void> {
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(child as ChildProcess))), 200)
 
     const sessions = await Promise.all(users.map((_, i) => login(i)))
-    const token = sessions[0].accessToken
+    const firstSession = sessions[0]
+    if (!firstSession) throw new Error('no bench session was opened')
+    const token = firstSession.accessToken
     const rows: Partial<Record<'login' | 'refresh' | 'me' | 'validate' | 'meUnderLogin', Row>> = {}
 
     let n = 0

@@ -47,8 +47,9 @@ function resolveRef(doc: Obj, ref: string): Json {
   let node: Json = doc
   for (const part of ref.slice(2).split('/')) {
     const key = part.replace(/~1/g, '/').replace(/~0/g, '~')
-    if (!isObj(node) || !(key in node)) throw new Error(`unresolvable $ref ${ref}`)
-    node = node[key]
+    const next: Json | undefined = isObj(node) && key in node ? node[key] : undefined
+    if (next === undefined) throw new Error(`unresolvable $ref ${ref}`)
+    node = next
   }
   return node
 }

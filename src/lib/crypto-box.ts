@@ -44,18 +44,25 @@ export function encryptSecret(plain: string, key: Buffer, context = ''): string 
 /** Opens a box made by encryptSecret with the same key and context; throws on tampering or a wrong key. */
 export function decryptSecret(box: string, key: Buffer, context = ''): string {
   assertKey(key)
-  const parts = box.split(':')
-  if (parts.length !== 4 || parts[0] !== VERSION || !parts.slice(1).every((p) => B64URL_RE.test(p))) {
+  const [version, ivText, tagText, ctText, ...extra] = box.split(':')
+  if (
+    version !== VERSION ||
+    ivText === undefined ||
+    tagText === undefined ||
+    ctText === undefined ||
+    extra.length > 0 ||
+    ![ivText, tagText, ctText].every((p) => B64URL_RE.test(p))
+  ) {
     throw new Error('crypto-box: unrecognized format')
   }
-  const iv = Buffer.from(parts[1], 'base64url')
-  const tag = Buffer.from(parts[2], 'base64url')
+  const iv = Buffer.from(ivText, 'base64url')
+  const tag = Buffer.from(tagText, 'base64url')
   if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('crypto-box: unrecognized format')
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
     if (context !== '') decipher.setAAD(Buffer.from(context, 'utf8'))
     decipher.setAuthTag(tag)
-    const plain = Buffer.concat([decipher.update(Buffer.from(parts[3], 'base64url')), decipher.final()])
+    const plain = Buffer.concat([decipher.update(Buffer.from(ctText, 'base64url')), decipher.final()])
     return plain.toString('utf8')
   } catch {
     // Why a fixed message: OpenSSL's text says nothing useful and must not reach a response.

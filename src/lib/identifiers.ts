@@ -109,7 +109,7 @@ function cnpjCheckDigitsHold(d: string): boolean {
 
 function cnpjDigit(d: string, weights: number[]): number {
   let sum = 0
-  for (let i = 0; i < weights.length; i++) sum += (d.charCodeAt(i) - 48) * weights[i]
+  for (const [i, w] of weights.entries()) sum += (d.charCodeAt(i) - 48) * w
   const r = sum % 11
   return r < 2 ? 0 : 11 - r
 }

@@ -147,6 +147,6 @@ function isCanonicalB64url(s: string): boolean {
   const rem = s.length % 4
   if (rem === 1) return false
   if (rem === 0) return true
-  const last = B64URL_ALPHABET.indexOf(s[s.length - 1])
+  const last = B64URL_ALPHABET.indexOf(s.charAt(s.length - 1))
   return (last & (rem === 2 ? 0x0f : 0x03)) === 0
 }

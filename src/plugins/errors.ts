@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, errorStatus, type ErrorCode } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
@@ -93,8 +93,8 @@ export function toPublicError(err: unknown): { code: ErrorCode; message: string;
       details: validationDetails(e.validation as AjvIssue[], e.validationContext),
     }
   }
-  if (e && typeof e.code === 'string' && FASTIFY_CODES[e.code]) {
-    const code = FASTIFY_CODES[e.code]
+  const code = e && typeof e.code === 'string' ? FASTIFY_CODES[e.code] : undefined
+  if (code) {
     return {
       code,
       message: code === 'VALIDATION_ERROR' ? 'Malformed request body' : new AppError(code).message,
@@ -106,12 +106,6 @@ export function toPublicError(err: unknown): { code: ErrorCode; message: string;
   if (e && e.statusCode === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported media type' }
   if (e && e.statusCode === 400) return { code: 'VALIDATION_ERROR', message: 'Malformed request' }
   return { code: 'INTERNAL_ERROR', message: 'Internal server error' }
-}
-
-/** Sends the failure envelope for `err` with its status. */
-export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
-  const { code, message, details } = toPublicError(err)
-  return reply.code(errorStatus[code]).send(errorBody(code, message, details))
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {

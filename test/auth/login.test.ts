@@ -185,7 +185,7 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
     .where('tenant_id', '=', tenant.id)
     .execute()
   t.equal(rows.length, 1)
-  t.equal(rows[0].success, false)
+  t.equal(rows[0]?.success, false)
 })
 
 t.test('login: imported hashes verify and are upgraded to bcrypt cost 12', async (t) => {

@@ -24,7 +24,7 @@ t.test('refresh: POST /refresh', async (t) => {
       const { rows } = await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(
         app.ctx.dbs.main,
       )
-      t.equal(rows[0].v, 'on', 'every later statement commits synchronously')
+      t.equal(rows[0]?.v, 'on', 'every later statement commits synchronously')
     }
   })
 
@@ -163,7 +163,7 @@ t.test('logout: POST /logout', async (t) => {
       .where('action', '=', 'LOGOUT')
       .where('success', '=', false)
       .execute()
-    t.ok(rows.length >= 1 && rows[0].error_message)
+    t.ok(rows[0]?.error_message)
   })
 
   const logout = (accessToken: string, refreshToken: string) =>

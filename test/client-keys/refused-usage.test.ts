@@ -24,6 +24,6 @@ t.test('requests refused by a key allowlist or the rate limit are logged against
     ).json().data.items
   }
   t.equal(items.length, 1)
-  t.equal(items[0].statusCode, 403)
-  t.equal(items[0].route, '/api/v1/users')
+  t.equal(items[0]?.statusCode, 403)
+  t.equal(items[0]?.route, '/api/v1/users')
 })

@@ -103,7 +103,7 @@ t.test('tessera_audit_relocate_out removes one tenant’s rows, once none of its
       await trx.deleteFrom('users').where('tenant_id', '=', tenant.id).execute()
       return relocateOut(trx, tenant.id)
     })
-    t.equal(Number(rows[0].n), 2)
+    t.equal(Number(rows[0]?.n), 2)
     t.equal(await count(db, tenant.id), 0)
     t.equal(await count(db, other), 1, 'other tenants’ rows stay')
   }),
@@ -124,9 +124,9 @@ t.test('tessera_audit_expire removes old rows in bounded batches, never one of t
     t.equal(await outcome(expire(null, 10)), '22023')
     t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 0)), '22023', 'a batch of 0')
     t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 10_001)), '22023', 'a batch over 10,000')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 1)).rows[0].n), 1, 'one row per call')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0].n), 1, 'the other old one')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0].n), 0)
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 1)).rows[0]?.n), 1, 'one row per call')
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0]?.n), 1, 'the other old one')
+    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0]?.n), 0)
     t.equal(await count(db, tenantId), 2, 'the 30-day-old row and the recent one stay')
   }),
 )
@@ -229,7 +229,7 @@ async function assertGuarded(
       rows.map((r) => r.success),
       [false, false],
     )
-    t.equal(Number((await relocateOut(db, tenantId)).rows[0].n), 2, 'relocation through the function works')
+    t.equal(Number((await relocateOut(db, tenantId)).rows[0]?.n), 2, 'relocation through the function works')
     t.equal(await count(db, tenantId), 0)
   })
 }

@@ -130,7 +130,8 @@ t.test(
     const opened = openPostgres(tdb.url, { poolMax: 3, logger: { warn: (_o, msg) => warnings.push(msg) } })
     t.teardown(opened.close)
     const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(opened.db)
-    const pid = rows[0].pid
+    const pid = rows[0]?.pid
+    if (pid === undefined) throw new Error('select pg_backend_pid() returned no row')
 
     // An active query whose backend is killed: the query rejects, the process does not crash.
     const busy = sql`select pg_sleep(5)`.execute(opened.db).catch((e: unknown) => e)
@@ -140,7 +141,7 @@ t.test(
       tdb.db,
     )
     t.equal(killed.rows.length, 1)
-    await sql`select pg_terminate_backend(${killed.rows[0].pid})`.execute(tdb.db)
+    await sql`select pg_terminate_backend(${killed.rows[0]!.pid})`.execute(tdb.db)
     t.ok(isDatabaseUnavailable(await busy), 'the running query fails as unavailable')
 
     // Idle clients killed: the pool's error listener logs, nothing crashes.
@@ -149,7 +150,9 @@ t.test(
     await new Promise((r) => setTimeout(r, 200))
     t.ok(warnings.length > 0, 'idle client errors were logged')
     const after = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(opened.db)
-    t.not(after.rows[0].pid, pid, 'a new connection serves the next query')
+    const afterPid = after.rows[0]?.pid
+    if (afterPid === undefined) throw new Error('select pg_backend_pid() returned no row')
+    t.not(afterPid, pid, 'a new connection serves the next query')
     t.ok((await opened.ping()) >= 0)
   },
 )

@@ -98,7 +98,7 @@ t.test(
     const { rows } = await sql<{
       n: number
     }>`select count(*) as n from ${sql.table(MIGRATION_TABLE)}`.execute(tdb.db)
-    t.equal(rows[0].n, Object.keys(migrations).length)
+    t.equal(rows[0]?.n, Object.keys(migrations).length)
   },
 )
 

@@ -55,11 +55,11 @@ t.test('parameters round-trip the same way on PGlite and PostgreSQL', (t) =>
       select ${['a', 'b,c', 'q"w', 'back\\slash', null, '']}::text[] as arr,
              (select count(*) from tenants) as n, ${12345678901}::int8 as big, ${true}::boolean as ok,
              ${'1.50'}::numeric as num`.execute(db)
-    t.same(rows[0].arr, ['a', 'b,c', 'q"w', 'back\\slash', null, ''], 'text[] round trip')
-    t.equal(rows[0].n, 1, 'count(*) is a number')
-    t.equal(rows[0].big, 12345678901)
-    t.equal(rows[0].ok, true)
-    t.equal(rows[0].num, '1.50', 'numeric stays a string')
+    t.same(rows[0]?.arr, ['a', 'b,c', 'q"w', 'back\\slash', null, ''], 'text[] round trip')
+    t.equal(rows[0]?.n, 1, 'count(*) is a number')
+    t.equal(rows[0]?.big, 12345678901)
+    t.equal(rows[0]?.ok, true)
+    t.equal(rows[0]?.num, '1.50', 'numeric stays a string')
 
     const changed = await db.updateTable('tenants').set({ name: 'U' }).where('id', '=', id).executeTakeFirst()
     t.equal(changed.numUpdatedRows, 1n)

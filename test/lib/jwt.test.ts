@@ -141,7 +141,7 @@ t.test('time claims: exp and iat required, a day at most, iat/nbf not beyond 60 
 
 t.test('malformed tokens', async (t) => {
   const good = signJwt(claims, secret, 'k1')
-  const [h, p, s] = good.split('.')
+  const [h = '', p = '', s = ''] = good.split('.')
   const header = { alg: 'HS256', typ: 'JWT', kid: 'k1' }
   const bad: Record<string, string> = {
     empty: '',

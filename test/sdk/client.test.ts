@@ -96,13 +96,13 @@ t.test('login: keeps the tokens, hands them to onTokens, sends no credential', a
   t.equal(data.accessToken, access)
   t.same(client.tokens, { accessToken: access, refreshToken: 'r1' })
   t.same(stored, [{ accessToken: access, refreshToken: 'r1' }])
-  t.equal(sent[0].authorization, null, 'login carries no access token')
-  t.equal(sent[0].clientKey, null, 'nor a Client Key')
-  t.same(sent[0].body, { tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' })
+  t.equal(sent[0]?.authorization, null, 'login carries no access token')
+  t.equal(sent[0]?.clientKey, null, 'nor a Client Key')
+  t.same(sent[0]?.body, { tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' })
 
   await client.GET('/api/v1/me')
-  t.equal(sent[1].authorization, `Bearer ${access}`, 'later calls carry the access token')
-  t.equal(sent[1].clientKey, null, 'and never a Client Key beside it')
+  t.equal(sent[1]?.authorization, `Bearer ${access}`, 'later calls carry the access token')
+  t.equal(sent[1]?.clientKey, null, 'and never a Client Key beside it')
   t.equal(client.claims()?.sub, 'u1', 'claims() decodes the access token')
 })
 
@@ -129,7 +129,7 @@ t.test('refresh: 20 concurrent calls with an expired token share one refresh', a
   t.equal(results.length, 20)
   const refreshes = sent.filter((s) => s.path === '/api/v1/refresh')
   t.equal(refreshes.length, 1, 'exactly one /refresh')
-  t.same(refreshes[0].body, { refreshToken: 'r1' })
+  t.same(refreshes[0]?.body, { refreshToken: 'r1' })
   const meCalls = sent.filter((s) => s.path === '/api/v1/me')
   t.equal(meCalls.length, 20)
   t.ok(
@@ -149,7 +149,7 @@ t.test('refresh: concurrent refresh() calls share one request', async (t) => {
   t.same([a, b, c], [client.tokens, client.tokens, client.tokens])
   await client.refresh()
   t.equal(sent.length, 2, 'a later refresh is a new request')
-  t.same(sent[1].body, { refreshToken: 'r2' }, 'with the rotated token')
+  t.same(sent[1]?.body, { refreshToken: 'r2' }, 'with the rotated token')
 })
 
 t.test('refresh: a token within 30 s of exp is refreshed before use, one outside is not', async (t) => {
@@ -166,7 +166,7 @@ t.test('refresh: a token within 30 s of exp is refreshed before use, one outside
   )
   await client.GET('/api/v1/me')
   t.equal(sent.length, 3, 'the fresh token is used as it is')
-  t.equal(sent[2].authorization, `Bearer ${fresh}`)
+  t.equal(sent[2]?.authorization, `Bearer ${fresh}`)
 })
 
 t.test('refresh: a 401 TOKEN_EXPIRED refreshes once and retries the call once', async (t) => {
@@ -249,12 +249,12 @@ t.test('register: a Client Key is sent where the operation takes one, and only t
     clientKey: 'ck_server_side_key',
   })
   await client.POST('/api/v1/register', { body: { email: 'x@y.test', password: 'pw' } })
-  t.equal(sent[0].clientKey, 'ck_server_side_key')
-  t.equal(sent[0].authorization, null)
+  t.equal(sent[0]?.clientKey, 'ck_server_side_key')
+  t.equal(sent[0]?.authorization, null)
   await client.GET('/api/v1/me').catch(() => undefined)
-  t.equal(sent[1].clientKey, null, 'getMe takes a JWT only: no key is sent')
+  t.equal(sent[1]?.clientKey, null, 'getMe takes a JWT only: no key is sent')
   await client.GET('/api/v1/health')
-  t.equal(sent[2].clientKey, null, 'public operations get no credential')
+  t.equal(sent[2]?.clientKey, null, 'public operations get no credential')
 })
 
 t.test('TesseraError: status, code, details and X-Request-Id of a failure', async (t) => {
@@ -338,7 +338,7 @@ t.test('the package imports no Node built-in and bundles for browsers', async (t
   for (const file of files) {
     const text = await readFile(join(src, file), 'utf8')
     const specifiers = [...text.matchAll(/\bfrom\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'/g)].map(
-      (m) => m[1] ?? m[2],
+      (m) => m[1] ?? m[2] ?? '',
     )
     const foreign = specifiers.filter((s) => !s.startsWith('.') && s !== 'openapi-fetch')
     t.same(foreign, [], `${file} imports only its own modules and openapi-fetch`)
@@ -352,5 +352,7 @@ t.test('the package imports no Node built-in and bundles for browsers', async (t
     logLevel: 'silent',
   })
   t.same(out.errors, [], 'esbuild bundles it for the browser platform')
-  t.notMatch(out.outputFiles[0].text, /\brequire\(|["']node:/, 'with no Node module in the bundle')
+  const [bundle] = out.outputFiles
+  if (!bundle) throw new Error('esbuild wrote no output file')
+  t.notMatch(bundle.text, /\brequire\(|["']node:/, 'with no Node module in the bundle')
 })

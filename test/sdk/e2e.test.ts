@@ -195,8 +195,8 @@ for (const backend of chosen) {
           params: { path: { userId: adminUserId } },
         })
         t.equal(user.email, ADMIN.email)
-        t.equal(rec.seen[0].clientKey, true)
-        t.equal(rec.seen[0].bearer, false)
+        t.equal(rec.seen[0]?.clientKey, true)
+        t.equal(rec.seen[0]?.bearer, false)
         const missing = await rejection(
           backend.GET('/api/v1/users/{userId}', { params: { path: { userId: randomUUID() } } }),
         )

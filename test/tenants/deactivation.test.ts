@@ -11,7 +11,7 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const bystander = await createTenant(app)
-  const users = [await createUser(app, tenant), await createUser(app, tenant)]
+  const users = [await createUser(app, tenant), await createUser(app, tenant)] as const
   const outsider = await createUser(app, bystander)
   const db = app.ctx.dbs.forTenant(tenant.id)
 
@@ -23,9 +23,11 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
       pairs.push(res.body.data as { refreshToken: string })
     }
     // A rotated session too: its successor is the live token.
-    const rotated = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pairs[0].refreshToken })
+    const [first, second] = pairs
+    if (!first || !second) throw new Error('expected a login per user')
+    const rotated = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: first.refreshToken })
     t.equal(rotated.status, 200)
-    const live = [rotated.body.data.refreshToken as string, pairs[1].refreshToken]
+    const live = [rotated.body.data.refreshToken as string, second.refreshToken]
     const theirs = (await login(app, bystander.code, outsider.email)).body.data as { refreshToken: string }
 
     const off = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })
@@ -107,7 +109,7 @@ t.test(
       .where('tenant_id', '=', tenant.id)
       .execute()
     t.equal(sessions.length, 1)
-    t.equal(sessions[0].revoked_reason, 'tenant_inactive', 'revoked in the routed database')
+    t.equal(sessions[0]?.revoked_reason, 'tenant_inactive', 'revoked in the routed database')
     t.equal(
       (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
       200,

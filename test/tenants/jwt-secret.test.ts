@@ -96,7 +96,7 @@ t.test(
           ['one character repeated', 'a'.repeat(40)],
           ['a control character inside', 'a-tenant-chosen-secret\nof-enough-bytes'],
           ['DEL inside', 'a-tenant-chosen-secret\u007fof-enough-bytes'],
-        ]) {
+        ] as const) {
           const res = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/set', admin, { secret })
           t.equal(res.status, 400, name)
           t.equal(res.body.code, 'VALIDATION_ERROR', name)

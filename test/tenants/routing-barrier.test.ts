@@ -39,7 +39,9 @@ function asOpened(tdb: TestDatabase): OpenedDatabase {
 /** Which of the two stores a handle reached: each has a one-row `marker` table naming it. */
 async function storeOf(db: Kysely<Database>): Promise<string> {
   const { rows } = await sql<{ v: string }>`select v from marker`.execute(db)
-  return rows[0].v
+  const row = rows[0]
+  if (!row) throw new Error('the marker table is empty')
+  return row.v
 }
 
 async function twoStores(t: TapTest) {
@@ -263,22 +265,23 @@ t.test(
       e.presented = token
       return e
     }
-    const chain = async (i: number) => {
+    const chain = async (user: UserFx, i: number) => {
       for (let n = 0; !stop; n++) {
         const head = heads[i] as string
         // Every fourth turn the same token twice at once: at most one of them may win.
         const tries =
           n % 4 === 3 ? await Promise.all([refreshOnce(head), refreshOnce(head)]) : [await refreshOnce(head)]
         const won = tries.filter((e) => e.status === 200)
-        if (won.length >= 1) heads[i] = won[0].received
+        const [winner] = won
+        if (winner) heads[i] = winner.received
         else if (tries.some((e) => e.status === 503)) {
           // Unknown whether it rotated before failing: start a fresh chain.
-          heads[i] = (await loginAs(users[i])).received ?? heads[i]
+          heads[i] = (await loginAs(user)).received ?? heads[i]
         }
       }
     }
     const logins = async () => {
-      for (let n = 0; !stop; n++) await loginAs(users[n % users.length])
+      for (let n = 0; !stop; n++) await loginAs(users[n % users.length]!)
     }
     const keyHeaders = { 'x-client-key': key.value }
     const registrations = async () => {
@@ -301,7 +304,7 @@ t.test(
         e.name = name
       }
     }
-    const load = Promise.all([...users.map((_, i) => chain(i)), logins(), registrations(), roles(), roles()])
+    const load = Promise.all([...users.map(chain), logins(), registrations(), roles(), roles()])
 
     const moves: { began: number; ended: number; status: number }[] = []
     const move = async (url: string | null) => {
@@ -436,7 +439,7 @@ t.test(
         const audited = ledger.ok().filter((e) => e.op !== 'role')
         const wrong = audited.filter((e) => {
           const rows = rowsFor(e.requestId)
-          return rows.length !== 1 || !rows[0].success
+          return rows.length !== 1 || !rows[0]?.success
         })
         t.same(
           wrong.map((e) => `${e.op} ${e.requestId} ${rowsFor(e.requestId).length}`),
@@ -458,7 +461,7 @@ t.test(
       for (const table of ['users', 'roles', 'sessions', 'refresh_tokens', 'audit_log'] as const) {
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}
           where tenant_id = ${tenant.id}`.execute(target.db)
-        t.equal(rows[0].n, 0, table)
+        t.equal(rows[0]?.n, 0, table)
       }
     })
   },

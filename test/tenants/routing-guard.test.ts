@@ -151,8 +151,8 @@ t.test('routed connections check every address they connect to', async (t) => {
   const first = await sql`select 1`.execute(opened.db).catch((e: unknown) => e as { code?: string })
   t.equal((first as { code?: string }).code, '28P01', 'the first connection reached the resolved address')
   t.equal(server.seen.length, 1)
-  t.equal(server.seen[0].localAddress, external, 'at the address the check passed')
-  t.equal(server.seen[0].params.user, 'route-user')
+  t.equal(server.seen[0]?.localAddress, external, 'at the address the check passed')
+  t.equal(server.seen[0]?.params.user, 'route-user')
 
   const second = await sql`select 1`.execute(opened.db).catch((e: unknown) => e as { code?: string })
   t.equal((second as { code?: string }).code, 'EROUTINGADDRESS', 'the second answer (loopback) is refused')
@@ -259,6 +259,7 @@ t.test('setTenantDatabase never lends the service’s connection settings to a r
       t.teardown(() => opened.close())
       await t.rejects(opened.ping())
       const c = server.seen[before]
+      if (!c) throw new Error('the stand-in server saw no connection')
       t.equal(c.params.user, 'legacy-user')
       t.equal(c.params.database, 'legacy-db')
       t.equal(c.password, '')

@@ -49,7 +49,10 @@ export async function fakePostgres(host = '127.0.0.1') {
             continue
           }
           const parts = body.toString('utf8').split('\0')
-          for (let i = 0; i + 1 < parts.length; i += 2) if (parts[i]) conn.params[parts[i]] = parts[i + 1]
+          for (let i = 0; i + 1 < parts.length; i += 2) {
+            const [name, value] = [parts[i], parts[i + 1]]
+            if (name && value !== undefined) conn.params[name] = value
+          }
           started = true
           const askPassword = Buffer.alloc(9)
           askPassword.write('R', 0)
@@ -59,7 +62,7 @@ export async function fakePostgres(host = '127.0.0.1') {
           continue
         }
         if (buf.length < 5 || buf.length < 1 + buf.readInt32BE(1)) return
-        const type = String.fromCharCode(buf[0])
+        const type = String.fromCharCode(buf.readUInt8(0))
         const len = buf.readInt32BE(1)
         const body = buf.subarray(5, 1 + len)
         buf = buf.subarray(1 + len)

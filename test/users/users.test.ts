@@ -285,7 +285,7 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         .where('user_id', '=', u.id)
         .execute()
       t.equal(sessions.length, 1)
-      t.ok(sessions[0].revoked_at)
+      t.ok(sessions[0]?.revoked_at)
       const refresh = await call(app, 'POST', '/api/v1/refresh', null, {
         refreshToken: login.json().data.refreshToken,
       })

@@ -17,19 +17,20 @@ import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely'
 // A migration is frozen once released: names and bodies are spelled out here.
 
 /** Migrating role, whether it is a superuser, the schema of the tables, and the server's major version. */
-interface Who {
+export interface Who {
   readonly me: string
   readonly superuser: boolean
   readonly schema: string
   readonly version: number
 }
 
-async function whoAmI(db: Kysely<unknown>): Promise<Who> {
+export async function whoAmI(db: Kysely<unknown>): Promise<Who> {
   const { rows } = await sql<{ me: string; superuser: boolean; schema: string; version: string }>`
     select current_user as me, r.rolsuper as superuser, current_schema() as schema,
       current_setting('server_version_num') as version
     from pg_roles r where r.rolname = current_user`.execute(db)
   const row = rows[0]
+  if (!row) throw new Error('the migrating role is missing from pg_roles')
   return { me: row.me, superuser: row.superuser, schema: row.schema, version: Number(row.version) }
 }
 
@@ -59,7 +60,9 @@ async function canActAsOwner(db: Kysely<unknown>, who: Who, how: 'set' | 'any'):
   const has = async (privilege: 'MEMBER' | 'SET' | 'USAGE') => {
     const { rows } = await sql<{ can: boolean }>`select
       pg_has_role(current_user, 'tessera_audit_owner', ${privilege}) as can`.execute(db)
-    return rows[0].can
+    const row = rows[0]
+    if (!row) throw new Error('pg_has_role returned no row')
+    return row.can
   }
   if (who.version < 160000) return has('MEMBER')
   return (await has('SET')) || (how === 'any' && (await has('USAGE')))
@@ -70,7 +73,7 @@ async function canActAsOwner(db: Kysely<unknown>, who: Who, how: 'set' | 'any'):
  * takes that ability away again. Refuses to finish while the migrating role could still act as the
  * owner: the guarantee is that the service's role cannot, whatever it sets.
  */
-async function asOwner(db: Kysely<unknown>, who: Who, fn: () => Promise<void>): Promise<void> {
+export async function asOwner(db: Kysely<unknown>, who: Who, fn: () => Promise<void>): Promise<void> {
   if (who.superuser) return fn()
   const me = sql.id(who.me)
   const schema = sql.id(who.schema)
@@ -93,10 +96,12 @@ async function asOwner(db: Kysely<unknown>, who: Who, fn: () => Promise<void>): 
     create: boolean
   }>`select has_schema_privilege('tessera_audit_owner', ${who.schema}, 'USAGE') as usage,
       has_schema_privilege('tessera_audit_owner', ${who.schema}, 'CREATE') as create`.execute(db)
-  if (!rows[0].usage) await sql`grant usage on schema ${schema} to tessera_audit_owner`.execute(db)
-  if (!rows[0].create) await sql`grant create on schema ${schema} to tessera_audit_owner`.execute(db)
+  const owner = rows[0]
+  if (!owner) throw new Error('has_schema_privilege returned no row')
+  if (!owner.usage) await sql`grant usage on schema ${schema} to tessera_audit_owner`.execute(db)
+  if (!owner.create) await sql`grant create on schema ${schema} to tessera_audit_owner`.execute(db)
   await fn()
-  if (!rows[0].create) await sql`revoke create on schema ${schema} from tessera_audit_owner`.execute(db)
+  if (!owner.create) await sql`revoke create on schema ${schema} from tessera_audit_owner`.execute(db)
   // Drops our own grant, and one an administrator made for the migration if we hold the ADMIN option.
   await sql`do $do$
 begin

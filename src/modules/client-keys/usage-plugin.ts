@@ -18,6 +18,12 @@ const MAX_USER_AGENT = 512
 const header = (v: string | string[] | undefined, max: number): string | null =>
   typeof v === 'string' ? v.slice(0, max) : null
 
+/** The URL up to its query string. */
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?')
+  return q === -1 ? url : url.slice(0, q)
+}
+
 /**
  * Records every request made with a Client Key (the principal the gate set) after its response is
  * sent. Must be registered at the root, before the route modules: Fastify copies a context's hooks
@@ -37,7 +43,7 @@ async function keyUsagePlugin(app: FastifyInstance, opts: UsageLogOptions): Prom
         tenantId: key.tenantId,
         keyId: key.keyId,
         method: req.method,
-        route: req.routeOptions.url ?? req.url.split('?')[0],
+        route: req.routeOptions.url ?? pathOf(req.url),
         statusCode: reply.statusCode,
         ip: recordedIp(normalizeIp(req.ip)),
         origin: header(req.headers.origin, MAX_ORIGIN),

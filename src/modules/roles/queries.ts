@@ -86,8 +86,6 @@ export function toRoleDto(row: RoleRow, permissions: string[]) {
   }
 }
 
-export type RoleDto = ReturnType<typeof toRoleDto>
-
 /** One page of the tenant's roles, newest first, with the total. */
 export function listRoles(db: Kysely<Database>, tenantId: string, page: PageParams) {
   const q = db

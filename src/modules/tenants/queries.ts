@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely'
-import { sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
 
@@ -66,15 +65,6 @@ export async function insertBuiltinRoles(trx: Transaction<Database> | Kysely<Dat
       },
     ])
     .returning(['id', 'name'])
-    .execute()
-}
-
-/** Touches updated_at; used after any tenant change. */
-export function touchTenant(trx: Kysely<Database>, id: string) {
-  return trx
-    .updateTable('tenants')
-    .set({ updated_at: sql`now()` })
-    .where('id', '=', id)
     .execute()
 }
 

@@ -70,13 +70,14 @@ export function checkedLookup(resolve: Resolver = systemResolver) {
       (all) => {
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0
         const usable = wanted === 0 ? all : all.filter((a) => a.family === wanted)
-        if (usable.length === 0) {
+        const [first] = usable
+        if (!first) {
           const err: NodeJS.ErrnoException = new Error(`no IPv${wanted} address for the database host`)
           err.code = 'ENOTFOUND'
           return callback(err, '')
         }
         if (options.all) callback(null, usable)
-        else callback(null, usable[0].address, usable[0].family)
+        else callback(null, first.address, first.family)
       },
       (err: NodeJS.ErrnoException) => callback(err, ''),
     )

@@ -82,6 +82,9 @@ interface TableSpec {
   readonly permissionRef?: boolean
 }
 
+/** Audit rows: moved last, and brought home when a tenant is deleted. */
+export const AUDIT_TABLE: TableSpec = { name: 'audit_log', key: ['id'] }
+
 /**
  * The tenant-scoped tables, parents first. Client Keys, their usage, secrets and routing stay in the
  * main database; built-in permissions (tenant_id null) exist in every database already.
@@ -95,10 +98,8 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'user_permissions', key: ['user_id', 'permission_id'], permissionRef: true },
   { name: 'sessions', key: ['id'] },
   { name: 'refresh_tokens', key: ['id'] },
-  { name: 'audit_log', key: ['id'] },
+  AUDIT_TABLE,
 ]
-
-export const AUDIT_TABLE = TENANT_TABLES[TENANT_TABLES.length - 1]
 
 const PAGE_ROWS = 1000
 
@@ -119,15 +120,16 @@ async function* tenantRows(db: Kysely<Database>, spec: TableSpec, tenantId: stri
     if (result.rows.length === 0) return
     const page: Row[] = result.rows.map((x) => (typeof x.r === 'string' ? (JSON.parse(x.r) as Row) : x.r))
     yield page
-    if (page.length < PAGE_ROWS) return
-    const last: Row = page[page.length - 1]
+    const last = page[page.length - 1]
+    if (!last || page.length < PAGE_ROWS) return
     after = spec.key.map((k) => last[k])
   }
 }
 
 async function insertRows(db: Kysely<Database>, table: string, rows: Row[], ignoreConflicts: boolean) {
-  if (rows.length === 0) return
-  const cols = sql.join(Object.keys(rows[0]).map((c) => sql.ref(c)))
+  const [first] = rows
+  if (!first) return
+  const cols = sql.join(Object.keys(first).map((c) => sql.ref(c)))
   const conflict = ignoreConflicts ? sql`on conflict do nothing` : sql``
   await sql`insert into ${sql.table(table)} (${cols})
     select ${cols} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)
@@ -170,14 +172,15 @@ export async function copyTenantRows(
   const mapPermission = tables.some((t) => t.permissionRef) ? await permissionIdMapper(src, dst) : null
   const counts: Record<string, number> = {}
   for (const spec of tables) {
-    counts[spec.name] = 0
+    let count = 0
     for await (const page of tenantRows(src, spec, tenantId)) {
       if (spec.permissionRef && mapPermission) {
         for (const row of page) row.permission_id = mapPermission(row.permission_id)
       }
       await insertRows(dst, spec.name, page, opts.ignoreConflicts ?? false)
-      counts[spec.name] += page.length
+      count += page.length
     }
+    counts[spec.name] = count
   }
   return counts
 }
@@ -212,8 +215,9 @@ export async function lockTenantRow(
   const wait = nowait ? sql`nowait` : sql``
   const { rows } = await sql<{ r: Row }>`select to_jsonb(t) as r from tenants t where t.id = ${tenantId}
     for update ${wait}`.execute(trx)
-  if (rows.length === 0) return null
-  const r = rows[0].r
+  const [row] = rows
+  if (!row) return null
+  const r = row.r
   return typeof r === 'string' ? (JSON.parse(r) as Row) : r
 }
 

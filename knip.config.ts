@@ -1,0 +1,49 @@
+import type { KnipConfig } from 'knip'
+
+// Knip (`make lint`): fails on an unused file, export or dependency, and on an import of a package that
+// package.json does not declare. Plugins find the rest (eslint.config.js, tsconfig.json, the commands of
+// the package.json scripts); what knip cannot see (the Makefile, .ci/run, tap's .taprc) is listed here.
+const config: KnipConfig = {
+  workspaces: {
+    '.': {
+      // Entry points beyond those knip finds itself (src/server.ts and src/cli.ts through the package.json
+      // scripts, eslint.config.js through its ESLint plugin): the scripts and benchmarks run by tsx from
+      // the Makefile and by hand, and every test file tap runs (.taprc's `files`; knip has no tap plugin).
+      // test/helpers/ and test/tenants/support.ts are not entries: tests import them, so an export of
+      // theirs that no test uses is reported.
+      entry: ['scripts/*.ts', 'bench/*.ts', 'test/**/*.test.ts'],
+      ignoreDependencies: [
+        // Run only from the Makefile's lint target (`npx spectral lint ...`), which knip does not read.
+        '@stoplight/spectral-cli',
+        // Loaded by Spectral by name from .spectral.yaml (`extends`), never imported.
+        '@stoplight/spectral-owasp-ruleset',
+        // The SDK's runtime dependency. test/sdk/*.test.ts import the SDK's source by relative path
+        // (clients/typescript/src), and its `openapi-fetch` import resolves from the root node_modules
+        // (clients/typescript has none of its own); knip counts that import for the SDK's package.json.
+        'openapi-fetch',
+      ],
+    },
+    // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm
+    // workspace). Checked as a knip workspace: its entry is src/index.ts (package.json `exports`,
+    // mapped from dist/ to src/ through its tsconfig.json), whose exports are its public API.
+    'clients/typescript': {
+      ignoreDependencies: [
+        // Its `generate` script runs ../../scripts/generate-sdk.ts, which imports openapi-typescript;
+        // knip counts that import for the root package.json, which declares it too.
+        'openapi-typescript',
+      ],
+    },
+  },
+  // An export that its own file also uses (a type in a public function's signature, a constant read by
+  // the module's own functions) is not reported.
+  ignoreExportsUsedInFile: true,
+  // Written by scripts/generate.ts (generated/, from openapi/) and scripts/generate-sdk.ts (the SDK's
+  // src/generated/): openapi-typescript exports every type of the document (paths, webhooks, $defs, ...),
+  // used or not. Their files must still be used, and their dependencies declared.
+  ignoreIssues: {
+    'generated/**': ['exports', 'types'],
+    'clients/typescript/src/generated/**': ['exports', 'types'],
+  },
+}
+
+export default config
