@@ -78,7 +78,11 @@ export const HTTP_TIMEOUTS: HttpTimeouts = {
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = createServer(config, options)
   const opened = await open(config, app.log, options)
-  const ctx = await createContext(config, opened, { clock: options.clock, log: app.log })
+  const ctx = await createContext(config, opened, {
+    clock: options.clock,
+    log: app.log,
+    redisNamespace: options.rateLimitNamespace,
+  })
   await bootstrap(opened.db, config, ctx.hasher)
   app.decorate('ctx', ctx)
   app.addHook('onClose', async () => {

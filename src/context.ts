@@ -10,6 +10,7 @@ import type { KeyVerifier } from './auth/key-verifier.js'
 // them a module's; their code stays behind the modules' layer (see ARCHITECTURE.md, Layers).
 import type { TenantCache } from './modules/tenants/cache.js'
 import type { TenantRouting } from './modules/tenants/routing/tenant-routing.js'
+import type { Lockout } from './modules/account/lockout.js'
 
 /**
  * What every module and plugin needs, built once by createContext (src/app/create-context.ts) and hung
@@ -35,6 +36,8 @@ export interface AppContext {
   readonly hasher: PasswordHasher
   /** AES key for tenant secrets and routed-database credentials at rest (from SECRETS_KEY). */
   readonly secretsKey: Buffer
+  /** Account throttling (auth_config.lockout): counters in Redis with REDIS_URL, else the main database. */
+  readonly lockout: Lockout
   /** `disabled` without REDIS_URL; replaced by the rate-limit plugin when Redis is configured. */
   redisStatus: () => 'up' | 'down' | 'disabled'
 }

@@ -19,6 +19,7 @@ export const errorStatus = {
   ROLE_NOT_FOUND: 404,
   PERMISSION_NOT_FOUND: 404,
   CLIENT_KEY_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
   NOT_FOUND: 404,
   USER_ALREADY_EXISTS: 409,
   ROLE_ALREADY_EXISTS: 409,
@@ -53,6 +54,7 @@ const defaultMessage: Record<ErrorCode, string> = {
   ROLE_NOT_FOUND: 'Role not found',
   PERMISSION_NOT_FOUND: 'Permission not found',
   CLIENT_KEY_NOT_FOUND: 'Client key not found',
+  SESSION_NOT_FOUND: 'Session not found',
   NOT_FOUND: 'Route not found',
   USER_ALREADY_EXISTS: 'User already exists',
   ROLE_ALREADY_EXISTS: 'Role already exists',
@@ -85,5 +87,3 @@ export class AppError extends Error {
 export function fail(code: ErrorCode, message?: string, details?: unknown): never {
   throw new AppError(code, message, details)
 }
-
-export const errorCodes = Object.keys(errorStatus) as ErrorCode[]

@@ -15,12 +15,40 @@ import { findKeyByHash } from '../modules/client-keys/auth-queries.js'
 import { ensureSetting } from '../modules/system/settings.js'
 import { TenantCache } from '../modules/tenants/cache.js'
 import { TenantRouting } from '../modules/tenants/routing/tenant-routing.js'
+import { Lockout } from '../modules/account/lockout.js'
+import { DbThrottleStore, RedisThrottleStore } from '../modules/account/throttle-store.js'
 import pkg from '../../package.json' with { type: 'json' }
 
 export interface ContextOptions {
   readonly clock?: Clock
   /** Where routing and the routed pools log. */
   readonly log: FastifyBaseLogger
+  /** Prefix of this instance's Redis keys (tests isolate themselves with it). */
+  readonly redisNamespace?: string
+}
+
+/** Where the account-throttling counters live: Redis with REDIS_URL (shared by every instance), else the database. */
+async function createLockout(config: Config, opened: OpenedDatabase, options: ContextOptions) {
+  if (!config.redisUrl) return new Lockout(new DbThrottleStore(opened.db), options.log)
+  // Why lazy: ioredis is only loaded where counters are shared.
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(config.redisUrl, {
+    // Why: with no offline queue and a short timeout a command fails fast while Redis is down, and the
+    // login goes on unthrottled (fail open) instead of waiting.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    commandTimeout: 200,
+    retryStrategy: (times: number) => Math.min(times * 200, 2000),
+  })
+  redis.on('error', () => {
+    // Why: connection errors are expected while Redis is down; health reports it, the log would flood.
+  })
+  const store = new RedisThrottleStore(redis, `${options.redisNamespace ?? 'tessera:'}lockout:`)
+  return new Lockout(store, options.log, {
+    connected: () => redis.status === 'ready',
+    close: () => redis.disconnect(),
+  })
 }
 
 /**
@@ -43,6 +71,7 @@ export async function createContext(
   )
   const hasher = createPasswordHasher({ cost: 12 })
   const tenants = new TenantCache(opened.db, config.platformTenantCode)
+  const lockout = await createLockout(config, opened, options)
   const keystore = new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock)
   return {
     config,
@@ -59,12 +88,14 @@ export async function createContext(
     refreshTokenTenant,
     hasher,
     secretsKey,
+    lockout,
     redisStatus: () => 'disabled',
   }
 }
 
 /** Releases what createContext opened: the hasher's workers and the routed pools (not the main database). */
 export async function closeContext(ctx: AppContext): Promise<void> {
+  ctx.lockout.close()
   await ctx.hasher.close()
   await ctx.dbs.closeAll()
 }

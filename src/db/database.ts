@@ -64,6 +64,11 @@ export const AUDIT_ACTIONS = [
   'ROLE_REMOVE',
   'PERMISSION_GRANT',
   'PERMISSION_REVOKE',
+  'PASSWORD_CHANGED',
+  'PASSWORD_RESET',
+  'SESSIONS_REVOKED',
+  'ACCOUNT_LOCKED',
+  'ACCOUNT_UNLOCKED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -254,6 +259,18 @@ export interface AuditLogTable {
   created_at: CreatedAt
 }
 
+/** Account-throttling counters per tenant and normalised identifier (when there is no Redis). */
+export interface LoginThrottleTable {
+  tenant_id: string
+  /** `<kind>:<normalised value>`, e.g. `email:ana@acme.test`. */
+  identifier: string
+  failures: number
+  window_started_at: Date
+  locked_until: Date | null
+  locks: number
+  updated_at: CreatedAt
+}
+
 /** The whole schema as Kysely sees it. */
 export interface Database {
   service_settings: ServiceSettingsTable
@@ -271,4 +288,5 @@ export interface Database {
   client_keys: ClientKeysTable
   client_key_usage: ClientKeyUsageTable
   audit_log: AuditLogTable
+  login_throttle: LoginThrottleTable
 }

@@ -21,6 +21,8 @@ export type PasswordRule =
   | 'requireDigit'
   | 'requireSymbol'
   | 'rejectCommon'
+  /** Not a policy rule of its own: a new password that equals the current one (change and reset). */
+  | 'sameAsCurrent'
 
 /** The defaults `PasswordPolicy` states: 8 code points, no character classes, common passwords refused. */
 export const defaultPasswordPolicy: Readonly<PasswordPolicy> = Object.freeze({

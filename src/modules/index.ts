@@ -6,11 +6,13 @@ import rolesRoutes from './roles/routes.js'
 import permissionsRoutes from './permissions/routes.js'
 import tenantsRoutes from './tenants/routes.js'
 import clientKeysRoutes from './client-keys/routes.js'
+import accountRoutes from './account/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
   systemRoutes,
   authRoutes,
+  accountRoutes,
   usersRoutes,
   rolesRoutes,
   permissionsRoutes,

@@ -10,6 +10,7 @@ const TABLES = [
   'audit_log',
   'client_key_usage',
   'client_keys',
+  'login_throttle',
   'permissions',
   'refresh_tokens',
   'role_permissions',

@@ -8,22 +8,27 @@ import { writeAudit, type AuditAction, type RequestMeta } from './write.js'
 export interface AuditNote {
   /** The user the event is about; set once it is known to exist in the tenant. */
   userId: string | null
-  metadata: { role?: string; permission?: string }
+  metadata: { role?: string; permission?: string; sessionsRevoked?: number }
 }
 
 /**
- * Runs one audited act (ROLE_ASSIGN, ROLE_REMOVE, PERMISSION_GRANT, PERMISSION_REVOKE, USER_DELETE) in a
- * transaction and writes exactly one audit row: the success row inside that transaction, so the change
- * and its row commit together; on any failure, after the rollback, a failure row through `db` (commit,
- * then fail), whose loss never hides the original error.
+ * Runs one audited act (ROLE_ASSIGN, ROLE_REMOVE, PERMISSION_GRANT, PERMISSION_REVOKE, USER_DELETE, the
+ * account-lifecycle acts) in a transaction and writes exactly one audit row: the success row inside that
+ * transaction, so the change and its row commit together; on any failure, after the rollback, a failure
+ * row through `db` (commit, then fail), whose loss never hides the original error.
+ *
+ * `before` runs first, outside the transaction, under the same audit: work that must not hold a
+ * connection or a row lock (a bcrypt hash, a Redis call) or that needs no transaction.
  */
 export async function audited<T>(
   db: Kysely<Database>,
   e: { tenantId: string; action: AuditAction; actor: Principal; meta: RequestMeta; note: AuditNote },
   run: (trx: Transaction<Database>, note: AuditNote) => Promise<T>,
+  before?: (note: AuditNote) => Promise<void>,
 ): Promise<T> {
   const { note } = e
   try {
+    if (before) await before(note)
     return await db.transaction().execute(async (trx) => {
       const out = await run(trx, note)
       await writeAudit(trx, {

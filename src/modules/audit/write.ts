@@ -1,19 +1,10 @@
 import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { FastifyRequest } from 'fastify'
-import type { Database } from '../../db/database.js'
+import type { AuditAction, Database } from '../../db/database.js'
 import { actorOf, type Principal } from '../../auth/principal.js'
 
-export type AuditAction =
-  | 'LOGIN'
-  | 'LOGOUT'
-  | 'REFRESH_TOKEN'
-  | 'REGISTER'
-  | 'USER_DELETE'
-  | 'ROLE_ASSIGN'
-  | 'ROLE_REMOVE'
-  | 'PERMISSION_GRANT'
-  | 'PERMISSION_REVOKE'
+export type { AuditAction }
 
 /** Where a request came from, as the audit log records it. */
 export interface RequestMeta {
@@ -50,7 +41,13 @@ export interface AuditEntry {
   readonly userId?: string | null
   readonly errorMessage?: string | null
   readonly actor?: Principal | null
-  readonly metadata?: { role?: string; permission?: string; reason?: string }
+  readonly metadata?: {
+    role?: string
+    permission?: string
+    reason?: string
+    sessionsRevoked?: number
+    lockedSeconds?: number
+  }
   readonly meta: RequestMeta
 }
 

@@ -9,6 +9,7 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { loadGrants, type Grants } from '../../auth/grants.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserForLogin } from '../users/queries.js'
+import { lockedError, throttleKey } from '../account/lockout.js'
 import {
   findRefreshToken,
   newRefreshTokenFor,
@@ -88,16 +89,48 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   }
   if (tenant.status !== 'ACTIVE') throw await failed('TENANT_NOT_FOUND', null, 'tenant inactive')
 
+  // Account throttling (auth_config.lockout): a locked identifier is refused before any lookup or hash,
+  // known or not, so neither the answer nor its cost tells whether it exists. Off: no query at all.
+  const lockout = tenant.authConfig.lockout
+  const throttle = lockout.enabled ? throttleKey(input.identifier) : null
+  let tracked = false
+  if (throttle) {
+    const state = await ctx.lockout.check(tenant.id, throttle, ctx.clock.now())
+    if (state.lockedSeconds > 0) {
+      await failed('INVALID_CREDENTIALS', null, 'identifier locked')
+      throw lockedError(state.lockedSeconds)
+    }
+    tracked = state.tracked
+  }
+  const countFailure = async (userId: string | null) => {
+    if (!throttle) return
+    const lockedSeconds = await ctx.lockout.failed(tenant.id, throttle, lockout, ctx.clock.now())
+    if (lockedSeconds === null) return
+    await writeAudit(db, {
+      tenantId: tenant.id,
+      action: 'ACCOUNT_LOCKED',
+      success: true,
+      userId,
+      metadata: { reason: `${lockout.threshold} failed logins`, lockedSeconds },
+      meta,
+    })
+  }
+
   const id = classifyIdentifier(input.identifier)
   const enabled = id !== null && tenant.authConfig.loginIdentifiers.includes(id.kind)
   const user = enabled ? await findUserForLogin(db, tenant.id, id.kind, id.value) : undefined
   if (!user) {
     // Why: same cost for unknown users, so timing reveals nothing about which identifiers exist.
     await ctx.hasher.dummyVerify(input.password)
+    await countFailure(null)
     throw await failed('INVALID_CREDENTIALS', null, 'unknown identifier')
   }
   const check = await ctx.hasher.verify(input.password, user.password_hash)
-  if (!check.ok) throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
+  if (!check.ok) {
+    await countFailure(user.id)
+    throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
+  }
+  if (throttle && tracked) await ctx.lockout.succeeded(tenant.id, throttle)
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
 

@@ -116,7 +116,7 @@ export async function insertRefreshToken(
 // rows in id order, then refresh tokens only of sessions already locked. Why: a login revoking the oldest
 // session while a refresh rotated that session's token used to lock in opposite orders (40P01).
 
-type SessionScope = { ids: string[] } | { userId: string } | { all: true }
+type SessionScope = { ids: string[] } | { userId: string; except?: string } | { all: true }
 
 /**
  * Locks the active (not revoked) sessions of the scope in id order, marks them revoked and returns them;
@@ -142,6 +142,7 @@ async function revokeScope(
         .where('revoked_at', 'is', null)
       if ('ids' in scope) q = q.where('id', 'in', scope.ids)
       if ('userId' in scope) q = q.where('user_id', '=', scope.userId)
+      if ('userId' in scope && scope.except !== undefined) q = q.where('id', '<>', scope.except)
       return q.orderBy('id').forUpdate()
     })
     .where('tenant_id', '=', tenantId)
@@ -166,7 +167,8 @@ async function revokeScope(
         .selectFrom('sessions')
         .select('id')
         .where('tenant_id', '=', tenantId)
-        .where('user_id', '=', scope.userId),
+        .where('user_id', '=', scope.userId)
+        .$if(scope.except !== undefined, (q) => q.where('id', '<>', scope.except ?? '')),
     )
   }
   await tokens.execute()
@@ -187,15 +189,20 @@ export function revokeSessions(
   return revokeScope(trx, tenantId, { ids: sessionIds }, reason, now)
 }
 
-/** Revokes every session of a user and their tokens (user deleted or deactivated). Lock the user row first. */
-export async function revokeUserSessions(
+/**
+ * Revokes every session of a user (but `except`, when given) and their tokens: user deleted or
+ * deactivated, password changed, sessions ended by the user or an administrator. Lock the user row first.
+ * Returns the sessions that were not revoked yet, with their expiry.
+ */
+export function endUserSessions(
   trx: Transaction<Database>,
   tenantId: string,
   userId: string,
   reason: string,
   now: Date,
-): Promise<void> {
-  await revokeScope(trx, tenantId, { userId }, reason, now)
+  except?: string,
+): Promise<{ id: string; expires_at: Date }[]> {
+  return revokeScope(trx, tenantId, { userId, except }, reason, now)
 }
 
 /** Revokes every session and refresh token of a tenant (tenant deactivated), in the shared lock order. */
@@ -211,7 +218,8 @@ export async function revokeTenantSessions(
 /**
  * Rotates a refresh token in ONE statement (the hot path of POST /refresh): consumes the token if it,
  * its session and its user are active and the session is younger than its maximum lifetime, extends
- * the session (never past login + sessionMaxLifetimeSeconds), stores the successor with the session's
+ * the session (never past login + sessionMaxLifetimeSeconds) and records where it was used from
+ * (`last_used_at`, `ip`, `user_agent`), stores the successor with the session's
  * new end as its expiry, writes the success audit row and reads the user's current grants for the new
  * access token.
  *
@@ -273,7 +281,8 @@ export async function rotateRefreshToken(
       where t.id in (select id from target) and t.session_id = locked.id and t.revoked_at is null
       returning t.session_id, locked.ends_at
     ), sess as (
-      update sessions s set last_used_at = ${r.now}, expires_at = consumed.ends_at
+      update sessions s set last_used_at = ${r.now}, expires_at = consumed.ends_at,
+        ip = ${r.meta.ip}, user_agent = ${r.meta.userAgent}
       from consumed
       where s.id = consumed.session_id
       returning s.id, s.user_id, s.expires_at
@@ -309,6 +318,20 @@ export interface RotatedUser {
   id: string
   email: string | null
   username: string | null
+}
+
+/** A user's active sessions (neither revoked nor expired), newest first. */
+export function listActiveSessions(db: Kysely<Database>, tenantId: string, userId: string, now: Date) {
+  return db
+    .selectFrom('sessions')
+    .select(['id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent'])
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute()
 }
 
 /** A refresh token row by hash, whatever its state (for reuse detection). */

@@ -14,7 +14,7 @@ async function readHealth(ctx: AppContext): Promise<{ up: boolean; health: Healt
   const redis = ctx.redisStatus()
   const up = latencyMs !== null
   const health: Health = {
-    status: up && redis !== 'down' && !routedDown ? 'ok' : 'degraded',
+    status: up && redis !== 'down' && !routedDown && ctx.lockout.status() === 'up' ? 'ok' : 'degraded',
     database: up ? { status: 'up', latencyMs } : { status: 'down', latencyMs: null },
     redis: { status: redis },
     routingPool: pool,

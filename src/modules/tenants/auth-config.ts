@@ -14,6 +14,16 @@ export interface AuthConfig {
   passwordPolicy: PasswordPolicy
   loginIdentifiers: IdentifierKind[]
   rateLimits: { requestsPerMinute: number | null; loginPerMinute: number | null }
+  lockout: LockoutConfig
+}
+
+/** Account throttling (`Lockout` in openapi/components/auth-config.yaml). */
+export interface LockoutConfig {
+  enabled: boolean
+  threshold: number
+  windowSeconds: number
+  baseSeconds: number
+  maxSeconds: number
 }
 
 /** The defaults every tenant starts from. */
@@ -27,6 +37,7 @@ export function defaultAuthConfig(): AuthConfig {
     passwordPolicy: { ...defaultPasswordPolicy },
     loginIdentifiers: ['email'],
     rateLimits: { requestsPerMinute: null, loginPerMinute: null },
+    lockout: { enabled: false, threshold: 10, windowSeconds: 900, baseSeconds: 60, maxSeconds: 3600 },
   }
 }
 

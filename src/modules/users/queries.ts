@@ -56,6 +56,42 @@ export function lockUser(trx: Transaction<Database>, tenantId: string, userId: s
   return userById(trx, tenantId, userId).forUpdate().executeTakeFirst()
 }
 
+/** A user's status and password hash, for checking a password outside the login path. */
+export function findUserPassword(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'status', 'password_hash', 'email', 'username', 'cpf_cnpj'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .executeTakeFirst()
+}
+
+/** Locks a user row (FOR UPDATE) and reads its password hash, to change it only if nobody did meanwhile. */
+export function lockUserPassword(trx: Transaction<Database>, tenantId: string, userId: string) {
+  return trx
+    .selectFrom('users')
+    .select(['id', 'password_hash'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst()
+}
+
+/** Stores a new password hash and touches updated_at. */
+export async function setPasswordHash(
+  trx: Transaction<Database>,
+  tenantId: string,
+  userId: string,
+  hash: string,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ password_hash: hash, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .execute()
+}
+
 /** Role names per user, for building user objects of a page in one query. */
 export async function roleNamesOf(db: Kysely<Database>, tenantId: string, userIds: string[]) {
   const out = new Map<string, string[]>()
@@ -95,8 +131,6 @@ export function toUserDto(row: UserRow | JsonRow<UserRow>, tenantCode: string, r
     lastLoginAt: iso(row.last_login_at),
   }
 }
-
-export type UserDto = ReturnType<typeof toUserDto>
 
 export interface UserFilter {
   status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'

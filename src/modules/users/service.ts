@@ -6,7 +6,7 @@ import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
 import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
 import type { RequestMeta } from '../audit/write.js'
-import { revokeUserSessions } from '../auth/sessions.js'
+import { endUserSessions } from '../auth/sessions.js'
 import { audited } from '../audit/audited.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { findRoleByName } from '../roles/queries.js'
@@ -106,7 +106,7 @@ export async function updateUser(ctx: AppContext, actor: Principal, userId: stri
           await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
           const row = await updateUserRow(trx, tenantId, userId, changes)
           if (changes.status !== undefined && changes.status !== 'ACTIVE') {
-            await revokeUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
+            await endUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
           }
           const roles = await roleNamesOf(trx, tenantId, [userId])
           return toUserDto(row, actor.tenantCode, roles.get(userId) ?? [])
@@ -133,7 +133,7 @@ export async function deleteUser(ctx: AppContext, actor: Principal, userId: stri
       note.userId = userId
       await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
       // Why explicit, though the delete cascades to sessions: revocation must not hang on an ON DELETE rule.
-      await revokeUserSessions(trx, tenantId, userId, 'user_deleted', new Date(ctx.clock.now()))
+      await endUserSessions(trx, tenantId, userId, 'user_deleted', new Date(ctx.clock.now()))
       await deleteUserRow(trx, tenantId, userId)
       return { id: userId, deleted: true as const }
     },

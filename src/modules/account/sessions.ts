@@ -1,0 +1,119 @@
+import type { AppContext } from '../../context.js'
+import { fail } from '../../errors.js'
+import type { Principal, UserPrincipal } from '../../auth/principal.js'
+import { assertMayActOnUser } from '../../auth/hierarchy.js'
+import { audited } from '../audit/audited.js'
+import type { RequestMeta } from '../audit/write.js'
+import { endUserSessions, listActiveSessions, revokeSessions } from '../auth/sessions.js'
+import { findUserById, lockUser } from '../users/queries.js'
+
+type SessionRow = Awaited<ReturnType<typeof listActiveSessions>>[number]
+
+const iso = (d: Date | string) => new Date(d).toISOString()
+
+/** A session as the API shows it (`Session`, openapi/components/account.yaml). */
+function toSessionDto(s: SessionRow) {
+  return {
+    id: s.id,
+    createdAt: iso(s.created_at),
+    lastUsedAt: iso(s.last_used_at),
+    expiresAt: iso(s.expires_at),
+    ip: s.ip,
+    userAgent: s.user_agent,
+  }
+}
+
+const activeCount = (ended: { expires_at: Date }[], now: Date) =>
+  ended.filter((s) => s.expires_at.getTime() > now.getTime()).length
+
+/** GET /me/sessions: the caller's active sessions, newest first; `current` marks the calling one. */
+export async function listMySessions(ctx: AppContext, actor: UserPrincipal) {
+  const now = new Date(ctx.clock.now())
+  const rows = await listActiveSessions(ctx.dbs.forTenant(actor.tenantId), actor.tenantId, actor.userId, now)
+  return { items: rows.map((s) => ({ ...toSessionDto(s), current: s.id === actor.sessionId })) }
+}
+
+/**
+ * DELETE /me/sessions/:sessionId: revokes one active session of the caller with its refresh tokens.
+ * Another user's or tenant's session is SESSION_NOT_FOUND, like an unknown one. One SESSIONS_REVOKED row.
+ */
+export async function revokeMySession(
+  ctx: AppContext,
+  actor: UserPrincipal,
+  sessionId: string,
+  meta: RequestMeta,
+) {
+  const { tenantId, userId } = actor
+  const now = new Date(ctx.clock.now())
+  return audited(
+    ctx.dbs.forTenant(tenantId),
+    { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
+    async (trx, note) => {
+      const mine = await trx
+        .selectFrom('sessions')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('user_id', '=', userId)
+        .where('id', '=', sessionId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst()
+      if (!mine) fail('SESSION_NOT_FOUND')
+      // Why check again: a refresh or logout may have ended it between the read and the lock.
+      const ended = await revokeSessions(trx, tenantId, [sessionId], 'revoked_by_user', now)
+      if (activeCount(ended, now) === 0) fail('SESSION_NOT_FOUND')
+      note.metadata.sessionsRevoked = 1
+      return { revoked: true as const }
+    },
+  )
+}
+
+/** POST /me/sessions/revoke-others: revokes every active session of the caller but the calling one. */
+export async function revokeMyOtherSessions(ctx: AppContext, actor: UserPrincipal, meta: RequestMeta) {
+  const { tenantId, userId } = actor
+  const now = new Date(ctx.clock.now())
+  return audited(
+    ctx.dbs.forTenant(tenantId),
+    { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
+    async (trx, note) => {
+      const ended = await endUserSessions(trx, tenantId, userId, 'revoked_by_user', now, actor.sessionId)
+      const revoked = activeCount(ended, now)
+      note.metadata.sessionsRevoked = revoked
+      return { revoked }
+    },
+  )
+}
+
+/** GET /users/:userId/sessions: a user's active sessions, newest first. Hierarchy rule applies. */
+export async function listUserSessions(ctx: AppContext, actor: Principal, userId: string) {
+  const { tenantId } = actor
+  const db = ctx.dbs.forTenant(tenantId)
+  if (!(await findUserById(db, tenantId, userId))) fail('USER_NOT_FOUND')
+  await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+  const rows = await listActiveSessions(db, tenantId, userId, new Date(ctx.clock.now()))
+  return { items: rows.map(toSessionDto) }
+}
+
+/** DELETE /users/:userId/sessions: revokes every active session of a user. Hierarchy rule applies. */
+export async function revokeUserSessions(
+  ctx: AppContext,
+  actor: Principal,
+  userId: string,
+  meta: RequestMeta,
+) {
+  const { tenantId } = actor
+  const now = new Date(ctx.clock.now())
+  return audited(
+    ctx.dbs.forTenant(tenantId),
+    { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId: null, metadata: {} } },
+    async (trx, note) => {
+      // Why the user row first: the lock order every session writer follows (see auth/sessions.ts).
+      if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+      note.userId = userId
+      await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+      const revoked = activeCount(await endUserSessions(trx, tenantId, userId, 'revoked_by_admin', now), now)
+      note.metadata.sessionsRevoked = revoked
+      return { revoked }
+    },
+  )
+}

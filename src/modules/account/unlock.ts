@@ -1,0 +1,29 @@
+import type { AppContext } from '../../context.js'
+import { fail } from '../../errors.js'
+import type { Principal } from '../../auth/principal.js'
+import { assertMayActOnUser } from '../../auth/hierarchy.js'
+import { audited } from '../audit/audited.js'
+import type { RequestMeta } from '../audit/write.js'
+import { findUserPassword } from '../users/queries.js'
+import { userThrottleKeys } from './lockout.js'
+
+/**
+ * POST /users/:userId/unlock: forgets the throttling state of every identifier of the user (a running
+ * lock ends, the doubling starts over). Hierarchy rule applies. One ACCOUNT_UNLOCKED row.
+ */
+export async function unlockUser(ctx: AppContext, actor: Principal, userId: string, meta: RequestMeta) {
+  const { tenantId } = actor
+  const db = ctx.dbs.forTenant(tenantId)
+  return audited(
+    db,
+    { tenantId, action: 'ACCOUNT_UNLOCKED', actor, meta, note: { userId: null, metadata: {} } },
+    async () => ({ unlocked: true as const }),
+    // Why before the transaction: the counters are in Redis or the main database, not in this one.
+    async (note) => {
+      const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+      note.userId = userId
+      await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+      await ctx.lockout.clear(tenantId, userThrottleKeys(user))
+    },
+  )
+}
