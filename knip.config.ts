@@ -3,6 +3,8 @@ import type { KnipConfig } from 'knip'
 // Knip (`make lint`): fails on an unused file, export or dependency, and on an import of a package that
 // package.json does not declare. Plugins find the rest (eslint.config.js, tsconfig.json, the commands of
 // the package.json scripts); what knip cannot see (the Makefile, .ci/run, tap's .taprc) is listed here.
+// Why knip 5 and not 6: knip 6 depends on oxc-parser, whose platform bindings the registry we install
+// from does not all carry; their absence from package-lock.json makes `npm ci` refuse the lockfile.
 const config: KnipConfig = {
   workspaces: {
     '.': {

@@ -269,6 +269,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change my password
+         * @description Changes the calling user's password. `currentPassword` must be the password now stored: a wrong one is 401 INVALID_CREDENTIALS. `newPassword` must pass the tenant's password policy, and must differ from `currentPassword` (rule `sameAsCurrent`); failed rules are listed in `details` of PASSWORD_POLICY_VIOLATION. The new hash is written, and every other session of the user revoked, in one transaction; the calling session (the access token's `sid`) stays. Access tokens already issued stay valid until `exp`. Every call shares the per-IP login budget (5 per minute). Writes one `PASSWORD_CHANGED` audit row, success or failure.
+         */
+        post: operations["changeMyPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description Lists the calling user's active sessions (neither revoked nor expired), newest first, with where each was opened and last refreshed from. `current` marks the session of the calling access token.
+         */
+        get: operations["listMySessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of my sessions
+         * @description Revokes one active session of the calling user, together with its refresh tokens: its refresh token is 401 INVALID_REFRESH_TOKEN at once, its access tokens live until `exp`. The calling session may be ended too. Writes one `SESSIONS_REVOKED` audit row, success or failure.
+         */
+        delete: operations["revokeMySession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/sessions/revoke-others": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End my other sessions
+         * @description Revokes every active session of the calling user except the calling one (the access token's `sid`), with their refresh tokens, and says how many. Takes no input: send no body or an empty JSON object. Writes one `SESSIONS_REVOKED` audit row.
+         */
+        post: operations["revokeMyOtherSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/permissions": {
         parameters: {
             query?: never;
@@ -897,6 +977,70 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/api/v1/users/{userId}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a user's password
+         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies, and the new password must differ from the stored one (rule `sameAsCurrent`). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
+         */
+        put: operations["resetUserPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's sessions
+         * @description Lists the active sessions (neither revoked nor expired) of a user of the caller's tenant, newest first. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
+         */
+        get: operations["listUserSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * End a user's sessions
+         * @description Revokes every active session of a user of the caller's tenant, with their refresh tokens, and says how many. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `SESSIONS_REVOKED` audit row for every call that reaches the handler, success or failure.
+         */
+        delete: operations["revokeUserSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a user's login lock
+         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
+         */
+        post: operations["unlockUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/validate": {
         parameters: {
             query?: never;
@@ -962,10 +1106,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The nine audit action codes.
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`).
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -983,12 +1127,22 @@ export interface components {
             ip_address: components["schemas"]["IpAddress"];
             /** @description Extension. Extra context of the event. */
             metadata: {
+                /**
+                 * Format: int32
+                 * @description Length of the lock that started (ACCOUNT_LOCKED).
+                 */
+                lockedSeconds?: number;
                 /** @description Permission name (grant/revoke). */
                 permission?: components["schemas"]["PermissionName"];
                 /** @description Why the event failed, or what triggered it. */
                 reason?: string;
                 /** @description Role name (assign/remove). */
                 role?: components["schemas"]["RoleName"];
+                /**
+                 * Format: int32
+                 * @description How many sessions the act revoked (PASSWORD_CHANGED, PASSWORD_RESET, SESSIONS_REVOKED).
+                 */
+                sessionsRevoked?: number;
             };
             /** @description Extension. The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in Client Key usage rows' `requestId`. Null for rows written before the service recorded it. */
             request_id: components["schemas"]["RequestId"];
@@ -1013,6 +1167,7 @@ export interface components {
              * @description Access-token lifetime in seconds; default 900.
              */
             accessTokenExpiresIn: number;
+            lockout: components["schemas"]["Lockout"];
             /** @description Enabled login identifier kinds; default `["email"]`. */
             loginIdentifiers: components["schemas"]["LoginIdentifierKind"][];
             /**
@@ -1039,7 +1194,7 @@ export interface components {
             sessionMaxLifetimeSeconds: number;
         };
         /**
-         * @description A partial `auth_config`, merged key by key into the current one (nested `passwordPolicy` and `rateLimits` too); arrays are replaced. Only platform principals may set `rateLimits` (otherwise FORBIDDEN).
+         * @description A partial `auth_config`, merged key by key into the current one (nested `passwordPolicy` and `rateLimits` and `lockout` too); arrays are replaced. Only platform principals may set `rateLimits` (otherwise FORBIDDEN).
          * @example {
          *       "accessTokenExpiresIn": 600,
          *       "passwordPolicy": {
@@ -1055,6 +1210,30 @@ export interface components {
         AuthConfigPatch: {
             /** Format: int32 */
             accessTokenExpiresIn?: number;
+            lockout?: {
+                /**
+                 * Format: int32
+                 * @description Length of the first lock; each further lock doubles it. Default 60.
+                 */
+                baseSeconds?: number;
+                /** @description Throttle failed logins per identifier; default false (off, as in Keycloak). */
+                enabled?: boolean;
+                /**
+                 * Format: int32
+                 * @description Longest lock, however many came before; default 3600.
+                 */
+                maxSeconds?: number;
+                /**
+                 * Format: int32
+                 * @description Failed logins of one identifier within `windowSeconds` that lock it; default 10.
+                 */
+                threshold?: number;
+                /**
+                 * Format: int32
+                 * @description Seconds over which failures are counted, from the first one; default 900.
+                 */
+                windowSeconds?: number;
+            };
             loginIdentifiers?: components["schemas"]["LoginIdentifierKind"][];
             /** Format: int32 */
             maxConcurrentSessions?: number;
@@ -1079,6 +1258,16 @@ export interface components {
             refreshTokenExpiresIn?: number;
             /** Format: int32 */
             sessionMaxLifetimeSeconds?: number;
+        };
+        /**
+         * @example {
+         *       "currentPassword": "correct horse battery staple",
+         *       "newPassword": "tr0ub4dor and three more words"
+         *     }
+         */
+        ChangePasswordRequest: {
+            currentPassword: components["schemas"]["Password"];
+            newPassword: components["schemas"]["Password"];
         };
         /** @description An IPv4 or IPv6 address or CIDR range (`203.0.113.0/24`, `2001:db8::/32`); a bare address is one host. The service checks that it is a valid range. */
         Cidr: string;
@@ -1277,12 +1466,12 @@ export interface components {
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS and INVALID_REFRESH_TOKEN 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS and SYSTEM_RESOURCE_PROTECTED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS and INVALID_REFRESH_TOKEN 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS and SYSTEM_RESOURCE_PROTECTED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
-        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). */
-        ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon")[] | Record<string, never>;
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when a new password equals the current one). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). */
+        ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | Record<string, never>;
         /**
          * @description The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.
          * @example {
@@ -1388,6 +1577,31 @@ export interface components {
         };
         /** @description Display name of a Client Key (1-100 characters, no control characters). */
         KeyName: string;
+        /** @description Account throttling. Failed logins (unknown identifier or wrong password) are counted per tenant and normalised identifier, across all addresses. At `threshold` failures within `windowSeconds` the identifier is locked for `baseSeconds`, doubling with each further lock up to `maxSeconds`. While locked, its logins are refused with 429 RATE_LIMIT_EXCEEDED and `Retry-After`, known and unknown identifiers alike, and cost no password hash. A successful login, and `POST /users/{userId}/unlock`, start it over. Counters live in Redis when the service has `REDIS_URL` (shared by every instance), else in the database; when they cannot be reached logins go on under the per-IP limits alone and health reports `degraded`. */
+        Lockout: {
+            /**
+             * Format: int32
+             * @description Length of the first lock; each further lock doubles it. Default 60.
+             */
+            baseSeconds: number;
+            /** @description Throttle failed logins per identifier; default false (off, as in Keycloak). */
+            enabled: boolean;
+            /**
+             * Format: int32
+             * @description Longest lock, however many came before; default 3600.
+             */
+            maxSeconds: number;
+            /**
+             * Format: int32
+             * @description Failed logins of one identifier within `windowSeconds` that lock it; default 10.
+             */
+            threshold: number;
+            /**
+             * Format: int32
+             * @description Seconds over which failures are counted, from the first one; default 900.
+             */
+            windowSeconds: number;
+        };
         /** @enum {string} */
         LoginIdentifierKind: "email" | "username" | "cpf_cnpj";
         /**
@@ -1452,6 +1666,20 @@ export interface components {
         };
         /** @description An IPv4 or IPv6 client address. */
         MetricsIp: string;
+        /** @description A session of the calling user; `current` marks the one of the calling access token. */
+        MySession: {
+            createdAt: components["schemas"]["Timestamp"];
+            current: boolean;
+            expiresAt: components["schemas"]["Timestamp"];
+            id: components["schemas"]["Uuid"];
+            ip: components["schemas"]["IpAddress"];
+            lastUsedAt: components["schemas"]["Timestamp"];
+            userAgent: components["schemas"]["UserAgent"];
+        };
+        MySessionList: {
+            /** @description Active sessions, newest first (at most the tenant's `maxConcurrentSessions`). */
+            items: components["schemas"]["MySession"][];
+        };
         /**
          * Format: date-time
          * @description An RFC 3339 date-time in UTC, or null.
@@ -1474,6 +1702,15 @@ export interface components {
          * @description Password. Write-only, never returned. At most 1024 characters here; when a password is set the tenant's password policy is checked by the service (PASSWORD_POLICY_VIOLATION, failed rule names in `details`), and more than 72 UTF-8 bytes is always refused there (`maxBytes`); at login such a password never matches (INVALID_CREDENTIALS).
          */
         Password: string;
+        PasswordChanged: {
+            /** @constant */
+            changed: true;
+            /**
+             * Format: int32
+             * @description How many active sessions were revoked with the change (at most the tenant's session limit).
+             */
+            sessionsRevoked: number;
+        };
         /** @description The tenant's password policy, checked whenever a password is set. */
         PasswordPolicy: {
             /**
@@ -1592,6 +1829,19 @@ export interface components {
         };
         /** @description The request's `X-Request-Id` (the caller's when well-formed, else the one the service made). Null for rows written before the service recorded it. */
         RequestId: string | null;
+        /**
+         * @example {
+         *       "password": "tr0ub4dor and three more words"
+         *     }
+         */
+        ResetPasswordRequest: {
+            password: components["schemas"]["Password"];
+            /**
+             * @description Revoke every session of the user in the same transaction (default true).
+             * @default true
+             */
+            revokeSessions: boolean;
+        };
         Role: {
             createdAt: components["schemas"]["Timestamp"];
             description: components["schemas"]["Description"];
@@ -1691,6 +1941,26 @@ export interface components {
                 successRate: number;
                 total: components["schemas"]["Count"];
             };
+        };
+        /** @description One active session: opened by a login, extended by each refresh. `ip` and `userAgent` are those of its latest login or refresh. */
+        Session: {
+            createdAt: components["schemas"]["Timestamp"];
+            expiresAt: components["schemas"]["Timestamp"];
+            id: components["schemas"]["Uuid"];
+            ip: components["schemas"]["IpAddress"];
+            lastUsedAt: components["schemas"]["Timestamp"];
+            userAgent: components["schemas"]["UserAgent"];
+        };
+        SessionRevoked: {
+            /** @constant */
+            revoked: true;
+        };
+        SessionsRevoked: {
+            /**
+             * Format: int32
+             * @description How many active sessions were revoked (at most the tenant's session limit).
+             */
+            revoked: number;
         };
         SetJwtSecretRequest: {
             /** @description The new secret, used as the UTF-8 bytes of the string. It must be at least 32 bytes long in UTF-8 (so 32 ASCII characters, or fewer characters that take several bytes each; the service checks the byte count), must not be one character repeated, and must not contain a control character (U+0000-U+001F, U+007F). */
@@ -1814,6 +2084,10 @@ export interface components {
             userId: components["schemas"]["Uuid"];
             username: components["schemas"]["StoredUsername"];
         };
+        Unlocked: {
+            /** @constant */
+            unlocked: true;
+        };
         /** @description Fields to change; at least one. */
         UpdateClientKeyRequest: {
             /** @description Must lie in the future. */
@@ -1917,6 +2191,10 @@ export interface components {
             /** @description Names of the user's roles after the change. */
             roles: components["schemas"]["RoleNameList"];
             userId: components["schemas"]["Uuid"];
+        };
+        UserSessionList: {
+            /** @description Active sessions, newest first (at most the tenant's `maxConcurrentSessions`). */
+            items: components["schemas"]["Session"][];
         };
         /**
          * @description Only ACTIVE users can log in or refresh.
@@ -2149,6 +2427,8 @@ export interface components {
         LogLimit: number;
         /** @description Number of items to skip (default 0, at most 2147483647). */
         Offset: number;
+        /** @description Session id. A session of another user or tenant is answered like an unknown one (404). */
+        SessionId: components["schemas"]["Uuid"];
         /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
         UserId: components["schemas"]["Uuid"];
     };
@@ -2892,6 +3172,191 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
             404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changeMyPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The password was changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasswordChanged"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. PASSWORD_POLICY_VIOLATION: `newPassword` fails the tenant's policy or equals `currentPassword`; `details` lists the failed rules. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_CREDENTIALS: `currentPassword` is wrong. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_INACTIVE: the user's status is not ACTIVE. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMySessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's active sessions. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MySessionList"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id. A session of another user or tenant is answered like an unknown one (404). */
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session was revoked. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SessionRevoked"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `sessionId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description SESSION_NOT_FOUND: no active session with this id belongs to the calling user (another user's or another tenant's session is answered the same). */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyOtherSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description How many sessions were revoked. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SessionsRevoked"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
@@ -4917,6 +5382,210 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The password was set. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasswordChanged"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description `userId` is not a UUID, or the body has the wrong shape or unknown properties: VALIDATION_ERROR. PASSWORD_POLICY_VIOLATION: `password` fails the tenant's policy or equals the stored password; `details` lists the failed rules. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUserSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's active sessions. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserSessionList"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` is not a UUID, or a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:read` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeUserSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many sessions were revoked. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SessionsRevoked"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unlockUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description The user is not locked. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Unlocked"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` is not a UUID, or the body is not empty. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];
