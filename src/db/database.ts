@@ -69,6 +69,9 @@ export const AUDIT_ACTIONS = [
   'SESSIONS_REVOKED',
   'ACCOUNT_LOCKED',
   'ACCOUNT_UNLOCKED',
+  'OTP_ENABLED',
+  'OTP_DISABLED',
+  'OTP_RECOVERY_CODES_RENEWED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -271,6 +274,42 @@ export interface LoginThrottleTable {
   updated_at: CreatedAt
 }
 
+/** A user's TOTP secret (encrypted): the confirmed one, a pending setup, and the last step accepted. */
+export interface UserOtpTable {
+  user_id: string
+  tenant_id: string
+  secret_enc: string | null
+  confirmed_at: Date | null
+  pending_secret_enc: string | null
+  pending_expires_at: Date | null
+  /** The last TOTP step accepted (Unix seconds / 30): never accepted again. */
+  last_step: Generated<string>
+}
+
+/** A user's recovery codes, as SHA-256 of the normalised code. */
+export interface OtpRecoveryCodesTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  code_hash: string
+  used_at: Date | null
+}
+
+/** A login waiting for its second factor: the mfaToken (SHA-256), single-use, 5 wrong codes, 300 s. */
+export interface MfaTokensTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  token_hash: string
+  /** Issued by OTP_ENROLLMENT_REQUIRED: the login enrolls an authenticator. */
+  enrollment: boolean
+  /** The login identifier's throttling key, for counting wrong codes (auth_config.lockout). */
+  throttle_key: string
+  failures: Generated<number>
+  expires_at: Date
+  created_at: CreatedAt
+}
+
 /** The whole schema as Kysely sees it. */
 export interface Database {
   service_settings: ServiceSettingsTable
@@ -289,4 +328,7 @@ export interface Database {
   client_key_usage: ClientKeyUsageTable
   audit_log: AuditLogTable
   login_throttle: LoginThrottleTable
+  user_otp: UserOtpTable
+  otp_recovery_codes: OtpRecoveryCodesTable
+  mfa_tokens: MfaTokensTable
 }

@@ -7,12 +7,14 @@ import permissionsRoutes from './permissions/routes.js'
 import tenantsRoutes from './tenants/routes.js'
 import clientKeysRoutes from './client-keys/routes.js'
 import accountRoutes from './account/routes.js'
+import otpRoutes from './otp/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
   systemRoutes,
   authRoutes,
   accountRoutes,
+  otpRoutes,
   usersRoutes,
   rolesRoutes,
   permissionsRoutes,

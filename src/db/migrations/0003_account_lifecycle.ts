@@ -7,11 +7,11 @@ import { asOwner, whoAmI } from './0002_audit_guard.js'
 
 const ACTIONS_0001 = sql`'LOGIN', 'LOGOUT', 'REFRESH_TOKEN', 'REGISTER', 'USER_DELETE', 'ROLE_ASSIGN',
   'ROLE_REMOVE', 'PERMISSION_GRANT', 'PERMISSION_REVOKE'`
-const ACTIONS_0003 = sql`${ACTIONS_0001}, 'PASSWORD_CHANGED', 'PASSWORD_RESET', 'SESSIONS_REVOKED',
+export const ACTIONS_0003 = sql`${ACTIONS_0001}, 'PASSWORD_CHANGED', 'PASSWORD_RESET', 'SESSIONS_REVOKED',
   'ACCOUNT_LOCKED', 'ACCOUNT_UNLOCKED'`
 
 /** Replaces audit_log's action check, as its owner (tessera_audit_owner owns the table since 0002). */
-async function setActionCheck(db: Kysely<unknown>, actions: typeof ACTIONS_0001): Promise<void> {
+export async function setActionCheck(db: Kysely<unknown>, actions: typeof ACTIONS_0001): Promise<void> {
   const who = await whoAmI(db)
   await asOwner(db, who, async () => {
     if (!who.superuser) await sql`set local role tessera_audit_owner`.execute(db)

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely'
 import { initial } from './0001_initial.js'
 import { auditGuard } from './0002_audit_guard.js'
 import { accountLifecycle } from './0003_account_lifecycle.js'
+import { secondFactor } from './0004_second_factor.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_audit_guard': auditGuard,
   '0003_account_lifecycle': accountLifecycle,
+  '0004_second_factor': secondFactor,
 }

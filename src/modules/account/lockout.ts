@@ -1,4 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { AppContext } from '../../context.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import type { TenantInfo } from '../tenants/cache.js'
 import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import type { LockoutConfig } from '../tenants/auth-config.js'
@@ -173,5 +176,30 @@ export class Lockout {
 export function lockedError(seconds: number): AppError {
   return Object.assign(new AppError('RATE_LIMIT_EXCEEDED', 'Too many failed logins; try again later'), {
     headers: { 'retry-after': String(seconds) },
+  })
+}
+
+/**
+ * Counts a failed login of `key` when the tenant throttles (a wrong password, an unknown identifier, a
+ * wrong second-factor code), and writes the ACCOUNT_LOCKED row when it starts a lock.
+ */
+export async function countLoginFailure(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  key: string,
+  userId: string | null,
+  meta: RequestMeta,
+): Promise<void> {
+  const cfg = tenant.authConfig.lockout
+  if (!cfg.enabled) return
+  const lockedSeconds = await ctx.lockout.failed(tenant.id, key, cfg, ctx.clock.now())
+  if (lockedSeconds === null) return
+  await writeAudit(ctx.dbs.forTenant(tenant.id), {
+    tenantId: tenant.id,
+    action: 'ACCOUNT_LOCKED',
+    success: true,
+    userId,
+    metadata: { reason: `${cfg.threshold} failed logins`, lockedSeconds },
+    meta,
   })
 }

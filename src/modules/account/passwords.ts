@@ -125,6 +125,11 @@ export async function resetUserPassword(
       return { changed: true as const, sessionsRevoked }
     },
     async (note) => {
+      // Why: a stolen access token must not be enough to set its user's password for good; a user changes
+      // its own with POST /me/password, which asks for the current one.
+      if (actor.kind === 'user' && actor.userId === userId) {
+        fail('FORBIDDEN', 'Change your own password with POST /me/password')
+      }
       const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
       const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
       note.userId = userId

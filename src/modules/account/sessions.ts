@@ -76,6 +76,10 @@ export async function revokeMyOtherSessions(ctx: AppContext, actor: UserPrincipa
     ctx.dbs.forTenant(tenantId),
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
     async (trx, note) => {
+      // Why the user row first: a login racing this call waits, so its new session is never left active
+      // with its refresh token revoked by the second statement of endUserSessions. A deleted user has
+      // nothing to revoke: 0.
+      await lockUser(trx, tenantId, userId)
       const ended = await endUserSessions(trx, tenantId, userId, 'revoked_by_user', now, actor.sessionId)
       const revoked = activeCount(ended, now)
       note.metadata.sessionsRevoked = revoked

@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../../context.js'
-import { AppError } from '../../errors.js'
+import { AppError, type ErrorCode } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import { sha256Hex } from '../../lib/tokens.js'
-import { issueAccessToken } from '../../auth/access-token.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadGrants, type Grants } from '../../auth/grants.js'
-import type { TenantInfo } from '../tenants/cache.js'
 import { findUserForLogin } from '../users/queries.js'
-import { lockedError, throttleKey } from '../account/lockout.js'
+import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
+import { completeLogin, tokensFor } from './complete-login.js'
+import { secondFactorAtLogin } from './login-otp.js'
 import {
   findRefreshToken,
   newRefreshTokenFor,
-  openSession,
   refreshTokenTenant,
   revokeSessions,
   rotateRefreshToken,
@@ -23,44 +21,8 @@ export interface LoginInput {
   tenantCode: string
   identifier: string
   password: string
-}
-
-/** The login response: a new access token carrying `grants`, beside the given refresh token. */
-async function tokensFor(
-  ctx: AppContext,
-  tenant: TenantInfo,
-  user: { id: string; email: string | null; username: string | null },
-  grants: Grants,
-  sessionId: string,
-  refreshToken: string,
-) {
-  const { accessToken, expiresIn } = await issueAccessToken(
-    ctx.keystore,
-    {
-      userId: user.id,
-      tenantId: tenant.id,
-      tenantCode: tenant.code,
-      email: user.email,
-      username: user.username,
-      roles: grants.roles,
-      permissions: grants.permissions,
-      sessionId,
-    },
-    tenant.authConfig.accessTokenExpiresIn,
-    ctx.clock.now(),
-  )
-  return {
-    accessToken,
-    refreshToken,
-    expiresIn,
-    user: {
-      id: user.id,
-      email: user.email,
-      username: user.username,
-      tenantId: tenant.id,
-      tenantCode: tenant.code,
-    },
-  }
+  /** A second-factor code, for users whose logins need one. */
+  otp?: string
 }
 
 /**
@@ -71,11 +33,7 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   const tenant = await ctx.tenants.byCode(input.tenantCode)
   if (!tenant) throw new AppError('TENANT_NOT_FOUND')
   const db = ctx.dbs.forTenant(tenant.id)
-  const failed = async (
-    code: 'INVALID_CREDENTIALS' | 'USER_INACTIVE' | 'TENANT_NOT_FOUND',
-    userId: string | null,
-    reason: string,
-  ) => {
+  const failed = async (code: ErrorCode, userId: string | null, reason: string) => {
     await writeAudit(db, {
       tenantId: tenant.id,
       action: 'LOGIN',
@@ -102,19 +60,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
     }
     tracked = state.tracked
   }
-  const countFailure = async (userId: string | null) => {
-    if (!throttle) return
-    const lockedSeconds = await ctx.lockout.failed(tenant.id, throttle, lockout, ctx.clock.now())
-    if (lockedSeconds === null) return
-    await writeAudit(db, {
-      tenantId: tenant.id,
-      action: 'ACCOUNT_LOCKED',
-      success: true,
-      userId,
-      metadata: { reason: `${lockout.threshold} failed logins`, lockedSeconds },
-      meta,
-    })
-  }
+  const countFailure = (userId: string | null) =>
+    throttle ? countLoginFailure(ctx, tenant, throttle, userId, meta) : Promise.resolve()
 
   const id = classifyIdentifier(input.identifier)
   const enabled = id !== null && tenant.authConfig.loginIdentifiers.includes(id.kind)
@@ -130,43 +77,30 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
     await countFailure(user.id)
     throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
   }
-  if (throttle && tracked) await ctx.lockout.succeeded(tenant.id, throttle)
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
 
+  // The second factor, asked for only now that the password has passed; no query for users who need none.
+  const factor =
+    user.otp_enabled || tenant.authConfig.mfa.required
+      ? await secondFactorAtLogin(ctx, {
+          tenant,
+          userId: user.id,
+          otp: input.otp,
+          throttleKey: throttle ?? throttleKey(input.identifier),
+          failed: (code) => failed(code, user.id, code),
+          countFailure: () => countFailure(user.id),
+          meta,
+        })
+      : null
+  if (throttle && tracked) await ctx.lockout.succeeded(tenant.id, throttle)
   const newHash = check.needsRehash ? await ctx.hasher.hash(input.password) : null
-  const nowMs = ctx.clock.now()
-  const now = new Date(nowMs)
-  // The session ends at the earlier of its token's lifetime and the session's maximum lifetime.
-  const { refreshTokenExpiresIn, sessionMaxLifetimeSeconds } = tenant.authConfig
-  const expiresAt = new Date(nowMs + Math.min(refreshTokenExpiresIn, sessionMaxLifetimeSeconds) * 1000)
-  const opened = await retryOnContention(() =>
-    db.transaction().execute(async (trx) => {
-      const session = await openSession(trx, {
-        tenantId: tenant.id,
-        userId: user.id,
-        max: tenant.authConfig.maxConcurrentSessions,
-        now,
-        expiresAt,
-        ip: meta.ip,
-        userAgent: meta.userAgent,
-      })
-      if (!session) return null
-      await trx
-        .updateTable('users')
-        .set(newHash ? { last_login_at: now, password_hash: newHash } : { last_login_at: now })
-        .where('tenant_id', '=', tenant.id)
-        .where('id', '=', user.id)
-        .execute()
-      await writeAudit(trx, { tenantId: tenant.id, action: 'LOGIN', success: true, userId: user.id, meta })
-      return session
-    }),
-  )
-  // Why: deactivated (or deleted) while its password was being checked; its sessions were just revoked.
+  const opened = await completeLogin(ctx, tenant, user, meta, {
+    newHash,
+    reason: factor === 'recovery' ? 'recovery_code' : undefined,
+  })
   if (!opened) throw await failed('USER_INACTIVE', user.id, 'user no longer active')
-  const { sessionId, refreshToken } = opened
-  const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
-  return tokensFor(ctx, tenant, user, grants, sessionId, refreshToken)
+  return opened
 }
 
 /**

@@ -15,6 +15,8 @@ export interface AuthConfig {
   loginIdentifiers: IdentifierKind[]
   rateLimits: { requestsPerMinute: number | null; loginPerMinute: number | null }
   lockout: LockoutConfig
+  /** Second factor (`Mfa`): with `required`, every user's logins need a TOTP code. */
+  mfa: { required: boolean }
 }
 
 /** Account throttling (`Lockout` in openapi/components/auth-config.yaml). */
@@ -38,6 +40,7 @@ export function defaultAuthConfig(): AuthConfig {
     loginIdentifiers: ['email'],
     rateLimits: { requestsPerMinute: null, loginPerMinute: null },
     lockout: { enabled: false, threshold: 10, windowSeconds: 900, baseSeconds: 60, maxSeconds: 3600 },
+    mfa: { required: false },
   }
 }
 

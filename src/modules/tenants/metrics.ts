@@ -68,6 +68,13 @@ export async function getTenantMetrics(ctx: AppContext, tenantId: string) {
   }
 }
 
+/**
+ * Leaves out LOGIN rows of logins stopped at the second factor (OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED):
+ * the password was right and the login goes on at POST /login/otp, so a user who passes both factors is
+ * one successful login, not a failure.
+ */
+const notStoppedAtSecondFactor = sql<boolean>`(error_message is null or error_message not in ('OTP_REQUIRED', 'OTP_ENROLLMENT_REQUIRED'))`
+
 /** LOGIN attempts since `since`: one range scan of audit_log_tenant_action_time. */
 async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
   const row = await ctx.dbs
@@ -79,6 +86,7 @@ async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
     ])
     .where('tenant_id', '=', tenantId)
     .where('action', '=', 'LOGIN')
+    .where(notStoppedAtSecondFactor)
     .where('created_at', '>=', since)
     .executeTakeFirstOrThrow()
   return { total: Number(row.total), successful: Number(row.ok) }
@@ -92,6 +100,7 @@ function failedLogins(ctx: AppContext, tenantId: string, since: Date) {
     .where('tenant_id', '=', tenantId)
     .where('action', '=', 'LOGIN')
     .where('success', '=', false)
+    .where(notStoppedAtSecondFactor)
     .where('created_at', '>=', since)
 }
 

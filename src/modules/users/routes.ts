@@ -10,7 +10,7 @@ export default async function usersRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, 'listUsers', async (req) => listUsers(ctx, principalOf(req), req.query))
   defineRoute(app, 'getUser', async (req) => getUser(ctx, principalOf(req), req.params.userId))
   defineRoute(app, 'updateUser', async (req) =>
-    updateUser(ctx, principalOf(req), req.params.userId, req.body),
+    updateUser(ctx, principalOf(req), req.params.userId, req.body, requestMeta(req)),
   )
   defineRoute(app, 'deleteUser', async (req) =>
     deleteUser(ctx, principalOf(req), req.params.userId, requestMeta(req)),

@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
 import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
-import type { RequestMeta } from '../audit/write.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { removeOtp } from '../otp/queries.js'
 import { endUserSessions } from '../auth/sessions.js'
 import { audited } from '../audit/audited.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
@@ -88,11 +89,18 @@ function changesOf(input: UpdateUserInput): UserChanges {
 
 /**
  * PATCH /users/:userId: changes exactly email, username, status, emailVerified, otpEnabled (the schema
- * refuses anything else). Hierarchy rule applies. Setting a status other than ACTIVE also revokes every
+ * refuses anything else). Hierarchy rule applies. `otpEnabled: false` also removes the user's second
+ * factor (one OTP_DISABLED row); `true` makes its next login need one (and enroll when it has none). Setting a status other than ACTIVE also revokes every
  * session of the user in the same transaction, so its refresh tokens stop working at once (its access
  * tokens stay valid until `exp`, like after logout); setting ACTIVE again revives none of them.
  */
-export async function updateUser(ctx: AppContext, actor: Principal, userId: string, input: UpdateUserInput) {
+export async function updateUser(
+  ctx: AppContext,
+  actor: Principal,
+  userId: string,
+  input: UpdateUserInput,
+  meta: RequestMeta,
+) {
   const changes = changesOf(input)
   const tenantId = actor.tenantId
   try {
@@ -105,6 +113,10 @@ export async function updateUser(ctx: AppContext, actor: Principal, userId: stri
           if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
           await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
           const row = await updateUserRow(trx, tenantId, userId, changes)
+          // otpEnabled false is the lost-device reset: the secret and recovery codes go with the flag.
+          if (changes.otp_enabled === false && (await removeOtp(trx, tenantId, userId))) {
+            await writeAudit(trx, { tenantId, action: 'OTP_DISABLED', success: true, userId, actor, meta })
+          }
           if (changes.status !== undefined && changes.status !== 'ACTIVE') {
             await endUserSessions(trx, tenantId, userId, 'user_status', new Date(ctx.clock.now()))
           }

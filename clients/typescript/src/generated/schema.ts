@@ -229,6 +229,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/login/otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a login with a second factor
+         * @description Completes a login that `POST /login` answered with OTP_REQUIRED or OTP_ENROLLMENT_REQUIRED: the `mfaToken` from that answer's `details` and a code (TOTP or recovery; after `POST /login/otp/setup`, a code of the new authenticator, which this call confirms). Answers like `POST /login` and opens the session only now; after an enrollment the data adds `recoveryCodes`. The `mfaToken` is single-use, and lives until 5 wrong codes or 300 seconds. Shares the per-IP login budget (5 per minute); a wrong code also counts as a failed login of the identifier for account throttling. Writes one `LOGIN` audit row (`metadata.reason` = `recovery_code` when a recovery code was used).
+         */
+        post: operations["verifyLoginOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/login/otp/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enroll an authenticator during login
+         * @description For a login answered OTP_ENROLLMENT_REQUIRED: creates the pending secret as `POST /me/otp/setup` does, for the user of the `mfaToken`; then `POST /login/otp` with a code of it confirms it and completes the login. Shares the per-IP login budget (5 per minute).
+         */
+        post: operations["setupLoginOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/logout": {
         parameters: {
             query?: never;
@@ -263,6 +303,90 @@ export interface paths {
         get: operations["getMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Second-factor status
+         * @description Whether the calling user's logins need a second factor (`otpEnabled`, or the tenant's `auth_config.mfa.required`), whether an authenticator is enrolled, whether a setup is pending, and how many recovery codes are left.
+         */
+        get: operations["getMyOtp"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove my second factor
+         * @description Removes the calling user's authenticator and recovery codes and sets `otpEnabled` to false. Needs a valid code (TOTP or recovery), so a stolen access token alone cannot remove the factor. Refused while the tenant requires a second factor. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_DISABLED` audit row, success or failure.
+         */
+        delete: operations["disableMyOtp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/otp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the authenticator
+         * @description Proves the pending secret with a code from the authenticator: the secret becomes the user's second factor, `otpEnabled` becomes true, and 10 recovery codes are returned, once. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_ENABLED` audit row, success or failure.
+         */
+        post: operations["confirmMyOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/otp/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew my recovery codes
+         * @description Returns a new set of 10 recovery codes, shown once; the former set is void. Needs a valid code (TOTP or recovery). Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_RECOVERY_CODES_RENEWED` audit row, success or failure.
+         */
+        post: operations["renewMyRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/otp/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling an authenticator
+         * @description Creates a pending TOTP secret (160 random bits, HMAC-SHA-1, 6 digits, 30-second step) for the calling user, valid for 10 minutes, and returns it once: as base32, as an `otpauth://` URI (issuer: the tenant's name; account: the user's email, else username, else cpf_cnpj) and as an SVG QR code of that URI. A new setup replaces a pending one. The secret counts only once `POST /me/otp/confirm` has proven it. Takes no input: send no body or an empty JSON object.
+         */
+        post: operations["setupMyOtp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -987,7 +1111,7 @@ export interface paths {
         get?: never;
         /**
          * Set a user's password
-         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies, and the new password must differ from the stored one (rule `sameAsCurrent`). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
+         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies, and the new password must differ from the stored one (rule `sameAsCurrent`). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. A user cannot reset its own password here (403 FORBIDDEN): it uses `POST /me/password`, which asks for the current one. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
          */
         put: operations["resetUserPassword"];
         post?: never;
@@ -1106,10 +1230,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`).
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`).
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -1175,6 +1299,7 @@ export interface components {
              * @description Active sessions per user; a login beyond it revokes the oldest ones. Default 10.
              */
             maxConcurrentSessions: number;
+            mfa: components["schemas"]["Mfa"];
             passwordPolicy: components["schemas"]["PasswordPolicy"];
             rateLimits: components["schemas"]["RateLimits"];
             /**
@@ -1237,6 +1362,9 @@ export interface components {
             loginIdentifiers?: components["schemas"]["LoginIdentifierKind"][];
             /** Format: int32 */
             maxConcurrentSessions?: number;
+            mfa?: {
+                required?: boolean;
+            };
             passwordPolicy?: {
                 /** Format: int32 */
                 minLength?: number;
@@ -1466,12 +1594,12 @@ export interface components {
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS and INVALID_REFRESH_TOKEN 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS and SYSTEM_RESOURCE_PROTECTED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED and INVALID_OTP 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED and OTP_NOT_ENROLLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
-        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when a new password equals the current one). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). */
-        ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | Record<string, never>;
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when a new password equals the current one). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
+        ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
          * @description The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.
          * @example {
@@ -1604,6 +1732,13 @@ export interface components {
         };
         /** @enum {string} */
         LoginIdentifierKind: "email" | "username" | "cpf_cnpj";
+        LoginOtpRequest: {
+            code: components["schemas"]["OtpCode"];
+            mfaToken: components["schemas"]["MfaToken"];
+        };
+        LoginOtpSetupRequest: {
+            mfaToken: components["schemas"]["MfaToken"];
+        };
         /**
          * @example {
          *       "tenantCode": "acme",
@@ -1614,6 +1749,8 @@ export interface components {
         LoginRequest: {
             /** @description Email, username or CPF/CNPJ. The kind is decided by the form: contains `@` → email; only digits after stripping `.-/` and spaces → cpf_cnpj; otherwise username. A kind the tenant has not enabled never matches. */
             identifier: string;
+            /** @description A second-factor code (TOTP or recovery code) for users whose logins need one; ignored for the others. Without it such a login is answered 401 OTP_REQUIRED with an `mfaToken` for `POST /login/otp`. */
+            otp?: components["schemas"]["OtpCode"];
             password: components["schemas"]["Password"];
             tenantCode: components["schemas"]["TenantCodeReference"];
         };
@@ -1626,6 +1763,8 @@ export interface components {
              * @description Access-token lifetime in seconds (tenant `auth_config.accessTokenExpiresIn`, default 900).
              */
             expiresIn: number;
+            /** @description Only from `POST /login/otp` when it completed an enrollment: the new recovery codes, shown once. */
+            recoveryCodes?: components["schemas"]["RecoveryCodeList"];
             /** @description Opaque, single-use refresh token (at least 256 random bits, base64url). */
             refreshToken: string;
             user: {
@@ -1666,6 +1805,19 @@ export interface components {
         };
         /** @description An IPv4 or IPv6 client address. */
         MetricsIp: string;
+        /** @description Second factor. With `required`, every user of the tenant needs a TOTP code at login, and a user who has not enrolled enrolls at the next login; users cannot remove their factor. Default false: then only users whose `otpEnabled` is true need one. */
+        Mfa: {
+            required: boolean;
+        };
+        /** @description `details` of OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: the single-use token that `POST /login/otp` (and `POST /login/otp/setup`) take, and its lifetime in seconds. */
+        MfaChallenge: {
+            /** Format: int32 */
+            expiresIn: number;
+            /** @description Opaque (at least 256 random bits), bound to its tenant and user, single-use. */
+            mfaToken: string;
+        };
+        /** @description The `mfaToken` from the `details` of a login answered OTP_REQUIRED or OTP_ENROLLMENT_REQUIRED. Any other value is answered 401 INVALID_CREDENTIALS. */
+        MfaToken: string;
         /** @description A session of the calling user; `current` marks the one of the calling access token. */
         MySession: {
             createdAt: components["schemas"]["Timestamp"];
@@ -1697,6 +1849,47 @@ export interface components {
         Offset: number;
         /** @description An origin, `scheme://host[:port]` (a trailing `/` is accepted and dropped). */
         OriginInput: string;
+        /** @description A 6-digit TOTP code from the authenticator, or one of the recovery codes (compared case-insensitively, ignoring `-` and spaces). */
+        OtpCode: string;
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        OtpCodeRequest: {
+            code: components["schemas"]["OtpCode"];
+        };
+        OtpDisabled: {
+            /** @constant */
+            otpEnabled: false;
+        };
+        OtpEnabled: {
+            /** @constant */
+            otpEnabled: true;
+            recoveryCodes: components["schemas"]["RecoveryCodeList"];
+        };
+        OtpSetup: {
+            /** @description When the pending secret expires unless confirmed (10 minutes after the setup). */
+            expiresAt: components["schemas"]["Timestamp"];
+            /** @description `otpauth://totp/{issuer}:{account}?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`: the tenant's name as issuer, the user's email (else username, else cpf_cnpj) as account. */
+            otpauthUri: string;
+            /** @description An SVG document of a QR code of `otpauthUri`. */
+            qrCodeSvg: string;
+            /** @description The pending secret (160 bits) in base32, for typing into an authenticator by hand. */
+            secret: string;
+        };
+        OtpStatus: {
+            /** @description A confirmed authenticator exists. */
+            enrolled: boolean;
+            /** @description The user's flag; its logins need a second factor when this or `requiredByTenant` is true. */
+            otpEnabled: boolean;
+            /** @description A setup awaits confirmation and has not expired. */
+            pendingSetup: boolean;
+            /** Format: int32 */
+            recoveryCodesLeft: number;
+            /** @description The tenant requires a second factor of every user (`auth_config.mfa.required`). */
+            requiredByTenant: boolean;
+        };
         /**
          * Format: password
          * @description Password. Write-only, never returned. At most 1024 characters here; when a password is set the tenant's password policy is checked by the service (PASSWORD_POLICY_VIOLATION, failed rule names in `details`), and more than 72 UTF-8 bytes is always refused there (`maxBytes`); at login such a password never matches (INVALID_CREDENTIALS).
@@ -1801,6 +1994,11 @@ export interface components {
             loginPerMinute: number | null;
             /** Format: int32 */
             requestsPerMinute: number | null;
+        };
+        /** @description Ten single-use recovery codes (60 random bits each), shown once; only their hashes are kept. */
+        RecoveryCodeList: string[];
+        RecoveryCodes: {
+            recoveryCodes: components["schemas"]["RecoveryCodeList"];
         };
         RefreshRequest: {
             /** @description The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
@@ -3074,7 +3272,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body has the wrong shape, is malformed JSON or has unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description INVALID_CREDENTIALS: unknown identifier or wrong password (one response for both). */
+            /** @description INVALID_CREDENTIALS: unknown identifier or wrong password (one response for both). For a user whose logins need a second factor, once the password has passed: OTP_REQUIRED (no `otp` sent) or OTP_ENROLLMENT_REQUIRED (no authenticator enrolled yet), each with `details = { mfaToken, expiresIn }` for `POST /login/otp`; INVALID_OTP (a wrong or replayed `otp`). No session is opened then. */
             401: components["responses"]["Unauthorized"];
             /** @description USER_INACTIVE: the password is right but the user's status is not ACTIVE. */
             403: components["responses"]["Forbidden"];
@@ -3084,7 +3282,107 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise) is used up (no audit row is written), or the identifier is locked by account throttling (`auth_config.lockout`; a failed `LOGIN` row is written); `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyLoginOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginOtpRequest"];
+            };
+        };
+        responses: {
+            /** @description Logged in: a new access token and refresh token. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoginResponse"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape, is malformed JSON or has unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used (the `mfaToken` stays usable). INVALID_CREDENTIALS: the `mfaToken` is unknown, used, expired or spent its 5 wrong codes: log in again. */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_INACTIVE: the user's status is no longer ACTIVE. */
+            403: components["responses"]["Forbidden"];
+            /** @description OTP_NOT_ENROLLED: the `mfaToken` asks for an enrollment and no setup was made with it (`POST /login/otp/setup`), or it expired. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setupLoginOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginOtpSetupRequest"];
+            };
+        };
+        responses: {
+            /** @description The pending secret. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OtpSetup"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_CREDENTIALS: the `mfaToken` is unknown, used, expired, or was not issued for an enrollment: log in again. */
+            401: components["responses"]["Unauthorized"];
+            /** @description OTP_ALREADY_ENABLED: the user has enrolled an authenticator meanwhile. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3172,6 +3470,247 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
             404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMyOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The second-factor status. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OtpStatus"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableMyOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OtpCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The second factor was removed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OtpDisabled"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the tenant requires a second factor of every user (`auth_config.mfa.required`). */
+            403: components["responses"]["Forbidden"];
+            /** @description OTP_NOT_ENROLLED: the user has no confirmed second factor (or, for confirm, no pending setup, or it expired). */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmMyOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OtpCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Enrolled: the recovery codes, shown once. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OtpEnabled"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description OTP_NOT_ENROLLED: no pending setup, or it expired (start again with `POST /me/otp/setup`). */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renewMyRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OtpCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The new recovery codes. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RecoveryCodes"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description OTP_NOT_ENROLLED: the user has no confirmed second factor (or, for confirm, no pending setup, or it expired). */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setupMyOtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description The pending secret. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OtpSetup"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description OTP_ALREADY_ENABLED: the user already has a confirmed authenticator (remove it first). */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
@@ -5429,7 +5968,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or a user names itself (use `POST /me/password`). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];

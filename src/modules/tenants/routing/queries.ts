@@ -98,6 +98,9 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'user_permissions', key: ['user_id', 'permission_id'], permissionRef: true },
   { name: 'sessions', key: ['id'] },
   { name: 'refresh_tokens', key: ['id'] },
+  { name: 'user_otp', key: ['user_id'] },
+  { name: 'otp_recovery_codes', key: ['id'] },
+  { name: 'mfa_tokens', key: ['id'] },
   AUDIT_TABLE,
 ]
 

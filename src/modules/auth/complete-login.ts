@@ -1,0 +1,100 @@
+import type { AppContext } from '../../context.js'
+import { issueAccessToken } from '../../auth/access-token.js'
+import { loadGrants, type Grants } from '../../auth/grants.js'
+import { retryOnContention } from '../../db/contention.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import type { TenantInfo } from '../tenants/cache.js'
+import { openSession } from './sessions.js'
+
+type LoginUser = { id: string; email: string | null; username: string | null }
+
+/** The login response: a new access token carrying `grants`, beside the given refresh token. */
+export async function tokensFor(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  user: LoginUser,
+  grants: Grants,
+  sessionId: string,
+  refreshToken: string,
+) {
+  const { accessToken, expiresIn } = await issueAccessToken(
+    ctx.keystore,
+    {
+      userId: user.id,
+      tenantId: tenant.id,
+      tenantCode: tenant.code,
+      email: user.email,
+      username: user.username,
+      roles: grants.roles,
+      permissions: grants.permissions,
+      sessionId,
+    },
+    tenant.authConfig.accessTokenExpiresIn,
+    ctx.clock.now(),
+  )
+  return {
+    accessToken,
+    refreshToken,
+    expiresIn,
+    user: {
+      id: user.id,
+      email: user.email,
+      username: user.username,
+      tenantId: tenant.id,
+      tenantCode: tenant.code,
+    },
+  }
+}
+
+/**
+ * The end of every login whose factors all passed (POST /login, POST /login/otp): opens the session
+ * (within the tenant's session limit), records the login (and a rehashed password), writes the LOGIN
+ * success row, and issues the tokens. Null when the user stopped being ACTIVE meanwhile: nothing written.
+ */
+export async function completeLogin(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  user: LoginUser,
+  meta: RequestMeta,
+  opts: { newHash?: string | null; reason?: string } = {},
+) {
+  const db = ctx.dbs.forTenant(tenant.id)
+  const nowMs = ctx.clock.now()
+  const now = new Date(nowMs)
+  // The session ends at the earlier of its token's lifetime and the session's maximum lifetime.
+  const { refreshTokenExpiresIn, sessionMaxLifetimeSeconds } = tenant.authConfig
+  const expiresAt = new Date(nowMs + Math.min(refreshTokenExpiresIn, sessionMaxLifetimeSeconds) * 1000)
+  const opened = await retryOnContention(() =>
+    db.transaction().execute(async (trx) => {
+      const session = await openSession(trx, {
+        tenantId: tenant.id,
+        userId: user.id,
+        max: tenant.authConfig.maxConcurrentSessions,
+        now,
+        expiresAt,
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+      })
+      if (!session) return null
+      await trx
+        .updateTable('users')
+        .set(opts.newHash ? { last_login_at: now, password_hash: opts.newHash } : { last_login_at: now })
+        .where('tenant_id', '=', tenant.id)
+        .where('id', '=', user.id)
+        .execute()
+      await writeAudit(trx, {
+        tenantId: tenant.id,
+        action: 'LOGIN',
+        success: true,
+        userId: user.id,
+        metadata: opts.reason ? { reason: opts.reason } : undefined,
+        meta,
+      })
+      return session
+    }),
+  )
+  // Why: deactivated (or deleted) while its password was being checked; its sessions were just revoked.
+  if (!opened) return null
+  const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
+  return tokensFor(ctx, tenant, user, grants, opened.sessionId, opened.refreshToken)
+}

@@ -1,0 +1,151 @@
+import type { AppContext } from '../../context.js'
+import { AppError, type ErrorCode } from '../../errors.js'
+import { sha256Hex } from '../../lib/tokens.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { countLoginFailure } from '../account/lockout.js'
+import type { TenantInfo } from '../tenants/cache.js'
+import { findUserPassword } from '../users/queries.js'
+import { useCode } from '../otp/factor.js'
+import { confirmSetup, startSetup } from '../otp/service.js'
+import { consumeMfaToken, failMfaToken, findMfaToken, findUserOtp, insertMfaToken } from '../otp/queries.js'
+import { completeLogin } from './complete-login.js'
+import { newRefreshTokenFor, refreshTokenTenant } from './sessions.js'
+
+// The second step of a login that needs a second factor (openapi/paths/otp.yaml, docs/decisions.md D13).
+
+/** Seconds an mfaToken lives. */
+const MFA_TOKEN_SECONDS = 300
+
+/**
+ * At POST /login, once the password has passed, for a user whose logins need a second factor: with an
+ * `otp` of an enrolled user, uses it up (`totp` or `recovery`) or fails INVALID_OTP (a failed login for
+ * throttling); without one, or before enrollment, issues an mfaToken and fails OTP_REQUIRED or
+ * OTP_ENROLLMENT_REQUIRED with it in `details`. `failed` writes the LOGIN failure row.
+ */
+export async function secondFactorAtLogin(
+  ctx: AppContext,
+  s: {
+    tenant: TenantInfo
+    userId: string
+    otp: string | undefined
+    throttleKey: string
+    failed: (code: ErrorCode) => Promise<AppError>
+    countFailure: () => Promise<void>
+    meta: RequestMeta
+  },
+): Promise<'totp' | 'recovery'> {
+  const db = ctx.dbs.forTenant(s.tenant.id)
+  const enrolled = !!(await findUserOtp(db, s.tenant.id, s.userId))?.secret_enc
+  if (enrolled && s.otp !== undefined) {
+    const used = await useCode(ctx, db, s.tenant.id, s.userId, s.otp)
+    if (used) return used
+    await s.countFailure()
+    throw await s.failed('INVALID_OTP')
+  }
+  const nowMs = ctx.clock.now()
+  // Why the refresh token's form: the tenant id it carries finds the tenant's database before any lookup.
+  const mfaToken = newRefreshTokenFor(s.tenant.id)
+  await insertMfaToken(db, {
+    tenantId: s.tenant.id,
+    userId: s.userId,
+    hash: sha256Hex(mfaToken),
+    enrollment: !enrolled,
+    throttleKey: s.throttleKey,
+    now: new Date(nowMs),
+    expiresAt: new Date(nowMs + MFA_TOKEN_SECONDS * 1000),
+  })
+  const code = enrolled ? 'OTP_REQUIRED' : 'OTP_ENROLLMENT_REQUIRED'
+  await s.failed(code)
+  throw new AppError(code, undefined, { mfaToken, expiresIn: MFA_TOKEN_SECONDS })
+}
+
+/** The live mfaToken, its tenant and its user; INVALID_CREDENTIALS (one LOGIN failure row) for anything else. */
+async function resolveMfaToken(ctx: AppContext, mfaToken: string, meta: RequestMeta) {
+  const tenantId = refreshTokenTenant(mfaToken)
+  const tenant = tenantId ? await ctx.tenants.byId(tenantId) : null
+  if (!tenant) throw new AppError('INVALID_CREDENTIALS')
+  const db = ctx.dbs.forTenant(tenant.id)
+  const failed = async (code: ErrorCode, userId: string | null, reason: string) => {
+    await writeAudit(db, {
+      tenantId: tenant.id,
+      action: 'LOGIN',
+      success: false,
+      userId,
+      errorMessage: code,
+      metadata: { reason },
+      meta,
+    })
+    return new AppError(code)
+  }
+  if (tenant.status !== 'ACTIVE') throw await failed('INVALID_CREDENTIALS', null, 'tenant inactive')
+  const token = await findMfaToken(db, tenant.id, sha256Hex(mfaToken), new Date(ctx.clock.now()))
+  if (!token) throw await failed('INVALID_CREDENTIALS', null, 'unknown, used or expired mfaToken')
+  const user = await findUserPassword(db, tenant.id, token.user_id)
+  if (!user) throw await failed('INVALID_CREDENTIALS', null, 'user deleted')
+  if (user.status !== 'ACTIVE')
+    throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  return { tenant, db, token, user, failed }
+}
+
+/**
+ * POST /login/otp: the second step. A wrong code counts against the mfaToken (5 at most) and as a failed
+ * login of the identifier; a right one uses the token up, and only then is the session opened. After an
+ * enrollment (POST /login/otp/setup) the code confirms the new authenticator, and the answer adds the
+ * recovery codes. Of concurrent calls with one code and one token, one succeeds: the code's step is
+ * accepted once, and the token is deleted once.
+ */
+export async function verifyLoginOtp(
+  ctx: AppContext,
+  input: { mfaToken: string; code: string },
+  meta: RequestMeta,
+) {
+  const { tenant, db, token, user, failed } = await resolveMfaToken(ctx, input.mfaToken, meta)
+  const now = new Date(ctx.clock.now())
+  const wrongCode = async () => {
+    await failMfaToken(db, tenant.id, token.id)
+    await countLoginFailure(ctx, tenant, token.throttle_key, user.id, meta)
+    return failed('INVALID_OTP', user.id, 'wrong or used code')
+  }
+  let recoveryCodes: string[] | undefined
+  let factor: 'totp' | 'recovery' | null = 'totp'
+  if (token.enrollment) {
+    try {
+      recoveryCodes = await db.transaction().execute(async (trx) => {
+        if (!(await consumeMfaToken(trx, tenant.id, token.id, now))) throw new AppError('INVALID_CREDENTIALS')
+        const codes = await confirmSetup(ctx, trx, tenant.id, user.id, input.code)
+        await writeAudit(trx, {
+          tenantId: tenant.id,
+          action: 'OTP_ENABLED',
+          success: true,
+          userId: user.id,
+          meta,
+        })
+        return codes
+      })
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'INVALID_OTP') throw await wrongCode()
+      if (err instanceof AppError) throw await failed(err.code, user.id, err.message)
+      throw err
+    }
+  } else {
+    factor = await useCode(ctx, db, tenant.id, user.id, input.code)
+    if (!factor) throw await wrongCode()
+    if (!(await consumeMfaToken(db, tenant.id, token.id, now))) {
+      throw await failed('INVALID_CREDENTIALS', user.id, 'mfaToken used meanwhile')
+    }
+  }
+  const opened = await completeLogin(ctx, tenant, user, meta, {
+    reason: factor === 'recovery' ? 'recovery_code' : undefined,
+  })
+  if (!opened) throw await failed('USER_INACTIVE', user.id, 'user no longer active')
+  if (tenant.authConfig.lockout.enabled) await ctx.lockout.succeeded(tenant.id, token.throttle_key)
+  return recoveryCodes ? { ...opened, recoveryCodes } : opened
+}
+
+/** POST /login/otp/setup: the pending secret for the user of an enrollment mfaToken. */
+export async function setupLoginOtp(ctx: AppContext, input: { mfaToken: string }, meta: RequestMeta) {
+  const { tenant, token, user, failed } = await resolveMfaToken(ctx, input.mfaToken, meta)
+  if (!token.enrollment)
+    throw await failed('INVALID_CREDENTIALS', user.id, 'mfaToken not issued for an enrollment')
+  return startSetup(ctx, tenant.id, user.id)
+}
