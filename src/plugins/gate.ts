@@ -57,7 +57,7 @@ async function resolveCredential(
 /** The per-IP budget for this request: the default, or the tenant's raised one (auth_config.rateLimits). */
 async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Bucket, principal?: Principal) {
   let tenantId = principal?.tenantId
-  const body = req.body as { tenantCode?: unknown; refreshToken?: unknown } | undefined
+  const body = req.body as { tenantCode?: unknown; refreshToken?: unknown; mfaToken?: unknown } | undefined
   if (!tenantId && bucket === 'login') {
     const code = body?.tenantCode
     if (typeof code === 'string' && code.length <= 64) tenantId = (await app.ctx.tenants.byCode(code))?.id
@@ -65,6 +65,9 @@ async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Buck
   // Why: a refresh token names its tenant, so that tenant's raised budget applies to refreshes too.
   if (!tenantId && typeof body?.refreshToken === 'string')
     tenantId = app.ctx.refreshTokenTenant(body.refreshToken) ?? undefined
+  // An mfaToken has the refresh token's form: the second step of a login spends its tenant's budget.
+  if (!tenantId && typeof body?.mfaToken === 'string')
+    tenantId = app.ctx.refreshTokenTenant(body.mfaToken) ?? undefined
   if (!tenantId) return DEFAULT_BUDGET[bucket]
   const limits = (await app.ctx.tenants.byId(tenantId))?.authConfig.rateLimits
   const raised = bucket === 'login' ? limits?.loginPerMinute : limits?.requestsPerMinute

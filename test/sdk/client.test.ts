@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import {
+  SecondFactorRequired,
   TesseraError,
   createTesseraClient,
   decodeJwtPayload,
@@ -105,6 +106,120 @@ t.test('login: keeps the tokens, hands them to onTokens, sends no credential', a
   t.equal(sent[1]?.clientKey, null, 'and never a Client Key beside it')
   t.equal(client.claims()?.sub, 'u1', 'claims() decodes the access token')
 })
+
+const challenge = (code: 'OTP_REQUIRED' | 'OTP_ENROLLMENT_REQUIRED', mfaToken = 'mfa-1') =>
+  fail(401, code, { details: { mfaToken, expiresIn: 300 } })
+
+t.test('login: OTP_REQUIRED throws a SecondFactorRequired with the mfaToken, keeps no tokens', async (t) => {
+  const stored: (Tokens | null)[] = []
+  const { client } = scripted(() => challenge('OTP_REQUIRED'), { onTokens: (x) => void stored.push(x) })
+  const err = await client
+    .login({ tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' })
+    .catch((e: unknown) => e)
+  t.ok(err instanceof SecondFactorRequired)
+  t.ok(err instanceof TesseraError, 'still a TesseraError for code that catches those')
+  t.ok(isTesseraError(err, 'OTP_REQUIRED'))
+  const e = err as SecondFactorRequired
+  t.equal(e.name, 'TesseraError')
+  t.equal(e.status, 401)
+  t.equal(e.mfaToken, 'mfa-1')
+  t.equal(e.expiresIn, 300)
+  t.equal(e.enrollment, false)
+  t.same(e.details, { mfaToken: 'mfa-1', expiresIn: 300 })
+  t.equal(client.tokens, null)
+  t.same(stored, [], 'onTokens is not called')
+
+  const bare = scripted(() => fail(401, 'OTP_REQUIRED'))
+  const plain = await bare.client
+    .POST('/api/v1/login', {
+      body: { tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' },
+    })
+    .catch((x: unknown) => x)
+  t.ok(isTesseraError(plain, 'OTP_REQUIRED'))
+  t.notOk(
+    plain instanceof SecondFactorRequired,
+    'without an mfaToken in details it stays a plain TesseraError',
+  )
+})
+
+t.test(
+  'verifyLoginOtp: completeLogin sends { mfaToken, code } and keeps the tokens as login does',
+  async (t) => {
+    const stored: (Tokens | null)[] = []
+    const access = tokenExpiringAt(NOW + 600_000, 1)
+    const { client, sent } = scripted(
+      (req) => {
+        if (req.path === '/api/v1/login') return challenge('OTP_REQUIRED', 'mfa-7')
+        if (req.path === '/api/v1/login/otp') return json(200, loginData(access, 'r1'))
+        return me()
+      },
+      { clientKey: 'ck_not_sent', onTokens: (x) => void stored.push(x) },
+    )
+    let mfaToken = ''
+    try {
+      await client.login({ tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' })
+    } catch (err) {
+      if (!(err instanceof SecondFactorRequired)) throw err
+      mfaToken = err.mfaToken
+    }
+    const data = await client.completeLogin({ mfaToken, code: '123456' })
+    t.equal(data.accessToken, access)
+    t.same(client.tokens, { accessToken: access, refreshToken: 'r1' })
+    t.same(stored, [{ accessToken: access, refreshToken: 'r1' }], 'onTokens called once, after completeLogin')
+    t.same(sent[1], {
+      method: 'POST',
+      path: '/api/v1/login/otp',
+      authorization: null,
+      clientKey: null,
+      body: { mfaToken: 'mfa-7', code: '123456' },
+    })
+    await client.GET('/api/v1/me')
+    t.equal(sent[2]?.authorization, `Bearer ${access}`, 'later calls carry the access token')
+  },
+)
+
+t.test('verifyLoginOtp: a wrong code throws INVALID_OTP and opens no session', async (t) => {
+  const stored: (Tokens | null)[] = []
+  const { client } = scripted(() => fail(401, 'INVALID_OTP'), { onTokens: (x) => void stored.push(x) })
+  await t.rejects(client.completeLogin({ mfaToken: 'mfa-1', code: '000000' }), {
+    name: 'TesseraError',
+    code: 'INVALID_OTP',
+  })
+  t.equal(client.tokens, null)
+  t.same(stored, [])
+})
+
+t.test(
+  'setupLoginOtp: OTP_ENROLLMENT_REQUIRED, setupSecondFactor, then completeLogin with recoveryCodes',
+  async (t) => {
+    const access = tokenExpiringAt(NOW + 600_000, 1)
+    const setup = {
+      secret: 'A'.repeat(32),
+      otpauthUri: 'otpauth://totp/Acme:a%40b.test?secret=AAAA',
+      qrCodeSvg: '<svg/>',
+      expiresAt: '2030-01-01T00:10:00.000Z',
+    }
+    const recoveryCodes = Array.from({ length: 10 }, (_, i) => `aaaa-bbbb-ccc${i}`)
+    const { client, sent } = scripted((req) => {
+      if (req.path === '/api/v1/login') return challenge('OTP_ENROLLMENT_REQUIRED', 'mfa-e')
+      if (req.path === '/api/v1/login/otp/setup') return json(200, { success: true, data: setup })
+      const body = loginData(access, 'r1')
+      return json(200, { ...body, data: { ...body.data, recoveryCodes } })
+    })
+    const err = await client
+      .login({ tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' })
+      .catch((e: unknown) => e)
+    if (!(err instanceof SecondFactorRequired)) throw new Error('a SecondFactorRequired was expected')
+    t.equal(err.code, 'OTP_ENROLLMENT_REQUIRED')
+    t.equal(err.enrollment, true)
+    t.same(await client.setupSecondFactor(err.mfaToken), setup)
+    t.same(sent[1]?.body, { mfaToken: 'mfa-e' })
+    t.equal(client.tokens, null, 'the setup opens no session')
+    const data = await client.completeLogin({ mfaToken: err.mfaToken, code: '654321' })
+    t.same(data.recoveryCodes, recoveryCodes)
+    t.same(client.tokens, { accessToken: access, refreshToken: 'r1' })
+  },
+)
 
 t.test('refresh: 20 concurrent calls with an expired token share one refresh', async (t) => {
   const stale = tokenExpiringAt(NOW - 1000, 1)

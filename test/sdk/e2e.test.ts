@@ -1,6 +1,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import {
+  SecondFactorRequired,
   TesseraError,
   createTesseraClient,
   type TesseraClientOptions,
@@ -8,6 +9,7 @@ import {
 } from '../../clients/typescript/src/index.js'
 import { backends, createTestDatabaseUrl, defaultBackend, type Backend } from '../helpers/db.js'
 import { startService, waitReady, type ServiceProcess } from '../helpers/service-process.js'
+import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // The SDK (@tessera/client) end to end: the service started as a separate process, as `npm start` runs
 // it, called over real HTTP. Once per back-end: PGlite, and PostgreSQL when TEST_DATABASE_URL is set
@@ -50,6 +52,13 @@ async function rejection(promise: Promise<unknown>): Promise<TesseraError> {
     throw err
   }
   throw new Error('the call succeeded; a TesseraError was expected')
+}
+
+/** The SecondFactorRequired a login stopped at the second factor throws. */
+async function secondFactor(promise: Promise<unknown>): Promise<SecondFactorRequired> {
+  const err = await rejection(promise)
+  if (err instanceof SecondFactorRequired) return err
+  throw err
 }
 
 async function stop(service: ServiceProcess): Promise<void> {
@@ -233,6 +242,99 @@ for (const backend of chosen) {
       t.equal(err.code, 'VALIDATION_ERROR')
       t.ok(Array.isArray(err.details) && err.details.length > 0, 'details lists the problems')
     })
+
+    // The second factor. Each client has an address of its own (X-Forwarded-For, believed from loopback):
+    // /login, /login/otp, /login/otp/setup and /me/otp/confirm share the per-IP login budget of 5 a minute.
+    const OTP_USER = { email: 'otp@sdk.test', password: 'Sdk-otp-passphrase-2' }
+    const ENROLL_USER = { email: 'enroll@sdk.test', password: 'Sdk-otp-passphrase-3' }
+    const otpLogin = (user: { email: string; password: string }) => ({
+      tenantCode: code,
+      identifier: user.email,
+      password: user.password,
+    })
+    const at = (ip: string, options: Partial<TesseraClientOptions> = {}) =>
+      client({ headers: { 'x-forwarded-for': ip }, ...options })
+    let otpKey: Buffer = Buffer.alloc(0)
+    let enrollUserId = ''
+
+    await t.test('confirmMyOtp: a user enrolls an authenticator through the typed calls', async (t) => {
+      const admin = at('203.0.113.80')
+      await admin.login(otpLogin(ADMIN))
+      await admin.POST('/api/v1/register', { body: OTP_USER })
+      enrollUserId = (await admin.POST('/api/v1/register', { body: ENROLL_USER })).id
+      await admin.logout()
+
+      const user = at('203.0.113.81')
+      await user.login(otpLogin(OTP_USER))
+      const setup = await user.POST('/api/v1/me/otp/setup')
+      t.match(setup.otpauthUri, /^otpauth:\/\/totp\//)
+      otpKey = secretOfUri(setup.otpauthUri)
+      // Why the previous step: a step is accepted once per user, and the login below uses the current
+      // one (the service accepts one step either side of its clock).
+      const confirmed = await user.POST('/api/v1/me/otp/confirm', {
+        body: { code: totpAt(otpKey, Date.now(), -1) },
+      })
+      t.equal(confirmed.otpEnabled, true)
+      t.equal(confirmed.recoveryCodes.length, 10)
+      await user.logout()
+    })
+
+    await t.test(
+      'verifyLoginOtp: login() throws SecondFactorRequired, completeLogin() with a TOTP code opens the session',
+      async (t) => {
+        const saved: (Tokens | null)[] = []
+        const user = at('203.0.113.84', { onTokens: (tokens) => void saved.push(tokens) })
+        const err = await secondFactor(user.login(otpLogin(OTP_USER)))
+        t.equal(err.status, 401)
+        t.equal(err.code, 'OTP_REQUIRED')
+        t.equal(err.enrollment, false)
+        t.equal(err.expiresIn, 300)
+        t.match(err.mfaToken, /^[A-Za-z0-9_-]{43,}$/)
+        t.equal(user.tokens, null, 'no session before the second factor')
+        t.same(saved, [])
+
+        const data = await user.completeLogin({ mfaToken: err.mfaToken, code: totpAt(otpKey, Date.now()) })
+        t.equal(data.user.email, OTP_USER.email)
+        t.equal(data.recoveryCodes, undefined, 'recovery codes come only with an enrollment')
+        t.same(user.tokens, { accessToken: data.accessToken, refreshToken: data.refreshToken })
+        t.same(saved, [user.tokens], 'onTokens got the pair, as after login')
+        const me = await user.GET('/api/v1/me')
+        t.equal(me.email, OTP_USER.email)
+        t.equal(me.otpEnabled, true)
+
+        const replay = await rejection(user.completeLogin({ mfaToken: err.mfaToken, code: '000000' }))
+        t.equal(replay.code, 'INVALID_CREDENTIALS', 'the mfaToken is single-use')
+      },
+    )
+
+    await t.test(
+      'setupLoginOtp: an enrollment required by an administrator is made during login',
+      async (t) => {
+        const admin = at('203.0.113.82')
+        await admin.login(otpLogin(ADMIN))
+        await admin.PATCH('/api/v1/users/{userId}', {
+          params: { path: { userId: enrollUserId } },
+          body: { otpEnabled: true },
+        })
+        await admin.logout()
+
+        const user = at('203.0.113.83')
+        const err = await secondFactor(user.login(otpLogin(ENROLL_USER)))
+        t.equal(err.code, 'OTP_ENROLLMENT_REQUIRED')
+        t.equal(err.enrollment, true)
+        const setup = await user.setupSecondFactor(err.mfaToken)
+        t.match(setup.otpauthUri, /^otpauth:\/\/totp\//)
+        t.equal(user.tokens, null, 'the setup opens no session')
+        const data = await user.completeLogin({
+          mfaToken: err.mfaToken,
+          code: totpAt(secretOfUri(setup.otpauthUri), Date.now()),
+        })
+        t.equal(data.recoveryCodes?.length, 10, 'the recovery codes, shown once')
+        const me = await user.GET('/api/v1/me')
+        t.equal(me.id, enrollUserId)
+        t.equal(me.otpEnabled, true)
+      },
+    )
 
     await t.test(
       'login: 429 RATE_LIMIT_EXCEEDED after 5 attempts a minute, not retried past the cap',

@@ -49,6 +49,7 @@ const tsconfig = (file: string) =>
 
 // The README's snippets, as a consumer writes them.
 const CONSUMER = `import {
+  SecondFactorRequired,
   TesseraError,
   createTesseraClient,
   isTesseraError,
@@ -60,6 +61,9 @@ const CONSUMER = `import {
 
 declare const password: string
 declare const clientKey: string
+declare function showQrCode(svg: string, secret: string): void
+declare function askForCode(): Promise<string>
+declare function showOnce(codes: string[]): void
 
 export async function quickStart(): Promise<void> {
   const tessera = createTesseraClient({ baseUrl: 'http://127.0.0.1:3000' })
@@ -93,6 +97,21 @@ export async function backEnd(): Promise<string> {
   return created.id
 }
 
+export async function secondFactor(tessera = createTesseraClient({ baseUrl: 'http://127.0.0.1:3000' })): Promise<string> {
+  try {
+    await tessera.login({ tenantCode: 'acme', identifier: 'ana@acme.test', password })
+  } catch (err) {
+    if (!(err instanceof SecondFactorRequired)) throw err
+    if (err.enrollment) {
+      const { qrCodeSvg, secret } = await tessera.setupSecondFactor(err.mfaToken)
+      showQrCode(qrCodeSvg, secret)
+    }
+    const { recoveryCodes } = await tessera.completeLogin({ mfaToken: err.mfaToken, code: await askForCode() })
+    if (recoveryCodes) showOnce(recoveryCodes)
+  }
+  return (await tessera.GET('/api/v1/me')).email ?? ''
+}
+
 export async function errors(tessera = createTesseraClient({ baseUrl: 'http://127.0.0.1:3000' })): Promise<string> {
   try {
     await tessera.login({ tenantCode: 'acme', identifier: 'ana@acme.test', password: 'wrong' })
@@ -124,6 +143,7 @@ export async function mistakes(): Promise<void> {
   await tessera.GET('/api/v1/auth-logs', { params: { query: { acton: 'LOGIN' } } }) // error: misspelt query parameter
   const me = await tessera.GET('/api/v1/me')
   console.log(me.emial) // error: misspelt response property
+  await tessera.completeLogin({ mfaToken: 'mfa' }) // error: the second-factor code is missing
   const code: ErrorCode = 'NOT_A_CODE' // error: not an error code of the document
   console.log(code)
 }

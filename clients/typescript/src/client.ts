@@ -11,8 +11,15 @@ type Media = `${string}/${string}`
 
 /** The body of `POST /api/v1/login`. */
 export type LoginRequest = paths['/api/v1/login']['post']['requestBody']['content']['application/json']
-/** The `data` of a successful login or refresh. */
+/**
+ * The `data` of a successful login or refresh; `recoveryCodes` only from a `completeLogin` that finished
+ * an enrollment.
+ */
 export type LoginResponse = Schemas['LoginResponse']
+/** The body of `POST /api/v1/login/otp`: the `mfaToken` of a SecondFactorRequired and a code. */
+export type CompleteLoginRequest = Schemas['LoginOtpRequest']
+/** The `data` of `POST /api/v1/login/otp/setup`: the pending authenticator secret. */
+export type SecondFactorSetup = Schemas['OtpSetup']
 /** The `data` of `POST /api/v1/logout`. */
 export type LogoutResponse = Schemas['LogoutResponse']
 /** The pair a session keeps, and what `onTokens` hands over for storage. */
@@ -193,11 +200,30 @@ export class TesseraClient {
     this.#generation++
   }
 
-  /** Logs in and keeps the tokens (and hands them to `onTokens`). */
+  /**
+   * Logs in and keeps the tokens (and hands them to `onTokens`). For a user whose logins need a second
+   * factor (and no `otp` in the body) it throws a SecondFactorRequired carrying the `mfaToken` for
+   * `completeLogin`.
+   */
   async login(body: LoginRequest): Promise<LoginResponse> {
-    const data = await this.POST('/api/v1/login', { body })
-    await this.#store({ accessToken: data.accessToken, refreshToken: data.refreshToken })
-    return data
+    return this.#open(await this.POST('/api/v1/login', { body }))
+  }
+
+  /**
+   * Completes a login stopped at the second factor (`POST /api/v1/login/otp`) with its `mfaToken` and a
+   * TOTP or recovery code; keeps the tokens as `login` does. After `setupSecondFactor` the code confirms
+   * the new authenticator and the data carries the `recoveryCodes`, shown once.
+   */
+  async completeLogin(body: CompleteLoginRequest): Promise<LoginResponse> {
+    return this.#open(await this.POST('/api/v1/login/otp', { body }))
+  }
+
+  /**
+   * For a SecondFactorRequired whose `enrollment` is true (`POST /api/v1/login/otp/setup`): a pending
+   * authenticator secret (`otpauthUri`, `qrCodeSvg`) to show the user; then `completeLogin` with a code of it.
+   */
+  async setupSecondFactor(mfaToken: string): Promise<SecondFactorSetup> {
+    return this.POST('/api/v1/login/otp/setup', { body: { mfaToken } })
   }
 
   /**
@@ -224,6 +250,11 @@ export class TesseraClient {
     } finally {
       if (this.#tokens !== null) await this.#store(null)
     }
+  }
+
+  async #open(data: LoginResponse): Promise<LoginResponse> {
+    await this.#store({ accessToken: data.accessToken, refreshToken: data.refreshToken })
+    return data
   }
 
   async #store(tokens: Tokens | null): Promise<void> {

@@ -11,6 +11,12 @@ export type FailureEnvelope = Extract<Schemas[keyof Schemas], { success: false }
 /** What a failure's `details` may hold, for any failure envelope of the document. */
 export type ErrorDetails = NonNullable<FailureEnvelope['details']>
 
+/** `details` of OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: what `completeLogin` needs, and its lifetime in seconds. */
+export type MfaChallenge = Schemas['MfaChallenge']
+
+/** The codes of a login stopped at the second factor. */
+export type SecondFactorCode = Extract<ErrorCode, 'OTP_REQUIRED' | 'OTP_ENROLLMENT_REQUIRED'>
+
 /** The error every failed call of the client throws. */
 export class TesseraError extends Error {
   override readonly name = 'TesseraError'
@@ -48,7 +54,7 @@ export class TesseraError extends Error {
   static fromResponse(response: Response, body: unknown): TesseraError {
     const envelope = isFailureEnvelope(body) ? body : null
     const seconds = Number(response.headers.get('retry-after'))
-    return new TesseraError({
+    const init = {
       status: response.status,
       code: envelope?.code ?? codeForStatus(response.status),
       message:
@@ -57,7 +63,40 @@ export class TesseraError extends Error {
       details: envelope?.details,
       requestId: response.headers.get('x-request-id'),
       retryAfterSeconds: response.headers.has('retry-after') && Number.isFinite(seconds) ? seconds : null,
-    })
+    }
+    const { code, details } = init
+    if ((code === 'OTP_REQUIRED' || code === 'OTP_ENROLLMENT_REQUIRED') && isMfaChallenge(details)) {
+      return new SecondFactorRequired({ ...init, code, details })
+    }
+    return new TesseraError(init)
+  }
+}
+
+/**
+ * A login stopped at the second factor (401 OTP_REQUIRED, or OTP_ENROLLMENT_REQUIRED for a user who has
+ * not enrolled an authenticator yet): the password was right, no session was opened. Pass `mfaToken` and
+ * a code to `completeLogin` (after `setupSecondFactor` when `enrollment` is true). It is a TesseraError
+ * like any other (same `name`, `status`, `code`, `details`), so code that catches TesseraError still works.
+ */
+export class SecondFactorRequired extends TesseraError {
+  // Why `declare`: narrows the inherited fields' types without redefining them (a class field would
+  // reset them after super() under ES2022 class fields).
+  declare readonly code: SecondFactorCode
+  declare readonly details: MfaChallenge
+  /** The single-use token `completeLogin` and `setupSecondFactor` take (valid for `expiresIn` seconds, 5 wrong codes). */
+  readonly mfaToken: string
+  /** Seconds the `mfaToken` stays valid (300). */
+  readonly expiresIn: number
+  /** True for OTP_ENROLLMENT_REQUIRED: enroll with `setupSecondFactor(mfaToken)` first. */
+  readonly enrollment: boolean
+
+  constructor(
+    init: ConstructorParameters<typeof TesseraError>[0] & { code: SecondFactorCode; details: MfaChallenge },
+  ) {
+    super(init)
+    this.mfaToken = init.details.mfaToken
+    this.expiresIn = init.details.expiresIn
+    this.enrollment = init.code === 'OTP_ENROLLMENT_REQUIRED'
   }
 }
 
@@ -70,6 +109,12 @@ function isFailureEnvelope(body: unknown): body is FailureEnvelope {
   if (typeof body !== 'object' || body === null) return false
   const b = body as { success?: unknown; code?: unknown; error?: unknown }
   return b.success === false && typeof b.code === 'string' && typeof b.error === 'string'
+}
+
+function isMfaChallenge(details: ErrorDetails | undefined): details is MfaChallenge {
+  if (typeof details !== 'object' || details === null || Array.isArray(details)) return false
+  const d = details as { mfaToken?: unknown; expiresIn?: unknown }
+  return typeof d.mfaToken === 'string' && typeof d.expiresIn === 'number'
 }
 
 function codeForStatus(status: number): ErrorCode {

@@ -2,21 +2,26 @@ export {
   TesseraClient,
   createTesseraClient,
   type CallInit,
+  type CompleteLoginRequest,
   type DataMethod,
   type LoginRequest,
   type LoginResponse,
   type LogoutResponse,
   type RetryOptions,
+  type SecondFactorSetup,
   type SuccessData,
   type TesseraClientOptions,
   type Tokens,
 } from './client.js'
 export {
+  SecondFactorRequired,
   TesseraError,
   isTesseraError,
   type ErrorCode,
   type ErrorDetails,
   type FailureEnvelope,
+  type MfaChallenge,
+  type SecondFactorCode,
 } from './errors.js'
 export { decodeJwtPayload, type TokenClaims } from './jwt.js'
 export { operations, type OperationAuth, type OperationId } from './generated/operations.js'

@@ -2,12 +2,19 @@ import type { AppContext } from '../../context.js'
 import { AppError, type ErrorCode } from '../../errors.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { countLoginFailure } from '../account/lockout.js'
+import { countLoginFailure, lockedError } from '../account/lockout.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserPassword } from '../users/queries.js'
 import { useCode } from '../otp/factor.js'
 import { confirmSetup, startSetup } from '../otp/service.js'
-import { consumeMfaToken, failMfaToken, findMfaToken, findUserOtp, insertMfaToken } from '../otp/queries.js'
+import {
+  consumeMfaToken,
+  failMfaToken,
+  findMfaToken,
+  findUserOtp,
+  insertMfaToken,
+  lockMfaToken,
+} from '../otp/queries.js'
 import { completeLogin } from './complete-login.js'
 import { newRefreshTokenFor, refreshTokenTenant } from './sessions.js'
 
@@ -59,7 +66,10 @@ export async function secondFactorAtLogin(
   throw new AppError(code, undefined, { mfaToken, expiresIn: MFA_TOKEN_SECONDS })
 }
 
-/** The live mfaToken, its tenant and its user; INVALID_CREDENTIALS (one LOGIN failure row) for anything else. */
+/**
+ * The live mfaToken, its tenant and its user; INVALID_CREDENTIALS (one LOGIN failure row) for anything
+ * else, and 429 while the login's identifier is locked by account throttling.
+ */
 async function resolveMfaToken(ctx: AppContext, mfaToken: string, meta: RequestMeta) {
   const tenantId = refreshTokenTenant(mfaToken)
   const tenant = tenantId ? await ctx.tenants.byId(tenantId) : null
@@ -84,6 +94,15 @@ async function resolveMfaToken(ctx: AppContext, mfaToken: string, meta: RequestM
   if (!user) throw await failed('INVALID_CREDENTIALS', null, 'user deleted')
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  // Why: without it, one who knows the password could gather mfaTokens (a stopped login counts as no
+  // failure) and guess codes past the identifier's lock.
+  if (tenant.authConfig.lockout.enabled) {
+    const { lockedSeconds } = await ctx.lockout.check(tenant.id, token.throttle_key, ctx.clock.now())
+    if (lockedSeconds > 0) {
+      await failed('INVALID_CREDENTIALS', user.id, 'identifier locked')
+      throw lockedError(lockedSeconds)
+    }
+  }
   return { tenant, db, token, user, failed }
 }
 
@@ -101,8 +120,8 @@ export async function verifyLoginOtp(
 ) {
   const { tenant, db, token, user, failed } = await resolveMfaToken(ctx, input.mfaToken, meta)
   const now = new Date(ctx.clock.now())
-  const wrongCode = async () => {
-    await failMfaToken(db, tenant.id, token.id)
+  const wrongCode = async (count = true) => {
+    if (count) await failMfaToken(db, tenant.id, token.id)
     await countLoginFailure(ctx, tenant, token.throttle_key, user.id, meta)
     return failed('INVALID_OTP', user.id, 'wrong or used code')
   }
@@ -128,11 +147,21 @@ export async function verifyLoginOtp(
       throw err
     }
   } else {
-    factor = await useCode(ctx, db, tenant.id, user.id, input.code)
-    if (!factor) throw await wrongCode()
-    if (!(await consumeMfaToken(db, tenant.id, token.id, now))) {
-      throw await failed('INVALID_CREDENTIALS', user.id, 'mfaToken used meanwhile')
-    }
+    // Why the token row locked first: concurrent second steps with one token run one after another, so
+    // the one whose code passes always finds its token, and the others find it gone.
+    const outcome = await db.transaction().execute(async (trx) => {
+      if (!(await lockMfaToken(trx, tenant.id, token.id, now))) return 'spent' as const
+      const used = await useCode(ctx, trx, tenant.id, user.id, input.code)
+      if (!used) {
+        await failMfaToken(trx, tenant.id, token.id)
+        return 'wrong' as const
+      }
+      await consumeMfaToken(trx, tenant.id, token.id, now)
+      return used
+    })
+    if (outcome === 'spent') throw await failed('INVALID_CREDENTIALS', user.id, 'mfaToken used meanwhile')
+    if (outcome === 'wrong') throw await wrongCode(false)
+    factor = outcome
   }
   const opened = await completeLogin(ctx, tenant, user, meta, {
     reason: factor === 'recovery' ? 'recovery_code' : undefined,

@@ -41,5 +41,6 @@ export async function useCode(
     const step = matchingStep(openSecret(ctx, userId, row.secret_enc), digits, ctx.clock.now())
     return step !== null && (await acceptStep(db, tenantId, userId, step)) ? 'totp' : null
   }
-  return (await useRecoveryCode(db, tenantId, userId, recoveryCodeHash(code))) ? 'recovery' : null
+  const now = new Date(ctx.clock.now())
+  return (await useRecoveryCode(db, tenantId, userId, recoveryCodeHash(code), now)) ? 'recovery' : null
 }

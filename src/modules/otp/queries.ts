@@ -101,10 +101,16 @@ export async function replaceRecoveryCodes(
 }
 
 /** Uses one recovery code, atomically: true for exactly one caller per code. */
-export async function useRecoveryCode(db: Kysely<Database>, tenantId: string, userId: string, hash: string) {
+export async function useRecoveryCode(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  hash: string,
+  now: Date,
+) {
   const row = await db
     .updateTable('otp_recovery_codes')
-    .set({ used_at: new Date() })
+    .set({ used_at: now })
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
     .where('code_hash', '=', hash)
@@ -193,6 +199,19 @@ export function findMfaToken(db: Kysely<Database>, tenantId: string, hash: strin
     .where('token_hash', '=', hash)
     .where('expires_at', '>', now)
     .where('failures', '<', 5)
+    .executeTakeFirst()
+}
+
+/** Locks a live mfaToken row (FOR UPDATE), so concurrent second steps with it run one after another. */
+export function lockMfaToken(trx: Transaction<Database>, tenantId: string, id: string, now: Date) {
+  return trx
+    .selectFrom('mfa_tokens')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('expires_at', '>', now)
+    .where('failures', '<', 5)
+    .forUpdate()
     .executeTakeFirst()
 }
 

@@ -103,6 +103,11 @@ export async function updateUser(
 ) {
   const changes = changesOf(input)
   const tenantId = actor.tenantId
+  // Why: a stolen access token alone must not remove its own user's second factor; DELETE /me/otp asks
+  // for a code.
+  if (changes.otp_enabled === false && actor.kind === 'user' && actor.userId === userId) {
+    fail('FORBIDDEN', 'Remove your own second factor with DELETE /me/otp')
+  }
   try {
     return await retryOnContention(() =>
       tdb(ctx, actor)

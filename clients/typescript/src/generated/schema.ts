@@ -1096,7 +1096,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh: setting such a status also revokes every session of the user at once (access tokens already issued stay valid until `exp`). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
+         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. `otpEnabled: true` makes the user's logins need a second factor (one who has not enrolled enrolls at the next login); `otpEnabled: false` removes its authenticator and recovery codes (the lost-device reset; one `OTP_DISABLED` audit row). Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh: setting such a status also revokes every session of the user at once (access tokens already issued stay valid until `exp`). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -3333,7 +3333,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up (no audit row is written), or the login's identifier is locked by account throttling (`auth_config.lockout`); `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3382,7 +3382,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up (no audit row is written), or the login's identifier is locked by account throttling (`auth_config.lockout`); `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -5912,7 +5912,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or a user sets its own `otpEnabled` to false (it uses `DELETE /me/otp`, which asks for a code). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
