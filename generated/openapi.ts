@@ -2398,6 +2398,11 @@ export interface components {
              * @description Issued at (seconds since the epoch).
              */
             iat: number;
+            /**
+             * Format: uri
+             * @description Only on tokens of EdDSA and ES256 tenants: the issuer, `{PUBLIC_URL}/t/{tenantCode}`.
+             */
+            iss?: string;
             /** @description Token id. */
             jti: components["schemas"]["Uuid"];
             /** @description Effective permissions at issuance, de-duplicated. */
