@@ -10,7 +10,8 @@ import type { PageParams } from '../../db/paginate.js'
 import { revokeTenantSessions } from '../auth/sessions.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
-import { switchSigningAlgorithm } from './signing-keys.js'
+import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
+import type { AsymmetricAlgorithm } from '../../auth/asymmetric.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
 import {
@@ -120,7 +121,9 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
     if (config.signingAlgorithm !== 'HS256') {
       await ctx.dbs.main
         .transaction()
-        .execute((trx) => switchSigningAlgorithm(ctx, trx, tenant.id, 'HS256', config.signingAlgorithm))
+        .execute((trx) =>
+          installFirstKeyPair(ctx, trx, tenant.id, config.signingAlgorithm as AsymmetricAlgorithm),
+        )
     }
     ctx.tenants.invalidate(tenant.id)
     const dto = toTenantDto({ ...tenant, db_host: null, db_name: null })

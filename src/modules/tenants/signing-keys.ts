@@ -125,6 +125,16 @@ export async function switchSigningAlgorithm(
   )
 }
 
+/** The first key pair of a tenant created asymmetric: no former key to honour. */
+export function installFirstKeyPair(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  tenantId: string,
+  alg: AsymmetricAlgorithm,
+): Promise<void> {
+  return installKeyPair(ctx, trx, tenantId, alg, null)
+}
+
 /** GET /tenants/me/signing-keys: the current key and the one it replaced while that one verifies. */
 export async function getSigningKeys(ctx: AppContext, tenantId: string) {
   return ctx.keystore.state(tenantId)

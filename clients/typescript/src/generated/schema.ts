@@ -1216,7 +1216,7 @@ export interface paths {
         put?: never;
         /**
          * Validate the access token
-         * @description Verifies the bearer access token (HS256 only; signed with its tenant's current secret, or the previous one within its 7-day overlap) and returns its claims and remaining lifetime. Takes no input: send no body or an empty JSON object.
+         * @description Verifies the bearer access token (with the algorithm of the key its `kid` names within its tenant: HS256, or EdDSA/ES256 for tenants that sign with a key pair; the current key, or the previous one within its 7-day overlap) and returns its claims (with `iss` for EdDSA/ES256 tokens) and remaining lifetime. Takes no input: send no body or an empty JSON object.
          */
         post: operations["validateToken"];
         delete?: never;
