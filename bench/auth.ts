@@ -7,7 +7,8 @@
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
- * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, meUnderLogin).
+ * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, validateEdDSA,
+ * validateES256, signing, meUnderLogin).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -22,6 +23,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { provisionTenant } from '../src/modules/tenants/provision.js'
 import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/hashing.js'
 import { seedOtpUsers, twoStepRequests } from './otp-login.js'
+import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 // BENCH_ONLY=refresh,me runs just those service workloads (and no machine limits): for iterating.
@@ -32,7 +34,8 @@ const PORT = 3917
 const BASE = `http://127.0.0.1:${PORT}`
 const PASSWORD = 'bench-password-9'
 const SECRETS_KEY = 'bench-secrets-key-0123456789abcdef0123'
-type Workload = 'login' | 'loginOtp' | 'refresh' | 'me' | 'validate' | 'meUnderLogin'
+type Workload =
+  'login' | 'loginOtp' | 'refresh' | 'me' | 'validate' | 'validateEdDSA' | 'validateES256' | 'meUnderLogin'
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
 const dbName = `tessera_bench_${randomUUID().slice(0, 8)}`
 const dbUrl = new URL(server.toString())
@@ -241,6 +244,10 @@ async function main(): Promise<void> {
     const firstUser = users[0]
     if (!firstUser) throw new Error('no bench user was created')
     const otpUsers = wanted('loginOtp') ? await seedOtpUsers(opened.db, tenant.id, hash, SECRETS_KEY) : []
+    const asymmetric = {
+      EdDSA: await seedAsymmetricTenant(opened.db, 'EdDSA', hash, SECRETS_KEY),
+      ES256: await seedAsymmetricTenant(opened.db, 'ES256', hash, SECRETS_KEY),
+    }
 
     // The machine's limits first, with the server not yet running.
     const bcryptRate = wanted('limits') ? await rawBcryptComparesPerSecond(SECONDS * 1000) : NaN
@@ -334,6 +341,21 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${token}` },
       })
 
+    for (const alg of ['EdDSA', 'ES256'] as const) {
+      if (!wanted(`validate${alg}`)) continue
+      const who = asymmetric[alg]
+      const res = await fetch(`${BASE}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tenantCode: who.code, identifier: who.email, password: PASSWORD }),
+      })
+      const asymToken = ((await res.json()) as { data: { accessToken: string } }).data.accessToken
+      rows[`validate${alg}`] = await run(`POST /validate (${alg})`, {
+        url: `${BASE}/api/v1/validate`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${asymToken}` },
+      })
+    }
     // GET /me while logins saturate the hash pool: reads must not queue behind bcrypt.
     if (wanted('meUnderLogin'))
       [, rows.meUnderLogin] = await Promise.all([
@@ -355,6 +377,7 @@ async function main(): Promise<void> {
       ])
     clearInterval(sampler)
     report(bcryptRate, bareRow, rows, peakRss)
+    if (wanted('signing')) await signingCosts()
   } finally {
     if (child) {
       child.kill('SIGTERM')

@@ -21,6 +21,8 @@ export interface Config {
   readonly bootstrapAdminPassword: string | undefined
   readonly metricsToken: string | undefined
   readonly shutdownTimeoutMs: number
+  /** The service's external base URL (no trailing slash): the issuer base of asymmetric tenants. */
+  readonly publicUrl: string
 }
 
 type Env = Record<string, string | undefined>
@@ -92,10 +94,19 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^https?:\/\/[^/\s]+$/.test(o)) problems.push(`CORS_ORIGINS entry is not an origin: ${o}`)
   }
 
+  const port = int('PORT', 3000, 0, 65535)
+  const host = str('HOST') ?? '127.0.0.1'
+  const publicUrl = (
+    str('PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '')
+  if (!publicUrlAcceptable(publicUrl)) {
+    problems.push('PUBLIC_URL must be an http(s) URL without query, fragment or credentials')
+  }
+
   const config: Config = {
     nodeEnv,
-    port: int('PORT', 3000, 0, 65535),
-    host: str('HOST') ?? '127.0.0.1',
+    port,
+    host,
     logLevel,
     databaseUrl,
     dataDir: str('DATA_DIR') ?? './.data',
@@ -112,7 +123,28 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminPassword,
     metricsToken: str('METRICS_TOKEN'),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 100, 600000),
+    publicUrl,
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)
   return Object.freeze(config)
+}
+
+/** An http(s) URL with a host and nothing after its path (it is the start of every issuer). */
+function publicUrlAcceptable(raw: string): boolean {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    return false
+  }
+  return (
+    (u.protocol === 'http:' || u.protocol === 'https:') &&
+    u.host !== '' &&
+    u.search === '' &&
+    u.hash === '' &&
+    u.username === '' &&
+    u.password === '' &&
+    !raw.includes('?') &&
+    !raw.includes('#')
+  )
 }

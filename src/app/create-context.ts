@@ -72,7 +72,13 @@ export async function createContext(
   const hasher = createPasswordHasher({ cost: 12 })
   const tenants = new TenantCache(opened.db, config.platformTenantCode)
   const lockout = await createLockout(config, opened, options)
-  const keystore = new Keystore(opened.db, Buffer.from(jwtSecret, 'utf8'), secretsKey, clock)
+  const keystore = new Keystore(
+    opened.db,
+    Buffer.from(jwtSecret, 'utf8'),
+    secretsKey,
+    clock,
+    config.publicUrl,
+  )
   return {
     config,
     dbs,

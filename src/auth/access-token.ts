@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { AppError } from '../errors.js'
-import { decodeJwtUnverified, signJwt, verifyJwt } from '../lib/jwt.js'
-import type { Keystore } from './keystore.js'
+import { decodeJwtUnverified, headerAcceptable, signJwt, timeClaimsFailure, verifyJwt } from '../lib/jwt.js'
+import { signAsymmetric, verifyAsymmetricSignature } from './asymmetric.js'
+import type { Keystore, VerificationKey } from './keystore.js'
 import type { TenantDirectory } from './lookups.js'
 import { credentialPermissions, type UserPrincipal } from './principal.js'
 
@@ -18,7 +19,10 @@ export interface TokenSubject {
   readonly sessionId: string
 }
 
-/** Signs an access token with the tenant's current key; returns it with its lifetime in seconds. */
+/**
+ * Signs an access token with the tenant's current key; returns it with its lifetime in seconds. Tokens of
+ * an asymmetric tenant (EdDSA, ES256) also carry `iss` = `{issuerBase}/t/{tenantCode}`.
+ */
 export async function issueAccessToken(
   keystore: Keystore,
   s: TokenSubject,
@@ -41,7 +45,10 @@ export async function issueAccessToken(
     exp: iat + lifetimeSeconds,
     jti: randomUUID(),
   }
-  return { accessToken: signJwt(payload, key.secret, key.kid), expiresIn: lifetimeSeconds }
+  if (key.alg === 'HS256')
+    return { accessToken: signJwt(payload, key.secret, key.kid), expiresIn: lifetimeSeconds }
+  const accessToken = await signAsymmetric({ ...payload, iss: keystore.issuer(s.tenantCode) }, key)
+  return { accessToken, expiresIn: lifetimeSeconds }
 }
 
 const strings = (v: unknown): string[] | null =>
@@ -51,8 +58,9 @@ const strings = (v: unknown): string[] | null =>
 interface Verified {
   readonly tenantId: string
   readonly kid: string
-  /** The secret that verified it: a hit counts only while the keystore still answers this secret. */
-  readonly secret: Buffer
+  readonly alg: VerificationKey['alg']
+  /** The key that verified it: a hit counts only while the keystore still answers this key. */
+  readonly key: VerificationKey
   readonly exp: number
   readonly userId: string
   readonly sessionId: string
@@ -94,12 +102,18 @@ export class AccessTokenVerifier {
     const known = this.verified.get(token)
     const claimed = known ?? claimedKey(token)
     const tenant = await this.tenants.byId(claimed.tenantId)
-    const secret = tenant ? await this.keystore.verificationKey(claimed.tenantId, claimed.kid) : null
-    if (!tenant || !secret || (known && !secret.equals(known.secret))) {
+    const key = tenant ? await this.keystore.verificationKey(claimed.tenantId, claimed.kid) : null
+    // Why the algorithm too: the key named by `kid` decides it, so a token that names an EdDSA key and says
+    // HS256 (the public key used as an HMAC secret) or the reverse is refused before any signature check.
+    if (!tenant || !key || key.alg !== claimed.alg || (known && !sameKey(key, known.key))) {
       if (known) this.verified.delete(token)
       throw invalid()
     }
-    const v = known ?? checkToken(token, secret, nowMs, claimed, tenant.isPlatform)
+    const v =
+      known ??
+      (key.alg === 'HS256'
+        ? checkToken(token, key, nowMs, claimed, tenant.isPlatform)
+        : await checkAsymmetricToken(token, key, nowMs, claimed, tenant, this.keystore.issuer(tenant.code)))
     // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.
     if (nowMs / 1000 >= v.exp) {
       if (known) this.verified.delete(token)
@@ -121,36 +135,78 @@ export class AccessTokenVerifier {
   }
 }
 
-/** The tenant and kid a token claims, before anything is verified; UNAUTHORIZED when malformed. */
-function claimedKey(token: string): { tenantId: string; kid: string } {
+type Claimed = { tenantId: string; kid: string; alg: VerificationKey['alg'] }
+const ALGORITHMS: ReadonlySet<string> = new Set(['HS256', 'EdDSA', 'ES256'])
+
+/** The tenant, kid and algorithm a token claims, before anything is verified; UNAUTHORIZED when malformed. */
+function claimedKey(token: string): Claimed {
   const decoded = decodeJwtUnverified(token)
   const tenantId = decoded?.payload.tenantId
   const kid = decoded?.header.kid
-  if (!decoded || typeof tenantId !== 'string' || typeof kid !== 'string' || decoded.header.alg !== 'HS256') {
+  const alg = decoded?.header.alg
+  if (!decoded || typeof tenantId !== 'string' || typeof kid !== 'string' || !ALGORITHMS.has(String(alg))) {
     throw invalid()
   }
-  return { tenantId, kid }
+  return { tenantId, kid, alg: alg as Claimed['alg'] }
 }
 
-/** Signature, time claims and claim shapes of a token against the secret its claimed kid names. */
+/** The same key: the same secret, or the same public key. */
+function sameKey(a: VerificationKey, b: VerificationKey): boolean {
+  if (a.alg === 'HS256') return b.alg === 'HS256' && a.secret.equals(b.secret)
+  return b.alg !== 'HS256' && a.alg === b.alg && a.publicKey.equals(b.publicKey)
+}
+
+/** Signature, time claims and claim shapes of an HS256 token against the secret its claimed kid names. */
 function checkToken(
   token: string,
-  secret: Buffer,
+  key: VerificationKey & { alg: 'HS256' },
   nowMs: number,
-  claimed: { tenantId: string; kid: string },
+  claimed: Claimed,
   isPlatform: boolean,
 ): Verified {
-  const result = verifyJwt(token, () => secret, nowMs)
+  const result = verifyJwt(token, () => key.secret, nowMs)
   if (!result.ok) {
     throw result.reason === 'expired' ? new AppError('TOKEN_EXPIRED', 'Token expired') : invalid()
   }
-  const p = result.payload
+  return verifiedOf(result.payload, key, claimed, isPlatform)
+}
+
+/**
+ * An EdDSA or ES256 token: the header as for HS256, the signature by `jose` under exactly the key's
+ * algorithm, the same time claims, and `iss` equal to the tenant's issuer.
+ */
+async function checkAsymmetricToken(
+  token: string,
+  key: VerificationKey & { alg: 'EdDSA' | 'ES256' },
+  nowMs: number,
+  claimed: Claimed,
+  tenant: { isPlatform: boolean },
+  issuer: string,
+): Promise<Verified> {
+  const decoded = decodeJwtUnverified(token)
+  if (!decoded || !headerAcceptable(decoded.header)) throw invalid()
+  if (!(await verifyAsymmetricSignature(token, key.publicKey, key.alg))) throw invalid()
+  const failure = timeClaimsFailure(decoded.payload, nowMs)
+  if (failure === 'expired') throw new AppError('TOKEN_EXPIRED', 'Token expired')
+  if (failure !== null || decoded.payload.iss !== issuer) throw invalid()
+  return verifiedOf(decoded.payload, key, claimed, tenant.isPlatform)
+}
+
+/** What a token whose signature and time claims passed says, once its claim shapes are checked. */
+function verifiedOf(
+  p: Record<string, unknown>,
+  key: VerificationKey,
+  claimed: Claimed,
+  isPlatform: boolean,
+): Verified {
   const permissions = strings(p.permissions)
   const roles = strings(p.roles)
   if (typeof p.userId !== 'string' || typeof p.sid !== 'string' || !permissions || !roles) throw invalid()
   return {
-    ...claimed,
-    secret,
+    tenantId: claimed.tenantId,
+    kid: claimed.kid,
+    alg: claimed.alg,
+    key,
     exp: p.exp as number,
     userId: p.userId,
     sessionId: p.sid,

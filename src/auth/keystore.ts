@@ -1,8 +1,16 @@
+import type { KeyObject } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { decryptSecret } from '../lib/crypto-box.js'
 import type { Clock } from '../lib/clock.js'
 import { TtlCache } from '../lib/ttl-cache.js'
+import {
+  openPrivateKey,
+  publicKeyOf,
+  type AsymmetricAlgorithm,
+  type PublishedJwk,
+  type SigningAlgorithm,
+} from './asymmetric.js'
 
 /** The kid of the service default signing secret (JWT_SECRET or the generated one). */
 export const DEFAULT_KID = 'default'
@@ -10,15 +18,22 @@ export const DEFAULT_KID = 'default'
 /** The crypto-box context of a tenant's stored secrets: a box copied to another tenant fails to open. */
 export const jwtSecretContext = (tenantId: string) => `tenant:${tenantId}:jwt-secret`
 
-export interface SigningKey {
-  readonly kid: string
-  readonly secret: Buffer
-}
+/** The key new tokens of a tenant are signed with: an HS256 secret, or an asymmetric private key. */
+export type SigningKey =
+  | { readonly alg: 'HS256'; readonly kid: string; readonly secret: Buffer }
+  | { readonly alg: AsymmetricAlgorithm; readonly kid: string; readonly privateKey: KeyObject }
+
+/** A key that verifies: the HS256 secret, or the public key (and its PublishedJwk) of an asymmetric pair. */
+export type VerificationKey =
+  | { readonly alg: 'HS256'; readonly secret: Buffer }
+  | { readonly alg: AsymmetricAlgorithm; readonly publicKey: KeyObject; readonly jwk: PublishedJwk }
+
+type Accepted = VerificationKey & { readonly until: number | null }
 
 interface TenantKeys {
   readonly current: SigningKey
-  /** kid → secret and the instant (ms) it stops being honoured (null: current, no end). */
-  readonly accepted: ReadonlyMap<string, { secret: Buffer; until: number | null }>
+  /** kid → key and the instant (ms) it stops being honoured (null: current, no end). */
+  readonly accepted: ReadonlyMap<string, Accepted>
 }
 
 /** The part of `tenants.metadata.jwtSecret` the keystore reads (written by the secret endpoints). */
@@ -27,9 +42,24 @@ interface SecretMeta {
   previous?: { kid: string; expiresAt: string } | null
 }
 
-function asMeta(v: unknown): { jwtSecret?: SecretMeta } {
+/** `tenants.metadata.signing`: the HS256 secret still honoured after a switch to an asymmetric algorithm. */
+interface SigningMeta {
+  previousSecret?: { kid: string; expiresAt: string } | null
+}
+
+function asObject(v: unknown): Record<string, unknown> {
   const o: unknown = typeof v === 'string' ? JSON.parse(v) : v
-  return typeof o === 'object' && o !== null ? (o as { jwtSecret?: SecretMeta }) : {}
+  return typeof o === 'object' && o !== null ? (o as Record<string, unknown>) : {}
+}
+
+function asMeta(v: unknown): { jwtSecret?: SecretMeta; signing?: SigningMeta } {
+  return asObject(v) as { jwtSecret?: SecretMeta; signing?: SigningMeta }
+}
+
+/** The tenant's signing algorithm as its stored auth_config says (HS256 when unset). */
+function algorithmOf(authConfig: unknown): SigningAlgorithm {
+  const alg = asObject(authConfig).signingAlgorithm
+  return alg === 'EdDSA' || alg === 'ES256' ? alg : 'HS256'
 }
 
 // Why: a rotation made on another instance must be seen within 5 s (docs/decisions.md D1).
@@ -48,9 +78,59 @@ export class Keystore {
     private readonly defaultSecret: Buffer,
     private readonly secretsKey: Buffer,
     private readonly clock: Clock,
+    /** PUBLIC_URL: the base of each asymmetric tenant's issuer. */
+    private readonly publicUrl = 'http://127.0.0.1:3000',
   ) {}
 
+  /** The `iss` of an asymmetric tenant's tokens: `{PUBLIC_URL}/t/{tenantCode}`. */
+  issuer(tenantCode: string): string {
+    return `${this.publicUrl}/t/${tenantCode}`
+  }
+
   private async load(tenantId: string): Promise<TenantKeys> {
+    const [hs, pairs, tenant] = await Promise.all([
+      this.loadSecrets(tenantId),
+      this.db
+        .selectFrom('tenant_signing_keys')
+        .select(['kid', 'algorithm', 'private_key_enc', 'public_jwk', 'retired_at', 'expires_at'])
+        .where('tenant_id', '=', tenantId)
+        .execute(),
+      this.db
+        .selectFrom('tenants')
+        .select(['metadata', 'auth_config'])
+        .where('id', '=', tenantId)
+        .executeTakeFirst(),
+    ])
+    const accepted = new Map<string, Accepted>()
+    let currentPair: SigningKey | null = null
+    for (const r of pairs) {
+      const jwk = asObject(r.public_jwk) as unknown as PublishedJwk
+      const until = r.retired_at === null ? null : r.expires_at ? new Date(r.expires_at).getTime() : 0
+      accepted.set(r.kid, { alg: r.algorithm, publicKey: publicKeyOf(jwk), jwk, until })
+      if (r.retired_at === null) {
+        const privateKey = openPrivateKey(r.private_key_enc, this.secretsKey, tenantId, r.kid)
+        currentPair = { alg: r.algorithm, kid: r.kid, privateKey }
+      }
+    }
+    const alg = algorithmOf(tenant?.auth_config)
+    if (alg === 'HS256' || currentPair === null) {
+      // HS256 (or an asymmetric switch whose key is not written yet): the secrets, plus a key pair retired
+      // by a switch back to HS256 for what is left of its 7 days.
+      for (const [kid, k] of hs.accepted) accepted.set(kid, k)
+      for (const [kid, k] of [...accepted]) if (k.alg !== 'HS256' && k.until === null) accepted.delete(kid)
+      return { current: hs.current, accepted }
+    }
+    // Asymmetric: the current and previous key pairs, plus the HS256 secret a switch retired, for 7 days.
+    const previousSecret = asMeta(tenant?.metadata).signing?.previousSecret
+    const retired = previousSecret ? hs.accepted.get(previousSecret.kid) : undefined
+    if (previousSecret && retired) {
+      accepted.set(previousSecret.kid, { ...retired, until: Date.parse(previousSecret.expiresAt) })
+    }
+    return { current: currentPair, accepted }
+  }
+
+  /** The tenant's HS256 secrets: the current one (or the service default) and the one it replaced. */
+  private async loadSecrets(tenantId: string): Promise<TenantKeys> {
     const [rows, tenant] = await Promise.all([
       this.db
         .selectFrom('tenant_secrets')
@@ -59,7 +139,7 @@ export class Keystore {
         .execute(),
       this.db.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst(),
     ])
-    const accepted = new Map<string, { secret: Buffer; until: number | null }>()
+    const accepted = new Map<string, Accepted>()
     let current: SigningKey | null = null
     for (const r of rows) {
       const secret = Buffer.from(
@@ -67,18 +147,19 @@ export class Keystore {
         'utf8',
       )
       if (r.retired_at === null) {
-        current = { kid: r.kid, secret }
-        accepted.set(r.kid, { secret, until: null })
+        current = { alg: 'HS256', kid: r.kid, secret }
+        accepted.set(r.kid, { alg: 'HS256', secret, until: null })
       } else if (r.expires_at) {
-        accepted.set(r.kid, { secret, until: new Date(r.expires_at).getTime() })
+        accepted.set(r.kid, { alg: 'HS256', secret, until: new Date(r.expires_at).getTime() })
       }
     }
     const meta = asMeta(tenant?.metadata).jwtSecret
     if (current === null) {
-      current = { kid: DEFAULT_KID, secret: this.defaultSecret }
-      accepted.set(DEFAULT_KID, { secret: this.defaultSecret, until: null })
+      current = { alg: 'HS256', kid: DEFAULT_KID, secret: this.defaultSecret }
+      accepted.set(DEFAULT_KID, { alg: 'HS256', secret: this.defaultSecret, until: null })
     } else if (meta?.defaultRetiredUntil && meta.previous?.kid === DEFAULT_KID) {
       accepted.set(DEFAULT_KID, {
+        alg: 'HS256',
         secret: this.defaultSecret,
         until: Date.parse(meta.defaultRetiredUntil),
       })
@@ -96,12 +177,53 @@ export class Keystore {
     return (await this.cache.get(tenantId, () => this.load(tenantId))).current
   }
 
-  /** The secret for `kid` within this tenant, or null when unknown or past its overlap. */
-  async verificationKey(tenantId: string, kid: string): Promise<Buffer | null> {
+  /** The key for `kid` within this tenant, or null when unknown or past its overlap. */
+  async verificationKey(tenantId: string, kid: string): Promise<VerificationKey | null> {
     const keys = await this.cache.get(tenantId, () => this.load(tenantId))
     const k = keys.accepted.get(kid)
     if (!k) return null
-    return k.until === null || k.until > this.clock.now() ? k.secret : null
+    return k.until === null || k.until > this.clock.now() ? k : null
+  }
+
+  /**
+   * The tenant's public keys still honoured (current first), for its PublishedJwkS; empty for an HS256 tenant
+   * whose former key pair has expired. Served from the 2-second cache: no query per request once warm.
+   */
+  async publicKeys(tenantId: string): Promise<PublishedJwk[]> {
+    const keys = await this.cache.get(tenantId, () => this.load(tenantId))
+    const now = this.clock.now()
+    const out: PublishedJwk[] = []
+    for (const [kid, k] of keys.accepted) {
+      if (k.alg === 'HS256' || (k.until !== null && k.until <= now)) continue
+      if (kid === keys.current.kid) out.unshift(k.jwk)
+      else out.push(k.jwk)
+    }
+    return out
+  }
+
+  /** The current key (its kid, algorithm and public PublishedJwk) and the one still honoured beside it, if any. */
+  async state(tenantId: string): Promise<{
+    kid: string
+    algorithm: SigningAlgorithm
+    publicJwk: PublishedJwk | null
+    previous: { kid: string; expiresAt: string } | null
+  }> {
+    const keys = await this.cache.get(tenantId, () => this.load(tenantId))
+    const now = this.clock.now()
+    const current = keys.accepted.get(keys.current.kid)
+    let previous: { kid: string; expiresAt: string } | null = null
+    for (const [kid, k] of keys.accepted) {
+      if (kid === keys.current.kid || k.until === null || k.until <= now) continue
+      if (!previous || k.until > Date.parse(previous.expiresAt)) {
+        previous = { kid, expiresAt: new Date(k.until).toISOString() }
+      }
+    }
+    return {
+      kid: keys.current.kid,
+      algorithm: keys.current.alg,
+      publicJwk: current && current.alg !== 'HS256' ? current.jwk : null,
+      previous,
+    }
   }
 
   /** Forgets a tenant's keys after a local rotation. */

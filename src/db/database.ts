@@ -310,6 +310,20 @@ export interface MfaTokensTable {
   created_at: CreatedAt
 }
 
+/** A tenant's asymmetric signing key pair (EdDSA or ES256): the current one, or one retired for 7 days. */
+export interface TenantSigningKeysTable {
+  id: Generated<string>
+  tenant_id: string
+  kid: string
+  algorithm: 'EdDSA' | 'ES256'
+  /** PKCS#8 PEM sealed with SECRETS_KEY. */
+  private_key_enc: string
+  public_jwk: ColumnType<Record<string, unknown>, string, string>
+  created_at: CreatedAt
+  retired_at: Date | null
+  expires_at: Date | null
+}
+
 /** The whole schema as Kysely sees it. */
 export interface Database {
   service_settings: ServiceSettingsTable
@@ -331,4 +345,5 @@ export interface Database {
   user_otp: UserOtpTable
   otp_recovery_codes: OtpRecoveryCodesTable
   mfa_tokens: MfaTokensTable
+  tenant_signing_keys: TenantSigningKeysTable
 }

@@ -108,16 +108,30 @@ export function verifyJwt(token: string, resolveSecret: SecretResolver, nowMs: n
   if (secret === null) return { ok: false, reason: 'kid' }
   if (!verifyJwtSignature(token, secret)) return { ok: false, reason: 'signature' }
 
+  const failure = timeClaimsFailure(payload, nowMs)
+  return failure ? { ok: false, reason: failure } : { ok: true, header: checked, payload }
+}
+
+/**
+ * The time claims of a token whose signature has passed (whatever its algorithm): `exp` and `iat` numbers,
+ * `exp - iat` at most a day, `iat`/`nbf` at most 60 s ahead (`malformed`), and not on or after `exp`
+ * (`expired`, RFC 7519 4.1.4). Null when they hold.
+ */
+export function timeClaimsFailure(payload: JwtPayload, nowMs: number): 'malformed' | 'expired' | null {
   const now = nowMs / 1000
   const { exp, iat, nbf } = payload
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { ok: false, reason: 'malformed' }
-  if (typeof iat !== 'number' || exp - iat > MAX_JWT_LIFETIME_SECONDS)
-    return { ok: false, reason: 'malformed' }
-  if (!timeClaimAcceptable(iat, now) || !timeClaimAcceptable(nbf, now))
-    return { ok: false, reason: 'malformed' }
-  // RFC 7519 4.1.4: the token must not be accepted "on or after" exp.
-  if (now >= exp) return { ok: false, reason: 'expired' }
-  return { ok: true, header: checked, payload }
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return 'malformed'
+  if (typeof iat !== 'number' || exp - iat > MAX_JWT_LIFETIME_SECONDS) return 'malformed'
+  if (!timeClaimAcceptable(iat, now) || !timeClaimAcceptable(nbf, now)) return 'malformed'
+  return now >= exp ? 'expired' : null
+}
+
+/** A header we accept besides its `alg`: `typ` absent or JWT, no `crit`, and a kid of 1-128 characters. */
+export function headerAcceptable(header: JwtHeader): header is JwtHeader & { kid: string } {
+  // Why refuse `crit`: it names extensions we would be required to understand (RFC 7515 4.1.11).
+  if ((header.typ !== undefined && header.typ !== 'JWT') || header.crit !== undefined) return false
+  const kid = header.kid
+  return typeof kid === 'string' && kid.length > 0 && kid.length <= MAX_KID_LENGTH
 }
 
 /** Absent, or a finite number not further in the future than the skew allows. */

@@ -36,7 +36,7 @@ export type Req<K extends OperationId> = FastifyRequest<RouteTypes<K>>
  * bodies are built by the error handler in one fixed shape, and compiling a serializer per route and
  * error status (~600 of them) costs seconds at start and tens of MB; tests check every status anyway.
  */
-function runtimeSchema(spec: RouteSpec): RouteSpec['schema'] {
+export function runtimeSchema(spec: RouteSpec): RouteSpec['schema'] {
   const success = spec.schema.response?.[String(spec.successStatus)]
   return { ...spec.schema, response: success ? { [spec.successStatus]: success } : undefined }
 }

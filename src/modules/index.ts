@@ -8,6 +8,7 @@ import tenantsRoutes from './tenants/routes.js'
 import clientKeysRoutes from './client-keys/routes.js'
 import accountRoutes from './account/routes.js'
 import otpRoutes from './otp/routes.js'
+import discoveryRoutes from './discovery/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -20,4 +21,5 @@ export const modules: FastifyPluginAsync[] = [
   permissionsRoutes,
   tenantsRoutes,
   clientKeysRoutes,
+  discoveryRoutes,
 ]

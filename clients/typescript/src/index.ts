@@ -24,5 +24,12 @@ export {
   type SecondFactorCode,
 } from './errors.js'
 export { decodeJwtPayload, type TokenClaims } from './jwt.js'
+export {
+  createTokenVerifier,
+  type OpenIdConfiguration,
+  type TokenVerifier,
+  type TokenVerifierOptions,
+  type VerifiedClaims,
+} from './verify.js'
 export { operations, type OperationAuth, type OperationId } from './generated/operations.js'
 export type { components, operations as operationTypes, paths } from './generated/schema.js'

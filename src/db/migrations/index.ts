@@ -3,6 +3,7 @@ import { initial } from './0001_initial.js'
 import { auditGuard } from './0002_audit_guard.js'
 import { accountLifecycle } from './0003_account_lifecycle.js'
 import { secondFactor } from './0004_second_factor.js'
+import { signingKeys } from './0005_signing_keys.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_audit_guard': auditGuard,
   '0003_account_lifecycle': accountLifecycle,
   '0004_second_factor': secondFactor,
+  '0005_signing_keys': signingKeys,
 }

@@ -102,13 +102,17 @@ export class Lockout {
     return this.conn.connected()
   }
 
-  /** `up`, or `down` while the counter store does not answer. */
+  /** `up`, or `down` since a call to the counter store failed and until one succeeds. */
   status(): 'up' | 'down' {
-    return this.failing || !this.connected() ? 'down' : 'up'
+    return this.failing ? 'down' : 'up'
   }
 
   private async guard<T>(what: string, fallback: T, fn: () => Promise<T>): Promise<T> {
-    if (!this.connected()) return fallback
+    // Why not wait: a store known to be disconnected (Redis) fails at once rather than being asked.
+    if (!this.connected()) {
+      this.failing = true
+      return fallback
+    }
     try {
       const out = await fn()
       this.failing = false

@@ -17,6 +17,8 @@ export interface AuthConfig {
   lockout: LockoutConfig
   /** Second factor (`Mfa`): with `required`, every user's logins need a TOTP code. */
   mfa: { required: boolean }
+  /** How access tokens are signed (`SigningAlgorithm`): HS256, or EdDSA/ES256 with published keys. */
+  signingAlgorithm: 'HS256' | 'EdDSA' | 'ES256'
 }
 
 /** Account throttling (`Lockout` in openapi/components/auth-config.yaml). */
@@ -41,6 +43,7 @@ export function defaultAuthConfig(): AuthConfig {
     rateLimits: { requestsPerMinute: null, loginPerMinute: null },
     lockout: { enabled: false, threshold: 10, windowSeconds: 900, baseSeconds: 60, maxSeconds: 3600 },
     mfa: { required: false },
+    signingAlgorithm: 'HS256',
   }
 }
 

@@ -3,6 +3,7 @@ import { defineRoute } from '../../lib/route.js'
 import { principalOf, userOf } from '../../auth/request-principal.js'
 import { getSecurityMetrics, getTenantMetrics } from './metrics.js'
 import { clearJwtSecret, generateJwtSecret, getJwtSecret, setJwtSecret } from './secrets.js'
+import { getSigningKeys, rotateSigningKey } from './signing-keys.js'
 import {
   createTenant,
   deleteTenant,
@@ -38,6 +39,8 @@ export default async function tenantsRoutes(app: FastifyInstance): Promise<void>
   defineRoute(app, 'generateJwtSecret', async (req) => generateJwtSecret(ctx, userOf(req).tenantId))
   defineRoute(app, 'setJwtSecret', async (req) => setJwtSecret(ctx, userOf(req).tenantId, req.body.secret))
   defineRoute(app, 'clearJwtSecret', async (req) => clearJwtSecret(ctx, userOf(req).tenantId))
+  defineRoute(app, 'getSigningKeys', async (req) => getSigningKeys(ctx, userOf(req).tenantId))
+  defineRoute(app, 'rotateSigningKey', async (req) => rotateSigningKey(ctx, userOf(req).tenantId))
 
   defineRoute(app, 'getTenantMetrics', async (req) => getTenantMetrics(ctx, principalOf(req).tenantId))
   defineRoute(app, 'getSecurityMetrics', async (req) => getSecurityMetrics(ctx, principalOf(req).tenantId))

@@ -4,6 +4,7 @@ import { DEFAULT_KID, jwtSecretContext } from '../../auth/keystore.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
 import { lockTenant } from './queries.js'
+import { resolveAuthConfig } from './auth-config.js'
 
 /** How long a replaced secret keeps verifying tokens (generateJwtSecret, openapi/paths/tenants.yaml). */
 export const SECRET_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000
@@ -131,6 +132,15 @@ async function rotateJwtSecret(
       .where('tenant_id', '=', tenantId)
       .where('retired_at', 'is not', null)
       .execute()
+    // An HS256 tenant's rotation ends a key pair a switch back from EdDSA/ES256 retired, too: only the
+    // key a rotation replaces keeps verifying (an asymmetric tenant keeps its pairs: they sign).
+    if (resolveAuthConfig(tenant.auth_config).signingAlgorithm === 'HS256') {
+      await trx
+        .deleteFrom('tenant_signing_keys')
+        .where('tenant_id', '=', tenantId)
+        .where('retired_at', 'is not', null)
+        .execute()
+    }
     let previousKid = DEFAULT_KID
     if (current) {
       previousKid = current.kid

@@ -10,6 +10,8 @@ import type { PageParams } from '../../db/paginate.js'
 import { revokeTenantSessions } from '../auth/sessions.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
+import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
+import type { AsymmetricAlgorithm } from '../../auth/asymmetric.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
 import {
@@ -116,6 +118,13 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
       authConfig: config,
       admin,
     })
+    if (config.signingAlgorithm !== 'HS256') {
+      await ctx.dbs.main
+        .transaction()
+        .execute((trx) =>
+          installFirstKeyPair(ctx, trx, tenant.id, config.signingAlgorithm as AsymmetricAlgorithm),
+        )
+    }
     ctx.tenants.invalidate(tenant.id)
     const dto = toTenantDto({ ...tenant, db_host: null, db_name: null })
     return adminUserId === undefined ? dto : { ...dto, adminUserId }
@@ -184,15 +193,19 @@ export async function updateTenantConfig(
   assertMaySetRateLimits(p, patch)
   const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
     const row = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
-    const next = mergeAuthConfig(resolveAuthConfig(row.auth_config), patch)
+    const before = resolveAuthConfig(row.auth_config)
+    const next = mergeAuthConfig(before, patch)
     await trx
       .updateTable('tenants')
       .set({ auth_config: JSON.stringify(next), updated_at: new Date(ctx.clock.now()) })
       .where('id', '=', tenantId)
       .execute()
+    // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
+    await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
     return next
   })
   ctx.tenants.invalidate(tenantId)
+  ctx.keystore.invalidate(tenantId)
   return merged
 }
 

@@ -1033,6 +1033,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/me/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's signing key
+         * @description The key the caller's tenant signs access tokens with: its `kid`, its algorithm (`auth_config.signingAlgorithm`), its public JWK (null for HS256, whose secret is never shown here), and the key it replaced while that one still verifies (7 days).
+         */
+        get: operations["getSigningKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/me/signing-keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the tenant's signing key
+         * @description Replaces the caller's tenant's signing key: for EdDSA or ES256 a new key pair (the private key sealed at rest with `SECRETS_KEY`), for HS256 a new secret (as `POST /tenants/me/jwt-secret/generate`). The replaced key keeps verifying for 7 days, and only it: a rotation ends every older key at once. The JWKS shows the new key at once on this instance and within 5 seconds on every other. Takes no input: send no body or an empty JSON object.
+         */
+        post: operations["rotateSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/search": {
         parameters: {
             query?: never;
@@ -1176,7 +1216,7 @@ export interface paths {
         put?: never;
         /**
          * Validate the access token
-         * @description Verifies the bearer access token (HS256 only; signed with its tenant's current secret, or the previous one within its 7-day overlap) and returns its claims and remaining lifetime. Takes no input: send no body or an empty JSON object.
+         * @description Verifies the bearer access token (with the algorithm of the key its `kid` names within its tenant: HS256, or EdDSA/ES256 for tenants that sign with a key pair; the current key, or the previous one within its 7-day overlap) and returns its claims (with `iss` for EdDSA/ES256 tokens) and remaining lifetime. Takes no input: send no body or an empty JSON object.
          */
         post: operations["validateToken"];
         delete?: never;
@@ -1217,6 +1257,46 @@ export interface paths {
          * @description Prometheus text exposition: request counts and latencies by route and status, login outcomes, bcrypt queue depth and database pool use. When `METRICS_TOKEN` is set, requires `Authorization: Bearer <METRICS_TOKEN>` (otherwise 401, plain text); when it is not set, no credential is needed.
          */
         get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantCode}/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's public keys (JWKS)
+         * @description The RFC 7517 key set of the tenant's access tokens: the current public key and the one it replaced while that one still verifies (7 days), each with `kid`, `alg` and `use: "sig"`. An HS256 tenant has an empty set. Public, outside the envelope, cacheable for 5 minutes (`Cache-Control`, `ETag`), served from memory; a rotation shows here at once on the instance that made it and within 5 seconds on every other.
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantCode}/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's issuer discovery document
+         * @description The issuer of the tenant's access tokens (`{PUBLIC_URL}/t/{tenantCode}`) and where its public keys are (`jwks_uri`), for standard verifiers (`jose`'s `createRemoteJWKSet`, `get-jwks`). Public, outside the envelope, cacheable for 5 minutes (`Cache-Control`, `ETag`), served from memory.
+         */
+        get: operations["getOpenIdConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1317,6 +1397,7 @@ export interface components {
              * @description Seconds a session lasts from its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry (`refreshTokenExpiresIn` after they were issued) and the session's end. Lowering it also ends older sessions beyond the new bound. Default 7776000 (90 days).
              */
             sessionMaxLifetimeSeconds: number;
+            signingAlgorithm: components["schemas"]["SigningAlgorithm"];
         };
         /**
          * @description A partial `auth_config`, merged key by key into the current one (nested `passwordPolicy` and `rateLimits` and `lockout` too); arrays are replaced. Only platform principals may set `rateLimits` (otherwise FORBIDDEN).
@@ -1386,6 +1467,7 @@ export interface components {
             refreshTokenExpiresIn?: number;
             /** Format: int32 */
             sessionMaxLifetimeSeconds?: number;
+            signingAlgorithm?: components["schemas"]["SigningAlgorithm"];
         };
         /**
          * @example {
@@ -1689,6 +1771,25 @@ export interface components {
         };
         /** @description The client's IPv4 or IPv6 address (an IPv4-mapped IPv6 address is shown as the IPv4 address it carries), taken from `X-Forwarded-For` as far as `TRUST_PROXY` allows; null when unknown or when what was forwarded is not an address. */
         IpAddress: string | null;
+        /** @description One public key (RFC 7517, RFC 8037) - an OKP Ed25519 key for EdDSA, an EC P-256 key for ES256. */
+        Jwk: {
+            /** @enum {string} */
+            alg: "EdDSA" | "ES256";
+            /** @enum {string} */
+            crv?: "Ed25519" | "P-256";
+            kid: string;
+            /** @enum {string} */
+            kty: "OKP" | "EC";
+            /** @constant */
+            use: "sig";
+            x?: string;
+            y?: string;
+        };
+        /** @description A JSON Web Key Set (RFC 7517), read by standard libraries; not in the envelope. */
+        Jwks: {
+            /** @description The current public key first, then the one it replaced while that one still verifies. */
+            keys: components["schemas"]["Jwk"][];
+        };
         /** @description State of the tenant's own signing secret. `secret` is null when none is configured (the service default secret is then used and never shown). */
         JwtSecret: {
             configured: boolean;
@@ -1847,6 +1948,19 @@ export interface components {
          * @description Number of items skipped.
          */
         Offset: number;
+        /** @description The tenant's issuer and where its keys are; not in the envelope. */
+        OpenIdConfiguration: {
+            /**
+             * Format: uri
+             * @description `{PUBLIC_URL}/t/{tenantCode}`: the `iss` of the tenant's asymmetric tokens.
+             */
+            issuer: string;
+            /**
+             * Format: uri
+             * @description `{issuer}/.well-known/jwks.json`.
+             */
+            jwks_uri: string;
+        };
         /** @description An origin, `scheme://host[:port]` (a trailing `/` is accepted and dropped). */
         OriginInput: string;
         /** @description A 6-digit TOTP code from the authenticator, or one of the recovery codes (compared case-insensitively, ignoring `-` and spaces). */
@@ -2168,6 +2282,23 @@ export interface components {
             /** @description A `postgres://` URL of the tenant's own database, or null to move the tenant back to the main database. Hosts must match `DATABASE_ROUTING_ALLOWED_HOSTS` when set; parameters that read files on the server (`sslcert`, `sslkey`, `sslrootcert`, `passfile`, ...) are refused. */
             url: string | null;
         };
+        /**
+         * @description How the tenant's access tokens are signed. HS256 (the default): a per-tenant secret, as in the original interface. EdDSA (Ed25519) or ES256 (P-256): a key pair whose public key is published at the tenant's JWKS, and tokens carry `iss` = `{PUBLIC_URL}/t/{tenantCode}`. Changing it keeps the former key or secret valid for 7 days.
+         * @enum {string}
+         */
+        SigningAlgorithm: "HS256" | "EdDSA" | "ES256";
+        SigningKeyState: {
+            algorithm: components["schemas"]["SigningAlgorithm"];
+            /** @description The `kid` new access tokens carry. */
+            kid: string;
+            /** @description The key this one replaced, while it still verifies (7 days); null otherwise. */
+            previous: {
+                expiresAt: components["schemas"]["Timestamp"];
+                kid: string;
+            } | null;
+            /** @description The public key of an EdDSA or ES256 tenant; null for HS256 (its secret is never shown here). */
+            publicJwk: components["schemas"]["Jwk"] | null;
+        };
         /** @description The user's CPF (11 digits) or CNPJ (14 digits), digits only, or null. */
         StoredCpfCnpj: string | null;
         /** @description The user's e-mail address as stored (lowercase), or null. */
@@ -2267,6 +2398,11 @@ export interface components {
              * @description Issued at (seconds since the epoch).
              */
             iat: number;
+            /**
+             * Format: uri
+             * @description Only on tokens of EdDSA and ES256 tenants: the issuer, `{PUBLIC_URL}/t/{tenantCode}`.
+             */
+            iss?: string;
             /** @description Token id. */
             jti: components["schemas"]["Uuid"];
             /** @description Effective permissions at issuance, de-duplicated. */
@@ -5676,6 +5812,96 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's signing key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SigningKeyState"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the token lacks `tenants:read`. */
+            403: components["responses"]["Forbidden"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description The new signing key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SigningKeyState"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the token lacks `tenants:update`. */
+            403: components["responses"]["Forbidden"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     searchTenants: {
         parameters: {
             query: {
@@ -6252,6 +6478,116 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` of an earlier answer; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: string;
+                    /** @description A strong validator of this body; send it back in `If-None-Match` to get 304. */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
+            /** @description Not modified - the `If-None-Match` validator matches; no body. */
+            304: {
+                headers: {
+                    /** @description The validator that matched. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent, or the tenant code is malformed. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: no tenant has this code, or it is INACTIVE (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` of an earlier answer; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discovery document. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: string;
+                    /** @description A strong validator of this body; send it back in `If-None-Match` to get 304. */
+                    ETag?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
+            };
+            /** @description Not modified - the `If-None-Match` validator matches; no body. */
+            304: {
+                headers: {
+                    /** @description The validator that matched. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent, or the tenant code is malformed. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: no tenant has this code, or it is INACTIVE (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,0 +1,160 @@
+import type { Transaction } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
+import { fail } from '../../errors.js'
+import {
+  newKeyPair,
+  publicJwk,
+  sealPrivateKey,
+  type AsymmetricAlgorithm,
+  type SigningAlgorithm,
+} from '../../auth/asymmetric.js'
+import { DEFAULT_KID } from '../../auth/keystore.js'
+import { newKid } from '../../lib/tokens.js'
+import { lockTenant } from './queries.js'
+import { generateJwtSecret, SECRET_OVERLAP_MS } from './secrets.js'
+
+// Asymmetric signing keys of a tenant (`signingAlgorithm` EdDSA or ES256; docs/decisions.md D14): the
+// current key pair, and the one key (pair or HS256 secret) it replaced, for 7 days.
+
+const asObject = (v: unknown): Record<string, unknown> =>
+  typeof v === 'string' ? asObject(JSON.parse(v)) : typeof v === 'object' && v !== null ? { ...v } : {}
+
+/**
+ * Makes a new key pair the tenant's current one, inside the caller's transaction (the tenant row locked):
+ * the current pair, if any, is retired for 7 days and every older one deleted, so only the new key and
+ * the one it replaced verify. `previousSecret` names the HS256 secret to honour for 7 days (a switch from
+ * HS256), or null.
+ */
+async function installKeyPair(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  tenantId: string,
+  alg: AsymmetricAlgorithm,
+  previousSecret: string | null,
+): Promise<void> {
+  const nowMs = ctx.clock.now()
+  await retireKeyPairs(trx, tenantId, nowMs)
+  const kid = newKid()
+  const { privateKey, publicKey } = newKeyPair(alg)
+  await trx
+    .insertInto('tenant_signing_keys')
+    .values({
+      tenant_id: tenantId,
+      kid,
+      algorithm: alg,
+      private_key_enc: sealPrivateKey(privateKey, ctx.secretsKey, tenantId, kid),
+      public_jwk: JSON.stringify(await publicJwk(publicKey, kid, alg)),
+      created_at: new Date(nowMs),
+    })
+    .execute()
+  await setPreviousSecret(
+    trx,
+    tenantId,
+    previousSecret
+      ? { kid: previousSecret, expiresAt: new Date(nowMs + SECRET_OVERLAP_MS).toISOString() }
+      : null,
+  )
+}
+
+/** Deletes the retired key pairs and retires the current one for 7 days. */
+async function retireKeyPairs(trx: Transaction<Database>, tenantId: string, nowMs: number): Promise<void> {
+  await trx
+    .deleteFrom('tenant_signing_keys')
+    .where('tenant_id', '=', tenantId)
+    .where('retired_at', 'is not', null)
+    .execute()
+  await trx
+    .updateTable('tenant_signing_keys')
+    .set({ retired_at: new Date(nowMs), expires_at: new Date(nowMs + SECRET_OVERLAP_MS) })
+    .where('tenant_id', '=', tenantId)
+    .where('retired_at', 'is', null)
+    .execute()
+}
+
+/** Records (or clears) the HS256 secret an asymmetric tenant still honours: `tenants.metadata.signing`. */
+async function setPreviousSecret(
+  trx: Transaction<Database>,
+  tenantId: string,
+  previousSecret: { kid: string; expiresAt: string } | null,
+): Promise<void> {
+  const row = await trx.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst()
+  const metadata = asObject(row?.metadata)
+  await trx
+    .updateTable('tenants')
+    .set({ metadata: JSON.stringify({ ...metadata, signing: { previousSecret } }) })
+    .where('id', '=', tenantId)
+    .execute()
+}
+
+/** The kid of the tenant's current HS256 secret (or the service default's). */
+async function currentSecretKid(trx: Transaction<Database>, tenantId: string): Promise<string> {
+  const row = await trx
+    .selectFrom('tenant_secrets')
+    .select('kid')
+    .where('tenant_id', '=', tenantId)
+    .where('retired_at', 'is', null)
+    .executeTakeFirst()
+  return row?.kid ?? DEFAULT_KID
+}
+
+/**
+ * Applies a change of `signingAlgorithm` inside the config update's transaction: to EdDSA or ES256, a new
+ * key pair (the former pair, or the HS256 secret, verifying for 7 more days); back to HS256, the pair is
+ * retired for 7 days and the tenant's secret signs again.
+ */
+export async function switchSigningAlgorithm(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  tenantId: string,
+  from: SigningAlgorithm,
+  to: SigningAlgorithm,
+): Promise<void> {
+  if (from === to) return
+  if (to === 'HS256') {
+    await retireKeyPairs(trx, tenantId, ctx.clock.now())
+    await setPreviousSecret(trx, tenantId, null)
+    return
+  }
+  await installKeyPair(
+    ctx,
+    trx,
+    tenantId,
+    to,
+    from === 'HS256' ? await currentSecretKid(trx, tenantId) : null,
+  )
+}
+
+/** The first key pair of a tenant created asymmetric: no former key to honour. */
+export function installFirstKeyPair(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  tenantId: string,
+  alg: AsymmetricAlgorithm,
+): Promise<void> {
+  return installKeyPair(ctx, trx, tenantId, alg, null)
+}
+
+/** GET /tenants/me/signing-keys: the current key and the one it replaced while that one verifies. */
+export async function getSigningKeys(ctx: AppContext, tenantId: string) {
+  return ctx.keystore.state(tenantId)
+}
+
+/**
+ * POST /tenants/me/signing-keys/rotate: a new key pair for an EdDSA or ES256 tenant, a new secret for an
+ * HS256 one; the replaced key verifies for 7 days, every older one stops at once.
+ */
+export async function rotateSigningKey(ctx: AppContext, tenantId: string) {
+  const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  const alg = tenant.authConfig.signingAlgorithm
+  if (alg === 'HS256') {
+    await generateJwtSecret(ctx, tenantId)
+  } else {
+    await ctx.dbs.main.transaction().execute(async (trx) => {
+      if (!(await lockTenant(trx, tenantId))) fail('TENANT_NOT_FOUND')
+      await installKeyPair(ctx, trx, tenantId, alg, null)
+    })
+  }
+  ctx.keystore.invalidate(tenantId)
+  return getSigningKeys(ctx, tenantId)
+}
