@@ -6501,7 +6501,7 @@ export interface operations {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description `public, max-age=300`. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "public, max-age=300";
                     /** @description A strong validator of this body; send it back in `If-None-Match` to get 304. */
                     ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6517,6 +6517,7 @@ export interface operations {
             /** @description Not modified - the `If-None-Match` validator matches; no body. */
             304: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The validator that matched. */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6556,7 +6557,7 @@ export interface operations {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description `public, max-age=300`. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "public, max-age=300";
                     /** @description A strong validator of this body; send it back in `If-None-Match` to get 304. */
                     ETag?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6572,6 +6573,7 @@ export interface operations {
             /** @description Not modified - the `If-None-Match` validator matches; no body. */
             304: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     /** @description The validator that matched. */
                     ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];

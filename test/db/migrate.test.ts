@@ -21,6 +21,7 @@ const TABLES = [
   'sessions',
   'tenant_databases',
   'tenant_secrets',
+  'tenant_signing_keys',
   'tenants',
   'user_otp',
   'user_permissions',
