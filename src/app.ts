@@ -21,6 +21,7 @@ import metrics from './plugins/metrics.js'
 import { modules } from './modules/index.js'
 import keyUsage from './modules/client-keys/usage-plugin.js'
 import { bootstrap } from './modules/system/bootstrap.js'
+import { sweepOnce } from './modules/system/retention.js'
 
 export interface AppOptions {
   /** Where logs go (tests capture them); stdout otherwise. */
@@ -90,6 +91,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await opened.close()
   })
   await startRouting(app, ctx)
+  startRetention(app, ctx)
   await register(app, config, options)
   return app
 }
@@ -153,6 +155,35 @@ async function startRouting(app: FastifyInstance, ctx: AppContext): Promise<void
     throw err
   }
   app.addHook('preClose', () => ctx.routing.stop())
+}
+
+/** How often the retention pass runs, and its first run after start. */
+const RETENTION_EVERY_MS = 10 * 60_000
+const RETENTION_FIRST_MS = 60_000
+
+/**
+ * Runs the retention pass (src/modules/system/retention.ts) a minute after start and every 10 minutes;
+ * a pass in flight is awaited at close, before the database goes.
+ */
+function startRetention(app: FastifyInstance, ctx: AppContext): void {
+  let running: Promise<unknown> = Promise.resolve()
+  const pass = () => {
+    running = sweepOnce(ctx)
+      .then((counts) => {
+        if (counts && Object.values(counts).some((n) => n > 0))
+          app.log.info({ retention: counts }, 'retention pass')
+      })
+      .catch((err: unknown) => app.log.warn({ err }, 'retention pass failed; the next one tries again'))
+  }
+  const first = setTimeout(pass, RETENTION_FIRST_MS)
+  const every = setInterval(pass, RETENTION_EVERY_MS)
+  first.unref()
+  every.unref()
+  app.addHook('preClose', async () => {
+    clearTimeout(first)
+    clearInterval(every)
+    await running
+  })
 }
 
 /** Plugins in their order, then every module's routes. */

@@ -23,6 +23,10 @@ export interface Config {
   readonly shutdownTimeoutMs: number
   /** The service's external base URL (no trailing slash): the issuer base of asymmetric tenants. */
   readonly publicUrl: string
+  /** Days audit rows are kept; undefined: forever. */
+  readonly auditRetentionDays: number | undefined
+  /** Days Client Key usage rows are kept. */
+  readonly usageRetentionDays: number
 }
 
 type Env = Record<string, string | undefined>
@@ -124,6 +128,9 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: str('METRICS_TOKEN'),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10000, 100, 600000),
     publicUrl,
+    auditRetentionDays:
+      str('AUDIT_RETENTION_DAYS') === undefined ? undefined : int('AUDIT_RETENTION_DAYS', 0, 1, 36500),
+    usageRetentionDays: int('USAGE_RETENTION_DAYS', 90, 1, 36500),
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)
   return Object.freeze(config)

@@ -4,6 +4,7 @@ import { auditGuard } from './0002_audit_guard.js'
 import { accountLifecycle } from './0003_account_lifecycle.js'
 import { secondFactor } from './0004_second_factor.js'
 import { signingKeys } from './0005_signing_keys.js'
+import { retention } from './0006_retention.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_account_lifecycle': accountLifecycle,
   '0004_second_factor': secondFactor,
   '0005_signing_keys': signingKeys,
+  '0006_retention': retention,
 }

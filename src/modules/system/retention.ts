@@ -1,0 +1,111 @@
+import { sql, type Kysely } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
+
+// Retention and sweeping (docs/decisions.md D15): audit rows past AUDIT_RETENTION_DAYS, Client Key usage
+// rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens, expired
+// mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
+
+/** Rows one statement removes at most; the audit function refuses more than 10,000. */
+export const BATCH_ROWS = 5000
+/** The advisory lock key every instance tries before a pass: only its holder sweeps. */
+const LOCK_KEY = 0x7e55e7a0
+
+export interface SweepCounts {
+  audit: number
+  usage: number
+  sessions: number
+  refreshTokens: number
+  mfaTokens: number
+  throttle: number
+}
+
+type Conn = Kysely<Database>
+
+/** Deletes in batches of `batch` until a batch comes back short; returns the total. */
+async function inBatches(run: () => Promise<number>, batch: number): Promise<number> {
+  let total = 0
+  for (;;) {
+    const n = await run()
+    total += n
+    if (n < batch) return total
+    // Why yield between batches: other statements of this process run in between, never behind a long one.
+    await new Promise((r) => setImmediate(r))
+  }
+}
+
+const count = (r: { numDeletedRows?: bigint; numAffectedRows?: bigint } | undefined) =>
+  Number(r?.numDeletedRows ?? r?.numAffectedRows ?? 0)
+
+/**
+ * One pass over the main database. Null when another instance holds the lock (it is sweeping). `now`
+ * only decides what the service itself considers old: the audit function still refuses anything of
+ * the last day by the database's own clock.
+ */
+export async function sweepOnce(
+  ctx: AppContext,
+  opts: { batch?: number; now?: Date } = {},
+): Promise<SweepCounts | null> {
+  const batch = Math.min(opts.batch ?? BATCH_ROWS, 10_000)
+  const now = opts.now ?? new Date(ctx.clock.now())
+  const { auditRetentionDays, usageRetentionDays } = ctx.config
+  return ctx.dbs.main.connection().execute(async (conn: Conn) => {
+    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_KEY}) as ok`.execute(conn)
+    if (!rows[0]?.ok) return null
+    try {
+      const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000)
+      const audit =
+        auditRetentionDays === undefined
+          ? 0
+          : await inBatches(async () => {
+              const r = await sql<{
+                n: string
+              }>`select tessera_audit_expire(${daysAgo(auditRetentionDays)}, ${batch}) as n`.execute(conn)
+              return Number(r.rows[0]?.n ?? 0)
+            }, batch)
+      const usage = await inBatches(
+        async () =>
+          count(
+            await conn
+              .deleteFrom('client_key_usage')
+              .where('id', 'in', (eb) =>
+                eb
+                  .selectFrom('client_key_usage')
+                  .select('id')
+                  .where('created_at', '<', daysAgo(usageRetentionDays))
+                  .limit(batch),
+              )
+              .executeTakeFirst(),
+          ),
+        batch,
+      )
+      // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
+      // have passed since it died: until then a stolen token of it is still recognised as reuse.
+      const sessions = await inBatches(async () => {
+        const r = await sql`delete from sessions where id in (
+          select s.id from sessions s join tenants t on t.id = s.tenant_id
+          where coalesce(s.revoked_at, s.expires_at) < ${now}::timestamptz - interval '1 day'
+            - coalesce((t.auth_config->>'refreshTokenExpiresIn')::integer, 2592000) * interval '1 second'
+          limit ${batch})`.execute(conn)
+        return Number(r.numAffectedRows ?? 0)
+      }, batch)
+      const refreshTokens = await inBatches(async () => {
+        const r = await sql`delete from refresh_tokens where id in (
+          select id from refresh_tokens where expires_at < ${now}::timestamptz - interval '1 day' limit ${batch})`.execute(
+          conn,
+        )
+        return Number(r.numAffectedRows ?? 0)
+      }, batch)
+      const mfaTokens = count(
+        await conn.deleteFrom('mfa_tokens').where('expires_at', '<', now).executeTakeFirst(),
+      )
+      // The longest lock is 7 days: a counter idle for 8 can no longer matter.
+      const throttle = count(
+        await conn.deleteFrom('login_throttle').where('updated_at', '<', daysAgo(8)).executeTakeFirst(),
+      )
+      return { audit, usage, sessions, refreshTokens, mfaTokens, throttle }
+    } finally {
+      await sql`select pg_advisory_unlock(${LOCK_KEY})`.execute(conn)
+    }
+  })
+}

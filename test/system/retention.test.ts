@@ -1,0 +1,151 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import { buildTestApp } from '../helpers/app.js'
+import { defaultBackend } from '../helpers/db.js'
+import { createTenant, createUser } from '../helpers/fixtures.js'
+import { sweepOnce } from '../../src/modules/system/retention.js'
+import { sha256Hex } from '../../src/lib/tokens.js'
+
+// Retention and sweeping (docs/decisions.md D15): what goes, what stays, in bounded batches, one
+// instance at a time, and the audit log still refuses every other removal.
+
+const DAY = 86_400_000
+const ago = (days: number) => new Date(Date.now() - days * DAY)
+
+t.test('retention: old rows go in bounded batches, recent ones stay', async (t) => {
+  const app = await buildTestApp(t, { AUDIT_RETENTION_DAYS: '30', USAGE_RETENTION_DAYS: '90' })
+  const db = app.ctx.dbs.main
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant)
+  const audit = (days: number) =>
+    db
+      .insertInto('audit_log')
+      .values({ tenant_id: tenant.id, action: 'LOGIN', success: true, metadata: '{}', created_at: ago(days) })
+      .execute()
+  for (let i = 0; i < 7; i++) await audit(40 + i)
+  for (let i = 0; i < 3; i++) await audit(20)
+  const usage = (days: number) =>
+    db
+      .insertInto('client_key_usage')
+      .values({
+        tenant_id: tenant.id,
+        key_id: randomUUID(),
+        method: 'GET',
+        route: '/api/v1/me',
+        status_code: 200,
+        created_at: ago(days),
+      })
+      .execute()
+  for (let i = 0; i < 5; i++) await usage(100)
+  await usage(10)
+  // Sessions: dead 40 days ago (gone: 30-day refresh tokens + 1 day), dead 10 days ago (kept), alive (kept).
+  const session = async (deadDaysAgo: number | null) => {
+    const s = await db
+      .insertInto('sessions')
+      .values({
+        tenant_id: tenant.id,
+        user_id: user.id,
+        created_at: ago(60),
+        expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
+        revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await db
+      .insertInto('refresh_tokens')
+      .values({
+        tenant_id: tenant.id,
+        session_id: s.id,
+        token_hash: sha256Hex(randomUUID()),
+        created_at: ago(60),
+        expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
+      })
+      .execute()
+    return s.id
+  }
+  const old = await session(40)
+  const recent = await session(10)
+  const alive = await session(null)
+
+  const counts = await sweepOnce(app.ctx, { batch: 3 })
+  // The long-dead session's token goes with it (cascade); the recently dead one's, expired 10 days ago, on its own.
+  t.same(counts, { audit: 7, usage: 5, sessions: 1, refreshTokens: 1, mfaTokens: 0, throttle: 0 })
+  const auditLeft = await db
+    .selectFrom('audit_log')
+    .select('created_at')
+    .where('tenant_id', '=', tenant.id)
+    .execute()
+  t.equal(auditLeft.length, 3, 'audit rows inside the retention period stay')
+  const usageLeft = await db
+    .selectFrom('client_key_usage')
+    .select('id')
+    .where('tenant_id', '=', tenant.id)
+    .execute()
+  t.equal(usageLeft.length, 1, 'usage rows inside the retention period stay')
+  const sessions = await db.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
+  t.same(new Set(sessions.map((s) => s.id)), new Set([recent, alive]), 'only the long-dead session went')
+  t.notOk(sessions.some((s) => s.id === old))
+  const tokens = await db
+    .selectFrom('refresh_tokens')
+    .select('session_id')
+    .where('tenant_id', '=', tenant.id)
+    .execute()
+  t.same(
+    tokens.map((r) => r.session_id),
+    [alive],
+    'spent refresh tokens went too',
+  )
+
+  t.same(
+    await sweepOnce(app.ctx, { batch: 3 }),
+    {
+      audit: 0,
+      usage: 0,
+      sessions: 0,
+      refreshTokens: 0,
+      mfaTokens: 0,
+      throttle: 0,
+    },
+    'a second pass finds nothing',
+  )
+
+  t.test('the audit log still refuses UPDATE, DELETE and TRUNCATE outside retention', async (t) => {
+    for (const stmt of [
+      sql`update audit_log set success = false where tenant_id = ${tenant.id}`,
+      sql`delete from audit_log where tenant_id = ${tenant.id}`,
+      sql`truncate audit_log`,
+    ]) {
+      const err = await stmt.execute(db).then(
+        () => null,
+        (e: { code?: string }) => e,
+      )
+      t.equal(err?.code, '42501')
+    }
+  })
+})
+
+t.test('retention: audit rows are kept forever without AUDIT_RETENTION_DAYS', async (t) => {
+  const app = await buildTestApp(t)
+  const tenant = await createTenant(app)
+  await app.ctx.dbs.main
+    .insertInto('audit_log')
+    .values({ tenant_id: tenant.id, action: 'LOGIN', success: true, metadata: '{}', created_at: ago(4000) })
+    .execute()
+  const counts = await sweepOnce(app.ctx)
+  t.equal(counts?.audit, 0)
+})
+
+t.test(
+  'retention: one instance at a time (advisory lock)',
+  { skip: defaultBackend() !== 'postgres' ? 'needs PostgreSQL: a second connection holds the lock' : false },
+  async (t) => {
+    const app = await buildTestApp(t)
+    await app.ctx.dbs.main.connection().execute(async (other) => {
+      await sql`select pg_advisory_lock(${0x7e55e7a0})`.execute(other)
+      t.equal(await sweepOnce(app.ctx), null, 'another holder: this instance does not sweep')
+      await sql`select pg_advisory_unlock(${0x7e55e7a0})`.execute(other)
+    })
+    t.not(await sweepOnce(app.ctx), null, 'free again: it sweeps')
+  },
+)
