@@ -15,7 +15,9 @@ function setup() {
   const tenants = {
     byId: async (id: string) => ({ id, code: 'acme', name: 'Acme', status: state.status, isPlatform: false }),
   } as unknown as TenantCache
-  const keystore = { verificationKey: async () => state.secret } as unknown as Keystore
+  const keystore = {
+    verificationKey: async () => (state.secret ? { alg: 'HS256', secret: state.secret } : null),
+  } as unknown as Keystore
   const verifier = new AccessTokenVerifier(keystore, tenants)
   const remembered = (token: string) =>
     (verifier as unknown as { verified: Map<string, unknown> }).verified.has(token)
