@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 /** Service configuration, read once from the environment (the variables: README.md, Configuration). */
 export interface Config {
   readonly nodeEnv: string
@@ -27,9 +28,31 @@ export interface Config {
   readonly auditRetentionDays: number | undefined
   /** Days Client Key usage rows are kept. */
   readonly usageRetentionDays: number
+  /** Server processes on the one port (node:cluster); 1 runs no cluster. */
+  readonly workers: number
 }
 
 type Env = Record<string, string | undefined>
+
+/**
+ * WORKERS: a number (1-64) or `auto` (one per core). More than one needs a PostgreSQL server: PGlite
+ * (on disk or memory://) belongs to one process.
+ */
+function workersOf(raw: string | undefined, databaseUrl: string | undefined, problems: string[]): number {
+  if (raw === undefined) return 1
+  const n = raw === 'auto' ? availableParallelism() : Number(raw)
+  if (!Number.isInteger(n) || n < 1 || n > 64) {
+    problems.push('WORKERS must be auto or an integer between 1 and 64')
+    return 1
+  }
+  if (n > 1 && !/^postgres(ql)?:\/\//.test(databaseUrl ?? '')) {
+    problems.push(
+      'WORKERS above 1 needs DATABASE_URL=postgres://... (the embedded database belongs to one process)',
+    )
+    return 1
+  }
+  return n
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const TENANT_CODE = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/
@@ -131,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays:
       str('AUDIT_RETENTION_DAYS') === undefined ? undefined : int('AUDIT_RETENTION_DAYS', 0, 1, 36500),
     usageRetentionDays: int('USAGE_RETENTION_DAYS', 90, 1, 36500),
+    workers: workersOf(str('WORKERS'), databaseUrl, problems),
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)
   return Object.freeze(config)

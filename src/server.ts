@@ -1,9 +1,14 @@
 import { loadConfig } from './config.js'
 import { buildApp } from './app.js'
+import { isPrimaryOfCluster, superviseWorkers } from './app/workers.js'
 
 /** Starts the service: config from the environment, listen, and a bounded graceful stop on signals. */
 async function main(): Promise<void> {
   const config = loadConfig()
+  if (isPrimaryOfCluster(config)) {
+    superviseWorkers(config, (msg) => console.log(JSON.stringify({ level: 30, time: Date.now(), msg })))
+    return
+  }
   const app = await buildApp(config)
   let stopping = false
   const stop = (signal: string): void => {

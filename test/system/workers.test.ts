@@ -1,0 +1,80 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
+import { startService, waitReady } from '../helpers/service-process.js'
+import { PLATFORM_KEY } from '../helpers/app.js'
+import { loadConfig } from '../../src/config.js'
+
+// WORKERS (docs/decisions.md D15): n processes on one port, a dead worker replaced, and a stop that
+// drains every worker. Several processes need one PostgreSQL database.
+
+const children = (pid: number): number[] => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
+  } catch {
+    return []
+  }
+}
+
+const until = async (check: () => boolean, ms: number): Promise<boolean> => {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (check()) return true
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return check()
+}
+
+t.test('workers: WORKERS is validated', async (t) => {
+  t.equal(loadConfig({}).workers, 1)
+  t.equal(loadConfig({ WORKERS: '3', DATABASE_URL: 'postgres://h/db' }).workers, 3)
+  t.ok(loadConfig({ WORKERS: 'auto', DATABASE_URL: 'postgres://h/db' }).workers >= 1)
+  t.throws(() => loadConfig({ WORKERS: '0' }), /WORKERS must be auto or an integer/)
+  t.throws(() => loadConfig({ WORKERS: '2' }), /WORKERS above 1 needs DATABASE_URL=postgres/)
+  t.throws(() => loadConfig({ WORKERS: '2', DATABASE_URL: 'memory://' }), /needs DATABASE_URL=postgres/)
+})
+
+t.test(
+  'workers: two processes on one port; a dead one is replaced; SIGTERM drains all',
+  {
+    skip: defaultBackend() !== 'postgres' ? 'needs TEST_BACKEND=postgres: workers share one database' : false,
+  },
+  async (t) => {
+    const { url, drop } = await createTestDatabaseUrl('postgres')
+    t.teardown(drop)
+    const s = await startService({
+      DATABASE_URL: url,
+      WORKERS: '2',
+      BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
+      JWT_SECRET: 'workers-test-jwt-secret-0123456789abcdef',
+      SECRETS_KEY: 'workers-test-secrets-key-0123456789abcd',
+    })
+    t.teardown(() => {
+      if (s.child.exitCode === null) s.child.kill('SIGKILL')
+    })
+    await waitReady(s, 60_000)
+    const primary = s.child.pid as number
+    t.ok(await until(() => children(primary).length === 2, 30_000), 'two workers')
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${s.base}/api/v1/health`)
+      t.equal(res.status, 200)
+    }
+    const [first] = children(primary)
+    process.kill(first as number, 'SIGKILL')
+    t.ok(
+      await until(
+        () => children(primary).length === 2 && !children(primary).includes(first as number),
+        30_000,
+      ),
+      'the killed worker was replaced',
+    )
+    await waitReady(s, 30_000)
+    s.child.kill('SIGTERM')
+    t.equal(await s.exited, 0, 'the primary exits 0 once every worker has drained')
+    t.same(children(primary), [], 'no worker is left')
+  },
+)
