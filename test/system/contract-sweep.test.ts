@@ -112,7 +112,11 @@ t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not ans
         ? { tenantCode: 'sweep', identifier: 'a@b.test', password: 'Sweep-pass-1' }
         : spec.operationId === 'refresh'
           ? { refreshToken: 'A'.repeat(64) }
-          : undefined
+          : spec.operationId === 'verifyLoginOtp'
+            ? { mfaToken: 'A'.repeat(64), code: '123456' }
+            : spec.operationId === 'setupLoginOtp'
+              ? { mfaToken: 'A'.repeat(64) }
+              : undefined
     const res = await app.inject({
       method: spec.method,
       url: urlOf(spec),
