@@ -23,6 +23,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { provisionTenant } from '../src/modules/tenants/provision.js'
 import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/hashing.js'
 import { seedOtpUsers, twoStepRequests } from './otp-login.js'
+import { rssOf, ticksOf, withChildren } from './proc.js'
 import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -60,18 +61,6 @@ const SERVER_LOG = join(tmpdir(), `${dbName}.server.log`)
 let serverPid: number | undefined
 const TICK_MS = 10 // USER_HZ is 100 on Linux
 
-/** CPU ticks used so far by one process, from /proc (0 when it is gone). */
-function ticksOf(pid: number): number {
-  try {
-    const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]
-    if (afterName === undefined) return 0
-    const fields = afterName.split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
-
 /** CPU ticks of the server and of all postgres processes. */
 function cpuTicks(): { server: number; pg: number } {
   let pg = 0
@@ -83,7 +72,9 @@ function cpuTicks(): { server: number; pg: number } {
       // the process ended meanwhile
     }
   }
-  return { server: serverPid ? ticksOf(serverPid) : 0, pg }
+  // With WORKERS=n the server is a primary and its workers: their ticks add up.
+  const server = serverPid ? withChildren(serverPid).reduce((n, pid) => n + ticksOf(pid), 0) : 0
+  return { server, pg }
 }
 
 async function admin(sql: string): Promise<void> {
@@ -91,15 +82,6 @@ async function admin(sql: string): Promise<void> {
   await c.connect()
   await c.query(sql)
   await c.end()
-}
-
-function rssMb(child: ChildProcess): number {
-  try {
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
-  } catch {
-    return 0
-  }
 }
 
 async function run(name: string, opts: autocannon.Options): Promise<Row> {
@@ -275,7 +257,15 @@ async function main(): Promise<void> {
     serverPid = child.pid
     await waitForHealth()
     let peakRss = 0
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(child as ChildProcess))), 200)
+    let peakRssPerProcess = 0
+    const sampler = setInterval(() => {
+      const rss = withChildren(child?.pid ?? 0).map(rssOf)
+      peakRss = Math.max(
+        peakRss,
+        rss.reduce((a, b) => a + b, 0),
+      )
+      peakRssPerProcess = Math.max(peakRssPerProcess, ...rss)
+    }, 200)
 
     const sessions = await Promise.all(users.map((_, i) => login(i)))
     const firstSession = sessions[0]
@@ -377,6 +367,11 @@ async function main(): Promise<void> {
       ])
     clearInterval(sampler)
     report(bcryptRate, bareRow, rows, peakRss)
+    if (process.env.WORKERS && process.env.WORKERS !== '1') {
+      console.log(
+        `  WORKERS=${process.env.WORKERS}: peak RSS ${peakRss.toFixed(0)} MB in total, ${peakRssPerProcess.toFixed(0)} MB per process at most`,
+      )
+    }
     if (wanted('signing')) await signingCosts()
   } finally {
     if (child) {

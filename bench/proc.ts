@@ -1,0 +1,35 @@
+// What /proc says about the server under test: CPU ticks and resident memory, of one process or of a
+// process with its children (the workers of WORKERS=n).
+import { readFileSync } from 'node:fs'
+
+/** CPU ticks used so far by one process (0 when it is gone). */
+export function ticksOf(pid: number): number {
+  try {
+    const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]
+    if (afterName === undefined) return 0
+    const fields = afterName.split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+/** The process and its direct children (a cluster primary and its workers). */
+export function withChildren(pid: number): number[] {
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)
+    return [pid, ...kids.map(Number)]
+  } catch {
+    return [pid]
+  }
+}
+
+/** Resident memory of one process in MB (0 when it is gone). */
+export function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
