@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../lib/clock.js'
 import { deriveKey } from '../lib/crypto-box.js'
 import { createPasswordHasher } from '../lib/hashing.js'
 import { randomToken } from '../lib/tokens.js'
+import { connectRedis } from '../lib/redis.js'
 import { AccessTokenVerifier } from '../auth/access-token.js'
 import { KeyVerifier } from '../auth/key-verifier.js'
 import { Keystore } from '../auth/keystore.js'
@@ -30,20 +31,8 @@ export interface ContextOptions {
 /** Where the account-throttling counters live: Redis with REDIS_URL (shared by every instance), else the database. */
 async function createLockout(config: Config, opened: OpenedDatabase, options: ContextOptions) {
   if (!config.redisUrl) return new Lockout(new DbThrottleStore(opened.db), options.log)
-  // Why lazy: ioredis is only loaded where counters are shared.
-  const { Redis } = await import('ioredis')
-  const redis = new Redis(config.redisUrl, {
-    // Why: with no offline queue and a short timeout a command fails fast while Redis is down, and the
-    // login goes on unthrottled (fail open) instead of waiting.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1000,
-    commandTimeout: 200,
-    retryStrategy: (times: number) => Math.min(times * 200, 2000),
-  })
-  redis.on('error', () => {
-    // Why: connection errors are expected while Redis is down; health reports it, the log would flood.
-  })
+  // Why 200 ms: a login waits for its identifier's count at most this long before going on without it.
+  const redis = await connectRedis(config.redisUrl, 200)
   const store = new RedisThrottleStore(redis, `${options.redisNamespace ?? 'tessera:'}lockout:`)
   return new Lockout(store, options.log, {
     connected: () => redis.status === 'ready',

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js'
 import { decryptSecret } from '../lib/crypto-box.js'
 import type { Clock } from '../lib/clock.js'
 import { TtlCache } from '../lib/ttl-cache.js'
+import { asObject } from '../lib/json-object.js'
 import {
   openPrivateKey,
   publicKeyOf,
@@ -47,11 +48,6 @@ interface SigningMeta {
   previousSecret?: { kid: string; expiresAt: string } | null
 }
 
-function asObject(v: unknown): Record<string, unknown> {
-  const o: unknown = typeof v === 'string' ? JSON.parse(v) : v
-  return typeof o === 'object' && o !== null ? (o as Record<string, unknown>) : {}
-}
-
 function asMeta(v: unknown): { jwtSecret?: SecretMeta; signing?: SigningMeta } {
   return asObject(v) as { jwtSecret?: SecretMeta; signing?: SigningMeta }
 }
@@ -88,18 +84,19 @@ export class Keystore {
   }
 
   private async load(tenantId: string): Promise<TenantKeys> {
-    const [hs, pairs, tenant] = await Promise.all([
-      this.loadSecrets(tenantId),
+    // Why the tenant row once: both the secrets' overlap and the algorithm's come from it.
+    const tenant = await this.db
+      .selectFrom('tenants')
+      .select(['metadata', 'auth_config'])
+      .where('id', '=', tenantId)
+      .executeTakeFirst()
+    const [hs, pairs] = await Promise.all([
+      this.loadSecrets(tenantId, tenant?.metadata),
       this.db
         .selectFrom('tenant_signing_keys')
         .select(['kid', 'algorithm', 'private_key_enc', 'public_jwk', 'retired_at', 'expires_at'])
         .where('tenant_id', '=', tenantId)
         .execute(),
-      this.db
-        .selectFrom('tenants')
-        .select(['metadata', 'auth_config'])
-        .where('id', '=', tenantId)
-        .executeTakeFirst(),
     ])
     const accepted = new Map<string, Accepted>()
     let currentPair: SigningKey | null = null
@@ -130,15 +127,12 @@ export class Keystore {
   }
 
   /** The tenant's HS256 secrets: the current one (or the service default) and the one it replaced. */
-  private async loadSecrets(tenantId: string): Promise<TenantKeys> {
-    const [rows, tenant] = await Promise.all([
-      this.db
-        .selectFrom('tenant_secrets')
-        .select(['kid', 'secret_enc', 'retired_at', 'expires_at'])
-        .where('tenant_id', '=', tenantId)
-        .execute(),
-      this.db.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst(),
-    ])
+  private async loadSecrets(tenantId: string, metadata: unknown): Promise<TenantKeys> {
+    const rows = await this.db
+      .selectFrom('tenant_secrets')
+      .select(['kid', 'secret_enc', 'retired_at', 'expires_at'])
+      .where('tenant_id', '=', tenantId)
+      .execute()
     const accepted = new Map<string, Accepted>()
     let current: SigningKey | null = null
     for (const r of rows) {
@@ -153,7 +147,7 @@ export class Keystore {
         accepted.set(r.kid, { alg: 'HS256', secret, until: new Date(r.expires_at).getTime() })
       }
     }
-    const meta = asMeta(tenant?.metadata).jwtSecret
+    const meta = asMeta(metadata).jwtSecret
     if (current === null) {
       current = { alg: 'HS256', kid: DEFAULT_KID, secret: this.defaultSecret }
       accepted.set(DEFAULT_KID, { alg: 'HS256', secret: this.defaultSecret, until: null })

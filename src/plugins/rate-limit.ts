@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis'
 import { AppError } from '../errors.js'
 import { rateLimitSubject } from '../lib/cidr.js'
 import { WindowCounterStore } from '../lib/rate-limit-store.js'
+import { connectRedis } from '../lib/redis.js'
 
 export type Bucket = 'global' | 'login'
 
@@ -180,21 +181,9 @@ async function rateLimitPlugin(
   let answers: ReturnType<typeof watchAnswers> | null = null
   if (opts.redisUrl) {
     const nameSpace = opts.namespace ?? 'tessera-rl:'
-    // Why lazy: ioredis is only loaded where counters are shared.
-    const { Redis: RedisClient } = await import('ioredis')
-    redis = new RedisClient(opts.redisUrl, {
-      // Why: with no offline queue a command fails at once while Redis is down, so we fall back fast.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1000,
-      // Why: a backstop for commands nobody waits for any more (the handshake, INFO, counters given up
-      // on after REDIS_COMMAND_TIMEOUT_MS by `within`), so a paused Redis holds none of them for long.
-      commandTimeout: 1000,
-      retryStrategy: (times: number) => Math.min(times * 200, 2000),
-    })
-    redis.on('error', () => {
-      // Why: connection errors are expected while Redis is down; health reports it, the log would flood.
-    })
+    // Why 1 s: a backstop for commands nobody waits for any more (the handshake, INFO, counters given up
+    // on after REDIS_COMMAND_TIMEOUT_MS by `within`), so a paused Redis holds none of them for long.
+    redis = await connectRedis(opts.redisUrl, 1000)
     shared = await sharedLimiters(app, { redis, nameSpace })
     const r = redis
     const a = watchAnswers(r, `${nameSpace}probe`)

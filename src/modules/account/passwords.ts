@@ -5,16 +5,13 @@ import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { checkPassword, type PasswordRule } from '../../lib/password-policy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { endUserSessions } from '../auth/sessions.js'
+import { countActive, endUserSessions } from '../auth/sessions.js'
 import { findUserPassword, lockUserPassword, setPasswordHash } from '../users/queries.js'
 
 /** The tenant's policy failures of a new password, `sameAsCurrent` last; throws when there is any. */
 function assertPolicy(rules: PasswordRule[]): void {
   if (rules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, rules)
 }
-
-const activeCount = (ended: { expires_at: Date }[], now: Date) =>
-  ended.filter((s) => s.expires_at.getTime() > now.getTime()).length
 
 /**
  * Stores `hash` in place of `expectedHash` and revokes the user's sessions (all but `keep`, or none), in
@@ -31,7 +28,7 @@ async function replacePassword(
   await setPasswordHash(trx, p.tenantId, p.userId, p.hash)
   if (!p.revoke) return 0
   const now = new Date(ctx.clock.now())
-  return activeCount(await endUserSessions(trx, p.tenantId, p.userId, 'password_changed', now, p.keep), now)
+  return countActive(await endUserSessions(trx, p.tenantId, p.userId, 'password_changed', now, p.keep), now)
 }
 
 export interface ChangeMyPasswordInput {

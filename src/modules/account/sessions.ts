@@ -4,7 +4,7 @@ import type { Principal, UserPrincipal } from '../../auth/principal.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { endUserSessions, listActiveSessions, revokeSessions } from '../auth/sessions.js'
+import { countActive, endUserSessions, listActiveSessions, revokeSessions } from '../auth/sessions.js'
 import { findUserById, lockUser } from '../users/queries.js'
 
 type SessionRow = Awaited<ReturnType<typeof listActiveSessions>>[number]
@@ -22,9 +22,6 @@ function toSessionDto(s: SessionRow) {
     userAgent: s.user_agent,
   }
 }
-
-const activeCount = (ended: { expires_at: Date }[], now: Date) =>
-  ended.filter((s) => s.expires_at.getTime() > now.getTime()).length
 
 /** GET /me/sessions: the caller's active sessions, newest first; `current` marks the calling one. */
 export async function listMySessions(ctx: AppContext, actor: UserPrincipal) {
@@ -61,7 +58,7 @@ export async function revokeMySession(
       if (!mine) fail('SESSION_NOT_FOUND')
       // Why check again: a refresh or logout may have ended it between the read and the lock.
       const ended = await revokeSessions(trx, tenantId, [sessionId], 'revoked_by_user', now)
-      if (activeCount(ended, now) === 0) fail('SESSION_NOT_FOUND')
+      if (countActive(ended, now) === 0) fail('SESSION_NOT_FOUND')
       note.metadata.sessionsRevoked = 1
       return { revoked: true as const }
     },
@@ -81,7 +78,7 @@ export async function revokeMyOtherSessions(ctx: AppContext, actor: UserPrincipa
       // nothing to revoke: 0.
       await lockUser(trx, tenantId, userId)
       const ended = await endUserSessions(trx, tenantId, userId, 'revoked_by_user', now, actor.sessionId)
-      const revoked = activeCount(ended, now)
+      const revoked = countActive(ended, now)
       note.metadata.sessionsRevoked = revoked
       return { revoked }
     },
@@ -115,7 +112,7 @@ export async function revokeUserSessions(
       if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
       note.userId = userId
       await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-      const revoked = activeCount(await endUserSessions(trx, tenantId, userId, 'revoked_by_admin', now), now)
+      const revoked = countActive(await endUserSessions(trx, tenantId, userId, 'revoked_by_admin', now), now)
       note.metadata.sessionsRevoked = revoked
       return { revoked }
     },

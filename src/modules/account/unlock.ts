@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { findUserPassword } from '../users/queries.js'
+import { findUserById } from '../users/queries.js'
 import { userThrottleKeys } from './lockout.js'
 
 /**
@@ -20,7 +20,7 @@ export async function unlockUser(ctx: AppContext, actor: Principal, userId: stri
     async () => ({ unlocked: true as const }),
     // Why before the transaction: the counters are in Redis or the main database, not in this one.
     async (note) => {
-      const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+      const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
       note.userId = userId
       await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
       await ctx.lockout.clear(tenantId, userThrottleKeys(user))

@@ -9,7 +9,7 @@ import { loadUserWithGrants } from '../../auth/grants.js'
 import { assertMayGiveRole } from '../../auth/hierarchy.js'
 import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
 import { toUserDto, userColumns } from '../users/queries.js'
-import { revokeSessions } from './sessions.js'
+import { countActive, revokeSessions } from './sessions.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 
@@ -35,7 +35,7 @@ export async function logout(ctx: AppContext, actor: UserPrincipal, token: strin
         .executeTakeFirst()
       const ended = row ? await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now) : []
       // Why the expiry: an expired session was no longer active, though nobody had revoked it yet.
-      const wasActive = ended.some((s) => s.expires_at.getTime() > now.getTime())
+      const wasActive = countActive(ended, now) > 0
       await writeAudit(trx, {
         tenantId: actor.tenantId,
         action: 'LOGOUT',

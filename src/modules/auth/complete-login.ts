@@ -1,10 +1,35 @@
+import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
+import { AppError, type ErrorCode } from '../../errors.js'
 import { issueAccessToken } from '../../auth/access-token.js'
 import { loadGrants, type Grants } from '../../auth/grants.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { openSession } from './sessions.js'
+
+/**
+ * Writes one failed LOGIN row through `db` (outside any rolled-back transaction: commit, then fail) and
+ * returns the error to throw. `errorMessage` defaults to the reason.
+ */
+export async function loginFailure(
+  db: Kysely<Database>,
+  tenantId: string,
+  meta: RequestMeta,
+  f: { code: ErrorCode; userId: string | null; reason: string; errorMessage?: string },
+): Promise<AppError> {
+  await writeAudit(db, {
+    tenantId,
+    action: 'LOGIN',
+    success: false,
+    userId: f.userId,
+    errorMessage: f.errorMessage ?? f.reason,
+    metadata: { reason: f.reason },
+    meta,
+  })
+  return new AppError(f.code)
+}
 
 type LoginUser = { id: string; email: string | null; username: string | null }
 

@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { countLoginFailure, lockedError } from '../account/lockout.js'
 import type { TenantInfo } from '../tenants/cache.js'
-import { findUserPassword } from '../users/queries.js'
+import { findUserById } from '../users/queries.js'
 import { useCode } from '../otp/factor.js'
 import { confirmSetup, startSetup } from '../otp/service.js'
 import {
@@ -15,7 +15,7 @@ import {
   insertMfaToken,
   lockMfaToken,
 } from '../otp/queries.js'
-import { completeLogin } from './complete-login.js'
+import { completeLogin, loginFailure } from './complete-login.js'
 import { newRefreshTokenFor, refreshTokenTenant } from './sessions.js'
 
 // The second step of a login that needs a second factor (openapi/paths/otp.yaml, docs/decisions.md D13).
@@ -42,9 +42,10 @@ export async function secondFactorAtLogin(
   },
 ): Promise<'totp' | 'recovery'> {
   const db = ctx.dbs.forTenant(s.tenant.id)
-  const enrolled = !!(await findUserOtp(db, s.tenant.id, s.userId))?.secret_enc
+  const otpRow = await findUserOtp(db, s.tenant.id, s.userId)
+  const enrolled = !!otpRow?.secret_enc
   if (enrolled && s.otp !== undefined) {
-    const used = await useCode(ctx, db, s.tenant.id, s.userId, s.otp)
+    const used = await useCode(ctx, db, s.tenant.id, s.userId, s.otp, otpRow)
     if (used) return used
     await s.countFailure()
     throw await s.failed('INVALID_OTP')
@@ -75,22 +76,12 @@ async function resolveMfaToken(ctx: AppContext, mfaToken: string, meta: RequestM
   const tenant = tenantId ? await ctx.tenants.byId(tenantId) : null
   if (!tenant) throw new AppError('INVALID_CREDENTIALS')
   const db = ctx.dbs.forTenant(tenant.id)
-  const failed = async (code: ErrorCode, userId: string | null, reason: string) => {
-    await writeAudit(db, {
-      tenantId: tenant.id,
-      action: 'LOGIN',
-      success: false,
-      userId,
-      errorMessage: code,
-      metadata: { reason },
-      meta,
-    })
-    return new AppError(code)
-  }
+  const failed = (code: ErrorCode, userId: string | null, reason: string) =>
+    loginFailure(db, tenant.id, meta, { code, userId, reason, errorMessage: code })
   if (tenant.status !== 'ACTIVE') throw await failed('INVALID_CREDENTIALS', null, 'tenant inactive')
   const token = await findMfaToken(db, tenant.id, sha256Hex(mfaToken), new Date(ctx.clock.now()))
   if (!token) throw await failed('INVALID_CREDENTIALS', null, 'unknown, used or expired mfaToken')
-  const user = await findUserPassword(db, tenant.id, token.user_id)
+  const user = await findUserById(db, tenant.id, token.user_id)
   if (!user) throw await failed('INVALID_CREDENTIALS', null, 'user deleted')
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)

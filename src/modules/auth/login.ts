@@ -7,7 +7,7 @@ import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
-import { completeLogin, tokensFor } from './complete-login.js'
+import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
 import { secondFactorAtLogin } from './login-otp.js'
 import {
   findRefreshToken,
@@ -33,18 +33,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   const tenant = await ctx.tenants.byCode(input.tenantCode)
   if (!tenant) throw new AppError('TENANT_NOT_FOUND')
   const db = ctx.dbs.forTenant(tenant.id)
-  const failed = async (code: ErrorCode, userId: string | null, reason: string) => {
-    await writeAudit(db, {
-      tenantId: tenant.id,
-      action: 'LOGIN',
-      success: false,
-      userId,
-      errorMessage: reason,
-      metadata: { reason },
-      meta,
-    })
-    return new AppError(code)
-  }
+  const failed = (code: ErrorCode, userId: string | null, reason: string) =>
+    loginFailure(db, tenant.id, meta, { code, userId, reason })
   if (tenant.status !== 'ACTIVE') throw await failed('TENANT_NOT_FOUND', null, 'tenant inactive')
 
   // Account throttling (auth_config.lockout): a locked identifier is refused before any lookup or hash,

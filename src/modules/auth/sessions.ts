@@ -205,6 +205,11 @@ export function endUserSessions(
   return revokeScope(trx, tenantId, { userId, except }, reason, now)
 }
 
+/** How many of the sessions a revocation ended were still active (not past their expiry). */
+export function countActive(ended: readonly { expires_at: Date }[], now: Date): number {
+  return ended.filter((s) => s.expires_at.getTime() > now.getTime()).length
+}
+
 /** Revokes every session and refresh token of a tenant (tenant deactivated), in the shared lock order. */
 export async function revokeTenantSessions(
   trx: Transaction<Database>,

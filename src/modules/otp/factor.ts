@@ -33,8 +33,10 @@ export async function useCode(
   tenantId: string,
   userId: string,
   code: string,
+  /** The user's TOTP row when the caller has just read it (no second read). */
+  known?: Awaited<ReturnType<typeof findUserOtp>>,
 ): Promise<'totp' | 'recovery' | null> {
-  const row = await findUserOtp(db, tenantId, userId)
+  const row = known ?? (await findUserOtp(db, tenantId, userId))
   if (!row?.secret_enc) return null
   const digits = totpForm(code)
   if (digits !== null) {

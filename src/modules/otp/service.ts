@@ -3,7 +3,7 @@ import { fail } from '../../errors.js'
 import type { UserPrincipal } from '../../auth/principal.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { findUserPassword } from '../users/queries.js'
+import { findUserById } from '../users/queries.js'
 import {
   matchingStep,
   newOtpSecret,
@@ -32,7 +32,7 @@ const tdb = (ctx: AppContext, tenantId: string) => ctx.dbs.forTenant(tenantId)
 export async function startSetup(ctx: AppContext, tenantId: string, userId: string) {
   const db = tdb(ctx, tenantId)
   const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-  const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+  const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
   const secret = newOtpSecret()
   const expiresAt = new Date(ctx.clock.now() + PENDING_SETUP_MS)
   const stored = await putPendingSecret(db, {
@@ -87,14 +87,7 @@ export async function confirmSetup(
 export async function getMyOtp(ctx: AppContext, actor: UserPrincipal) {
   const db = tdb(ctx, actor.tenantId)
   const tenant = (await ctx.tenants.byId(actor.tenantId)) ?? fail('TENANT_NOT_FOUND')
-  const user =
-    (await ctx.dbs
-      .forTenant(actor.tenantId)
-      .selectFrom('users')
-      .select('otp_enabled')
-      .where('tenant_id', '=', actor.tenantId)
-      .where('id', '=', actor.userId)
-      .executeTakeFirst()) ?? fail('USER_NOT_FOUND')
+  const user = (await findUserById(db, actor.tenantId, actor.userId)) ?? fail('USER_NOT_FOUND')
   const row = await findUserOtp(db, actor.tenantId, actor.userId)
   const pending =
     !!row?.pending_secret_enc &&
@@ -132,7 +125,7 @@ async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string):
   const db = tdb(ctx, actor.tenantId)
   const row = await findUserOtp(db, actor.tenantId, actor.userId)
   if (!row?.secret_enc) fail('OTP_NOT_ENROLLED')
-  if (!(await useCode(ctx, db, actor.tenantId, actor.userId, code))) fail('INVALID_OTP')
+  if (!(await useCode(ctx, db, actor.tenantId, actor.userId, code, row))) fail('INVALID_OTP')
 }
 
 /** POST /me/otp/recovery-codes: a new set of recovery codes for a valid code. One OTP_RECOVERY_CODES_RENEWED row. */

@@ -1,11 +1,12 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { defaultAuthConfig, mergeAuthConfig, type AuthConfig } from './auth-config.js'
 import { insertBuiltinRoles, insertTenant } from './queries.js'
 
 /**
  * Creates a tenant with its built-in roles (and, optionally, a first admin user holding `admin`) in one
- * transaction. The caller hashes the admin password beforehand (off the event loop).
+ * transaction. The caller hashes the admin password beforehand (off the event loop). `also` runs last in
+ * the same transaction (the first key pair of a tenant created asymmetric), so nothing is half-written.
  */
 export async function provisionTenant(
   db: Kysely<Database>,
@@ -16,6 +17,7 @@ export async function provisionTenant(
     authConfig?: Partial<AuthConfig> | Record<string, unknown>
     admin?: { email: string | null; username: string | null; cpf_cnpj: string | null; passwordHash: string }
   },
+  also?: (trx: Transaction<Database>, tenantId: string) => Promise<void>,
 ) {
   const authConfig = mergeAuthConfig(defaultAuthConfig(), t.authConfig as Record<string, unknown> | undefined)
   return db.transaction().execute(async (trx) => {
@@ -49,6 +51,7 @@ export async function provisionTenant(
       }
       adminUserId = user.id
     }
+    if (also) await also(trx, tenant.id)
     return { tenant, adminUserId }
   })
 }

@@ -3,6 +3,7 @@ import { fail } from '../../errors.js'
 import { DEFAULT_KID, jwtSecretContext } from '../../auth/keystore.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
+import { asObject } from '../../lib/json-object.js'
 import { lockTenant } from './queries.js'
 import { resolveAuthConfig } from './auth-config.js'
 
@@ -19,9 +20,6 @@ interface JwtSecretMeta {
   /** Rotations, oldest first (bounded). */
   history?: { action: 'generate' | 'set' | 'clear'; kid: string; previousKid: string; at: string }[]
 }
-
-const asObject = (v: unknown): Record<string, unknown> =>
-  typeof v === 'string' ? asObject(JSON.parse(v)) : typeof v === 'object' && v !== null ? { ...v } : {}
 
 /** Smallest secret `set` accepts, in UTF-8 bytes (the HMAC key is the string's bytes). */
 const MIN_SECRET_BYTES = 32

@@ -11,7 +11,6 @@ import { revokeTenantSessions } from '../auth/sessions.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from './auth-config.js'
 import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
-import type { AsymmetricAlgorithm } from '../../auth/asymmetric.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
 import {
@@ -111,20 +110,13 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
     admin = { ...ids, passwordHash: await ctx.hasher.hash(input.admin.password) }
   }
   try {
-    const { tenant, adminUserId } = await provisionTenant(ctx.dbs.main, {
-      code: input.code,
-      name: input.name,
-      status: input.status,
-      authConfig: config,
-      admin,
-    })
-    if (config.signingAlgorithm !== 'HS256') {
-      await ctx.dbs.main
-        .transaction()
-        .execute((trx) =>
-          installFirstKeyPair(ctx, trx, tenant.id, config.signingAlgorithm as AsymmetricAlgorithm),
-        )
-    }
+    const alg = config.signingAlgorithm
+    const { tenant, adminUserId } = await provisionTenant(
+      ctx.dbs.main,
+      { code: input.code, name: input.name, status: input.status, authConfig: config, admin },
+      // A tenant created asymmetric gets its first key pair in the same transaction.
+      alg === 'HS256' ? undefined : (trx, tenantId) => installFirstKeyPair(ctx, trx, tenantId, alg),
+    )
     ctx.tenants.invalidate(tenant.id)
     const dto = toTenantDto({ ...tenant, db_host: null, db_name: null })
     return adminUserId === undefined ? dto : { ...dto, adminUserId }

@@ -10,15 +10,13 @@ import {
   type SigningAlgorithm,
 } from '../../auth/asymmetric.js'
 import { DEFAULT_KID } from '../../auth/keystore.js'
+import { asObject } from '../../lib/json-object.js'
 import { newKid } from '../../lib/tokens.js'
 import { lockTenant } from './queries.js'
 import { generateJwtSecret, SECRET_OVERLAP_MS } from './secrets.js'
 
 // Asymmetric signing keys of a tenant (`signingAlgorithm` EdDSA or ES256; docs/decisions.md D14): the
 // current key pair, and the one key (pair or HS256 secret) it replaced, for 7 days.
-
-const asObject = (v: unknown): Record<string, unknown> =>
-  typeof v === 'string' ? asObject(JSON.parse(v)) : typeof v === 'object' && v !== null ? { ...v } : {}
 
 /**
  * Makes a new key pair the tenant's current one, inside the caller's transaction (the tenant row locked):

@@ -56,11 +56,11 @@ export function lockUser(trx: Transaction<Database>, tenantId: string, userId: s
   return userById(trx, tenantId, userId).forUpdate().executeTakeFirst()
 }
 
-/** A user's status and password hash, for checking a password outside the login path. */
+/** A user's status and password hash, for checking a password outside the login path (change, reset). */
 export function findUserPassword(db: Kysely<Database>, tenantId: string, userId: string) {
   return db
     .selectFrom('users')
-    .select(['id', 'status', 'password_hash', 'email', 'username', 'cpf_cnpj'])
+    .select(['id', 'status', 'password_hash'])
     .where('tenant_id', '=', tenantId)
     .where('id', '=', userId)
     .executeTakeFirst()
