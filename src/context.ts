@@ -6,6 +6,7 @@ import type { PasswordHasher } from './lib/hashing.js'
 import type { Keystore } from './auth/keystore.js'
 import type { AccessTokenVerifier } from './auth/access-token.js'
 import type { KeyVerifier } from './auth/key-verifier.js'
+import type { ChangeChannel, ChangeMessage } from './db/change-channel.js'
 // Why type-only imports of module classes: the context names the services createContext builds, some of
 // them a module's; their code stays behind the modules' layer (see ARCHITECTURE.md, Layers).
 import type { TenantCache } from './modules/tenants/cache.js'
@@ -38,6 +39,13 @@ export interface AppContext {
   readonly secretsKey: Buffer
   /** Account throttling (auth_config.lockout): counters in Redis with REDIS_URL, else the main database. */
   readonly lockout: Lockout
+  /**
+   * Makes a change to cached state (a tenant, its signing keys, Client Keys) visible here at once and on
+   * every other instance through the change channel (contract section 14). Call it after the commit.
+   */
+  readonly changed: (change: ChangeMessage) => Promise<void>
+  /** The change channel (health reports `degraded` while its status is `down`). */
+  readonly channel: ChangeChannel
   /** `disabled` without REDIS_URL; replaced by the rate-limit plugin when Redis is configured. */
   redisStatus: () => 'up' | 'down' | 'disabled'
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { AppContext } from '../context.js'
 import type { OpenedDatabase } from '../db/connect.js'
 import { DatabaseRegistry } from '../db/tenant-db.js'
+import { localChannel, PgChangeChannel, type ChangeMessage } from '../db/change-channel.js'
 import { systemClock, type Clock } from '../lib/clock.js'
 import { deriveKey } from '../lib/crypto-box.js'
 import { createPasswordHasher } from '../lib/hashing.js'
@@ -68,6 +69,17 @@ export async function createContext(
     clock,
     config.publicUrl,
   )
+  const keys = new KeyVerifier((hash) => findKeyByHash(opened.db, hash), config.platformTenantCode, clock)
+  const apply = (m: ChangeMessage) => {
+    if (m.tenant) tenants.invalidate(m.tenant === '*' ? undefined : m.tenant)
+    if (m.signing) keystore.invalidate(m.signing === '*' ? undefined : m.signing)
+    if (m.clientKeys) keys.invalidate()
+  }
+  const channel =
+    opened.kind === 'postgres' && config.databaseUrl
+      ? new PgChangeChannel(config.databaseUrl, opened.db, { log: options.log })
+      : localChannel
+  await channel.start(apply, () => apply({ tenant: '*', clientKeys: true, signing: '*' }))
   return {
     config,
     dbs,
@@ -78,18 +90,27 @@ export async function createContext(
     tenants,
     keystore,
     tokens: new AccessTokenVerifier(keystore, tenants),
-    keys: new KeyVerifier((hash) => findKeyByHash(opened.db, hash), config.platformTenantCode, clock),
+    keys,
     routing: new TenantRouting({ dbs, config, secretsKey, clock, log: options.log }),
     refreshTokenTenant,
     hasher,
     secretsKey,
     lockout,
+    changed: async (m) => {
+      apply(m)
+      await channel.publish(m)
+    },
+    channel,
     redisStatus: () => 'disabled',
   }
 }
 
-/** Releases what createContext opened: the hasher's workers and the routed pools (not the main database). */
+/**
+ * Releases what createContext opened: the change channel's connection, the hasher's workers and the routed
+ * pools (not the main database).
+ */
 export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.channel.close()
   ctx.lockout.close()
   await ctx.hasher.close()
   await ctx.dbs.closeAll()

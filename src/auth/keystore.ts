@@ -220,8 +220,8 @@ export class Keystore {
     }
   }
 
-  /** Forgets a tenant's keys after a local rotation. */
-  invalidate(tenantId: string): void {
+  /** Forgets a tenant's keys after a rotation (every tenant's when no id: the change channel had a gap). */
+  invalidate(tenantId?: string): void {
     this.cache.delete(tenantId)
   }
 }

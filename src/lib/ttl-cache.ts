@@ -22,6 +22,9 @@ export class TtlCache<K, V> {
     if (inFlight) return inFlight
     const p = load().then(
       (value) => {
+        // Why: a load that started before a delete may have read the old row; delete() drops it from
+        // `pending`, and its answer then goes to its callers only, never into the cache.
+        if (this.pending.get(key) !== p) return value
         this.pending.delete(key)
         // Why: bounded memory under many distinct keys; the oldest insertion goes first.
         if (this.entries.size >= this.maxEntries) {
@@ -32,7 +35,7 @@ export class TtlCache<K, V> {
         return value
       },
       (err: unknown) => {
-        this.pending.delete(key)
+        if (this.pending.get(key) === p) this.pending.delete(key)
         throw err
       },
     )
@@ -42,7 +45,12 @@ export class TtlCache<K, V> {
 
   /** Forgets one key (or all), so the next read loads fresh data. */
   delete(key?: K): void {
-    if (key === undefined) this.entries.clear()
-    else this.entries.delete(key)
+    if (key === undefined) {
+      this.entries.clear()
+      this.pending.clear()
+    } else {
+      this.entries.delete(key)
+      this.pending.delete(key)
+    }
   }
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { defaultBackend } from '../helpers/db.js'
 
 t.test('getHealth, getHealthRoot: health answers on both paths with the database status', async (t) => {
   const app = await buildTestApp(t)
@@ -11,6 +12,7 @@ t.test('getHealth, getHealthRoot: health answers on both paths with the database
     t.equal(data.database.status, 'up')
     t.type(data.database.latencyMs, 'number')
     t.equal(data.redis.status, 'disabled')
+    t.equal(data.changeChannel.status, defaultBackend() === 'postgres' ? 'up' : 'local')
     t.same(Object.keys(data.routingPool).sort(), [
       'idleConnections',
       'pools',

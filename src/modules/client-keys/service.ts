@@ -172,19 +172,19 @@ export async function updateClientKey(
       originAllowlist: input.originAllowlist,
       expiresAt: input.expiresAt,
     })) ?? fail('CLIENT_KEY_NOT_FOUND')
-  ctx.keys.invalidate()
+  await ctx.changed({ clientKeys: true })
   return toKeyDto(row, now)
 }
 
 /**
- * POST /client-keys/:id/revoke: revokes a key (idempotent); refused at once here, elsewhere within the
- * verifier's cache lifetime.
+ * POST /client-keys/:id/revoke: revokes a key (idempotent); refused at once here, on other instances as
+ * soon as the change channel tells them (within the verifier's cache lifetime when it is down).
  */
 export async function revokeClientKey(ctx: AppContext, actor: Principal, id: string): Promise<ClientKeyDto> {
   const now = ctx.clock.now()
   const row =
     (await q.revokeKey(ctx.dbs.main, actor.tenantId, id, new Date(now))) ?? fail('CLIENT_KEY_NOT_FOUND')
-  ctx.keys.invalidate()
+  await ctx.changed({ clientKeys: true })
   return toKeyDto(row, now)
 }
 
@@ -205,7 +205,7 @@ export async function rotateClientKey(
   const graceUntil = graceSeconds > 0 ? new Date(now + graceSeconds * 1000) : null
   const row =
     (await q.rotateKey(ctx.dbs.main, actor.tenantId, id, value, graceUntil)) ?? fail('CLIENT_KEY_NOT_FOUND')
-  ctx.keys.invalidate()
+  await ctx.changed({ clientKeys: true })
   return { ...toKeyDto(row, now), key: value }
 }
 

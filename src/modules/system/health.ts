@@ -12,11 +12,16 @@ async function readHealth(ctx: AppContext): Promise<{ up: boolean; health: Healt
   ])
   const pool = ctx.dbs.poolStats()
   const redis = ctx.redisStatus()
+  const channel = ctx.channel.status()
   const up = latencyMs !== null
   const health: Health = {
-    status: up && redis !== 'down' && !routedDown && ctx.lockout.status() === 'up' ? 'ok' : 'degraded',
+    status:
+      up && redis !== 'down' && !routedDown && ctx.lockout.status() === 'up' && channel !== 'down'
+        ? 'ok'
+        : 'degraded',
     database: up ? { status: 'up', latencyMs } : { status: 'down', latencyMs: null },
     redis: { status: redis },
+    changeChannel: { status: channel },
     routingPool: pool,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
     version: ctx.version,

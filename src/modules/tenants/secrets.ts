@@ -178,6 +178,6 @@ async function rotateJwtSecret(
       .where('id', '=', tenantId)
       .execute()
   })
-  ctx.keystore.invalidate(tenantId)
+  await ctx.changed({ signing: tenantId })
   return getJwtSecret(ctx, tenantId)
 }

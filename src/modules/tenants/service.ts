@@ -117,7 +117,7 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
       // A tenant created asymmetric gets its first key pair in the same transaction.
       alg === 'HS256' ? undefined : (trx, tenantId) => installFirstKeyPair(ctx, trx, tenantId, alg),
     )
-    ctx.tenants.invalidate(tenant.id)
+    await ctx.changed({ tenant: tenant.id })
     const dto = toTenantDto({ ...tenant, db_host: null, db_name: null })
     return adminUserId === undefined ? dto : { ...dto, adminUserId }
   } catch (err) {
@@ -168,9 +168,8 @@ export async function updateTenant(
     }),
   )
   if (!updated) fail('TENANT_NOT_FOUND')
-  ctx.tenants.invalidate(tenantId)
-  // Why: the key verifier caches whether a key's tenant is active.
-  ctx.keys.invalidate()
+  // Why Client Keys too: the key verifier caches whether a key's tenant is active.
+  await ctx.changed({ tenant: tenantId, clientKeys: true })
   return tenantDto(ctx, tenantId)
 }
 
@@ -196,8 +195,7 @@ export async function updateTenantConfig(
     await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
     return next
   })
-  ctx.tenants.invalidate(tenantId)
-  ctx.keystore.invalidate(tenantId)
+  await ctx.changed({ tenant: tenantId, signing: tenantId })
   return merged
 }
 
@@ -212,9 +210,7 @@ export async function deleteTenant(ctx: AppContext, p: Principal, tenantId: stri
   const deleted = await ctx.routing.deleteTenant(tenantId)
   if (!deleted) fail('TENANT_NOT_FOUND')
   // Why all entries: a code cached to this id would hide a new tenant created with the same code.
-  ctx.tenants.invalidate()
-  ctx.keystore.invalidate(tenantId)
-  ctx.keys.invalidate()
+  await ctx.changed({ tenant: '*', signing: tenantId, clientKeys: true })
   return { id: tenantId, deleted: true as const }
 }
 

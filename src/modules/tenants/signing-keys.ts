@@ -153,6 +153,6 @@ export async function rotateSigningKey(ctx: AppContext, tenantId: string) {
       await installKeyPair(ctx, trx, tenantId, alg, null)
     })
   }
-  ctx.keystore.invalidate(tenantId)
+  await ctx.changed({ signing: tenantId })
   return getSigningKeys(ctx, tenantId)
 }

@@ -1706,7 +1706,7 @@ export interface components {
         /** @description Human-readable message, safe to show; never carries internals. One line of at most 1024 characters (a longer one, e.g. listing many unknown permission names, is cut and ends with `…`). */
         ErrorMessage: string;
         /**
-         * @description Component statuses. `status` is `ok` when everything answers and `degraded` when Redis or a routed tenant database is down while the main database answers; when the main database does not answer the endpoint replies 503 with this object in `details` (`database.status` `down`, `latencyMs` null).
+         * @description Component statuses. `status` is `ok` when everything answers and `degraded` when Redis, a routed tenant database, the account-throttling store or the change channel is down while the main database answers; when the main database does not answer the endpoint replies 503 with this object in `details` (`database.status` `down`, `latencyMs` null).
          * @example {
          *       "status": "ok",
          *       "database": {
@@ -1715,6 +1715,9 @@ export interface components {
          *       },
          *       "redis": {
          *         "status": "disabled"
+         *       },
+         *       "changeChannel": {
+         *         "status": "local"
          *       },
          *       "routingPool": {
          *         "pools": 0,
@@ -1728,6 +1731,11 @@ export interface components {
          *     }
          */
         Health: {
+            /** @description How this instance learns of changes made on other instances (a Client Key revoked, a tenant's status, a signing key rotated): PostgreSQL LISTEN/NOTIFY on the main database, within 1 second. `up` while it listens; `down` while it reconnects (every cache then expires within 2 seconds, and `status` is `degraded`); `local` on the embedded database, which no other instance can share. */
+            changeChannel: {
+                /** @enum {string} */
+                status: "up" | "down" | "local";
+            };
             /** @description The main database. */
             database: {
                 /** @description Round-trip time of a trivial query; null when the database did not answer. */
