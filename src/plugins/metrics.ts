@@ -95,6 +95,14 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
       this.set(app.ctx.dbs.poolStats().pools)
     },
   })
+  new Gauge({
+    name: 'tessera_change_channel_up',
+    help: 'Whether changes made on other instances arrive (1), or caches fall back to their 2 s lifetime (0).',
+    registers,
+    collect() {
+      this.set(app.ctx.channel.status() === 'down' ? 0 : 1)
+    },
+  })
   const all = Registry.merge([registry, processMetrics()])
 
   app.addHook('onResponse', (req, reply, done) => {

@@ -21,6 +21,7 @@ t.test('getMetrics: Prometheus text', async (t) => {
   t.match(res.body, /tessera_logins_total\{outcome="failure"\} 1/)
   t.match(res.body, /tessera_bcrypt_queue_depth \d+/)
   t.match(res.body, /tessera_db_pool_connections\{state="total"\} \d+/)
+  t.match(res.body, /tessera_change_channel_up 1/)
 })
 
 t.test('getMetrics: the Node process metrics, once, and request series per app', async (t) => {
