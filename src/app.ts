@@ -168,7 +168,7 @@ const RETENTION_FIRST_MS = 60_000
 function startRetention(app: FastifyInstance, ctx: AppContext): void {
   let running: Promise<unknown> = Promise.resolve()
   const pass = () => {
-    running = sweepOnce(ctx)
+    running = sweepOnce(ctx, { log: app.log })
       .then((counts) => {
         if (counts && Object.values(counts).some((n) => n > 0))
           app.log.info({ retention: counts }, 'retention pass')

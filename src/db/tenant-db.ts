@@ -208,6 +208,13 @@ export class DatabaseRegistry {
     if (former) await this.#closeIfUnused(former)
   }
 
+  /** Every distinct routed database with the tenants routed to it (the retention pass sweeps each). */
+  routedGroups(): { db: Kysely<Database>; tenantIds: string[] }[] {
+    const groups = new Map<OpenedDatabase, string[]>()
+    for (const [tenantId, d] of this.#routed) groups.set(d, [...(groups.get(d) ?? []), tenantId])
+    return [...groups].map(([d, tenantIds]) => ({ db: d.db, tenantIds }))
+  }
+
   /** Pool numbers for health: the main pool plus every distinct routed one. */
   poolStats(): RoutingPoolStats {
     const all = [this.mainStats(), ...this.#distinct().map((d) => d.stats())]

@@ -2,10 +2,12 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { buildTestApp } from '../helpers/app.js'
-import { defaultBackend } from '../helpers/db.js'
-import { createTenant, createUser } from '../helpers/fixtures.js'
+import { defaultBackend, openTestDatabase } from '../helpers/db.js'
+import { createTenant, createUser, platformKey } from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
+import { openPostgres } from '../../src/db/connect.js'
 
 // Retention and sweeping (docs/decisions.md D15): what goes, what stays, in bounded batches, one
 // instance at a time, and the audit log still refuses every other removal.
@@ -147,5 +149,72 @@ t.test(
       await sql`select pg_advisory_unlock(${0x7e55e7a0})`.execute(other)
     })
     t.not(await sweepOnce(app.ctx), null, 'free again: it sweeps')
+  },
+)
+
+t.test(
+  'retention: routed tenant databases are swept too, and one that does not answer is skipped',
+  {
+    skip: process.env.TEST_DATABASE_URL
+      ? false
+      : 'needs TEST_DATABASE_URL: routing needs a PostgreSQL server',
+  },
+  async (t) => {
+    const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' })
+    const target = await openTestDatabase('postgres', { empty: true })
+    t.teardown(() => target.close())
+    const tenant = await createTenant(app)
+    const user = await createUser(app, tenant)
+    const url = new URL(target.url)
+    url.password = 'routing-pw'
+    const moved = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
+      url: url.toString(),
+    })
+    t.equal(moved.status, 200)
+    const routed = app.ctx.dbs.storeFor(tenant.id)
+    const session = async (deadDaysAgo: number | null) => {
+      const s = await routed
+        .insertInto('sessions')
+        .values({
+          tenant_id: tenant.id,
+          user_id: user.id,
+          created_at: ago(60),
+          expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
+          revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await routed
+        .insertInto('refresh_tokens')
+        .values({
+          tenant_id: tenant.id,
+          session_id: s.id,
+          token_hash: sha256Hex(randomUUID()),
+          created_at: ago(60),
+          expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
+        })
+        .execute()
+      return s.id
+    }
+    await session(40)
+    const recent = await session(10)
+    const alive = await session(null)
+    const counts = await sweepOnce(app.ctx)
+    t.match(counts, { sessions: 1, refreshTokens: 1 })
+    const left = await routed.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
+    t.same(new Set(left.map((s) => s.id)), new Set([recent, alive]), 'swept in the routed database')
+
+    const warnings: string[] = []
+    const log = { warn: (_o: object, msg: string) => void warnings.push(msg) }
+    const groups = app.ctx.dbs.routedGroups.bind(app.ctx.dbs)
+    const dead = openPostgres('postgres://postgres@127.0.0.1:1/none', { connectionTimeoutMillis: 500 })
+    app.ctx.dbs.routedGroups = () => groups().map((g) => ({ ...g, db: dead.db }))
+    t.teardown(async () => {
+      app.ctx.dbs.routedGroups = groups
+      await dead.close()
+    })
+    const again = await sweepOnce(app.ctx, { log })
+    t.match(again, { sessions: 0, refreshTokens: 0, mfaTokens: 0 }, 'the main database is still swept')
+    t.match(warnings, [/could not be swept/])
   },
 )

@@ -37,14 +37,69 @@ async function inBatches(run: () => Promise<number>, batch: number): Promise<num
 const count = (r: { numDeletedRows?: bigint; numAffectedRows?: bigint } | undefined) =>
   Number(r?.numDeletedRows ?? r?.numAffectedRows ?? 0)
 
+type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
+type Warner = { warn(obj: object, msg: string): void }
+
 /**
- * One pass over the main database. Null when another instance holds the lock (it is sweeping). `now`
+ * Dead sessions, spent refresh tokens and expired mfaTokens of one database; of the given tenants only
+ * when `tenantIds` is set (a routed database may still hold rows of a tenant routed elsewhere since).
+ */
+async function sweepSessions(
+  conn: Conn,
+  now: Date,
+  batch: number,
+  tenantIds?: string[],
+): Promise<SessionCounts> {
+  const only = (column: string) =>
+    tenantIds ? sql`and ${sql.ref(column)} = any(${tenantIds}::uuid[])` : sql``
+  // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
+  // have passed since it died: until then a stolen token of it is still recognised as reuse.
+  const sessions = await inBatches(async () => {
+    const r = await sql`delete from sessions where id in (
+      select s.id from sessions s join tenants t on t.id = s.tenant_id
+      where coalesce(s.revoked_at, s.expires_at) < ${now}::timestamptz - interval '1 day'
+        - coalesce((t.auth_config->>'refreshTokenExpiresIn')::integer, 2592000) * interval '1 second'
+        ${only('s.tenant_id')}
+      limit ${batch})`.execute(conn)
+    return Number(r.numAffectedRows ?? 0)
+  }, batch)
+  const refreshTokens = await inBatches(async () => {
+    const r = await sql`delete from refresh_tokens where id in (
+      select id from refresh_tokens where expires_at < ${now}::timestamptz - interval '1 day'
+        ${only('tenant_id')} limit ${batch})`.execute(conn)
+    return Number(r.numAffectedRows ?? 0)
+  }, batch)
+  const r = await sql`delete from mfa_tokens where expires_at < ${now} ${only('tenant_id')}`.execute(conn)
+  return { sessions, refreshTokens, mfaTokens: Number(r.numAffectedRows ?? 0) }
+}
+
+/**
+ * The same sweep on every routed tenant database (the main database's advisory lock covers them). One
+ * that does not answer is skipped with a warning; the next pass tries again.
+ */
+async function sweepRouted(ctx: AppContext, now: Date, batch: number, log?: Warner): Promise<SessionCounts> {
+  const total = { sessions: 0, refreshTokens: 0, mfaTokens: 0 }
+  for (const { db, tenantIds } of ctx.dbs.routedGroups()) {
+    try {
+      const n = await sweepSessions(db, now, batch, tenantIds)
+      total.sessions += n.sessions
+      total.refreshTokens += n.refreshTokens
+      total.mfaTokens += n.mfaTokens
+    } catch (err) {
+      log?.warn({ err, tenantIds }, 'retention: a routed database could not be swept; the next pass tries')
+    }
+  }
+  return total
+}
+
+/**
+ * One pass over the main database, then every routed tenant database. Null when another instance holds the lock (it is sweeping). `now`
  * only decides what the service itself considers old: the audit function still refuses anything of
  * the last day by the database's own clock.
  */
 export async function sweepOnce(
   ctx: AppContext,
-  opts: { batch?: number; now?: Date } = {},
+  opts: { batch?: number; now?: Date; log?: Warner } = {},
 ): Promise<SweepCounts | null> {
   const batch = Math.min(opts.batch ?? BATCH_ROWS, 10_000)
   const now = opts.now ?? new Date(ctx.clock.now())
@@ -79,31 +134,20 @@ export async function sweepOnce(
           ),
         batch,
       )
-      // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
-      // have passed since it died: until then a stolen token of it is still recognised as reuse.
-      const sessions = await inBatches(async () => {
-        const r = await sql`delete from sessions where id in (
-          select s.id from sessions s join tenants t on t.id = s.tenant_id
-          where coalesce(s.revoked_at, s.expires_at) < ${now}::timestamptz - interval '1 day'
-            - coalesce((t.auth_config->>'refreshTokenExpiresIn')::integer, 2592000) * interval '1 second'
-          limit ${batch})`.execute(conn)
-        return Number(r.numAffectedRows ?? 0)
-      }, batch)
-      const refreshTokens = await inBatches(async () => {
-        const r = await sql`delete from refresh_tokens where id in (
-          select id from refresh_tokens where expires_at < ${now}::timestamptz - interval '1 day' limit ${batch})`.execute(
-          conn,
-        )
-        return Number(r.numAffectedRows ?? 0)
-      }, batch)
-      const mfaTokens = count(
-        await conn.deleteFrom('mfa_tokens').where('expires_at', '<', now).executeTakeFirst(),
-      )
+      const own = await sweepSessions(conn, now, batch)
       // The longest lock is 7 days: a counter idle for 8 can no longer matter.
       const throttle = count(
         await conn.deleteFrom('login_throttle').where('updated_at', '<', daysAgo(8)).executeTakeFirst(),
       )
-      return { audit, usage, sessions, refreshTokens, mfaTokens, throttle }
+      const routed = await sweepRouted(ctx, now, batch, opts.log)
+      return {
+        audit,
+        usage,
+        sessions: own.sessions + routed.sessions,
+        refreshTokens: own.refreshTokens + routed.refreshTokens,
+        mfaTokens: own.mfaTokens + routed.mfaTokens,
+        throttle,
+      }
     } finally {
       await sql`select pg_advisory_unlock(${LOCK_KEY})`.execute(conn)
     }
