@@ -63,6 +63,36 @@ t.test(
       const res = await fetch(`${s.base}/api/v1/health`)
       t.equal(res.status, 200)
     }
+    // The caches of both workers follow a change made through either (the change channel, D16).
+    let ip = 0
+    const send = (method: string, path: string, key: string, body?: object) =>
+      fetch(`${s.base}${path}`, {
+        method,
+        headers: {
+          'x-client-key': key,
+          'x-forwarded-for': `198.51.100.${++ip}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      })
+    const created = await send('POST', '/api/v1/client-keys', PLATFORM_KEY, {
+      name: 'w',
+      scopes: ['client-keys:read'],
+    })
+    t.equal(created.status, 201)
+    const key = ((await created.json()) as { data: { id: string; key: string } }).data
+    for (let i = 0; i < 6; i++)
+      t.equal((await send('GET', '/api/v1/client-keys/tenant', key.key)).status, 200)
+    t.equal((await send('POST', `/api/v1/client-keys/${key.id}/revoke`, PLATFORM_KEY)).status, 200)
+    const revokedAt = Date.now()
+    let refusedInARow = 0
+    while (refusedInARow < 6 && Date.now() - revokedAt < 3000) {
+      refusedInARow =
+        (await send('GET', '/api/v1/client-keys/tenant', key.key)).status === 401 ? refusedInARow + 1 : 0
+    }
+    const delay = Date.now() - revokedAt
+    t.equal(refusedInARow, 6, `every worker refuses the revoked key (six in a row after ${delay} ms)`)
+    t.ok(delay < 1000)
     const [first] = children(primary)
     process.kill(first as number, 'SIGKILL')
     t.ok(
