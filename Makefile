@@ -69,6 +69,12 @@ format: install ## prettier --write, then eslint --fix, over the repository
 bench: install ## The autocannon workloads (needs PostgreSQL at BENCH_DATABASE_URL; see docs/performance.md)
 	npm run bench
 
+# Three instances behind HAProxy on loopback, one SIGKILLed and one SIGTERMed under load, then checks in the
+# database that nothing was lost (docs/operations.md, "Cluster demo on loopback").
+.PHONY: cluster-demo
+cluster-demo: install ## Instances behind HAProxy, one killed under load; checks nothing is lost (PostgreSQL, Redis, haproxy)
+	npx tsx bench/cluster-demo.ts
+
 # The TypeScript SDK (clients/typescript, @tessera/client): its generated types follow generated/openapi.json.
 .PHONY: sdk check-sdk
 sdk: generate ## Regenerate and build the TypeScript SDK (clients/typescript)
