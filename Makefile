@@ -1,4 +1,4 @@
-.PHONY: help install run test test-one format generate check-generated check-test-names typecheck lint lint-openapi tap bench ci
+.PHONY: help install run test test-one format generate check-generated check-test-names typecheck lint lint-openapi tap bench bench-scale ci
 .DEFAULT_GOAL := help
 
 # `make help` lists every target that carries a `## ` comment on its rule line.
@@ -74,6 +74,10 @@ bench: install ## The autocannon workloads (needs PostgreSQL at BENCH_DATABASE_U
 .PHONY: cluster-demo
 cluster-demo: install ## Instances behind HAProxy, one killed under load; checks nothing is lost (PostgreSQL, Redis, haproxy)
 	npx tsx bench/cluster-demo.ts
+
+# Seeds a 10M-row database (about 5 minutes), runs the workloads on it and on an empty one, then retention.
+bench-scale: install ## The workloads on an empty vs a 10M-row database, and retention (docs/scale-explain.md)
+	npm run bench:scale
 
 # The TypeScript SDK (clients/typescript, @tessera/client): its generated types follow generated/openapi.json.
 .PHONY: sdk check-sdk

@@ -5,6 +5,7 @@ import { accountLifecycle } from './0003_account_lifecycle.js'
 import { secondFactor } from './0004_second_factor.js'
 import { signingKeys } from './0005_signing_keys.js'
 import { retention } from './0006_retention.js'
+import { scaleIndexes } from './0007_scale_indexes.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_second_factor': secondFactor,
   '0005_signing_keys': signingKeys,
   '0006_retention': retention,
+  '0007_scale_indexes': scaleIndexes,
 }

@@ -75,7 +75,7 @@ export async function getTenantMetrics(ctx: AppContext, tenantId: string) {
  */
 const notStoppedAtSecondFactor = sql<boolean>`(error_message is null or error_message not in ('OTP_REQUIRED', 'OTP_ENROLLMENT_REQUIRED'))`
 
-/** LOGIN attempts since `since`: one range scan of audit_log_tenant_action_time. */
+/** LOGIN attempts since `since`: one range scan of audit_log_tenant_action_time_success. */
 async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
   const row = await ctx.dbs
     .forTenant(tenantId)
@@ -92,7 +92,7 @@ async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
   return { total: Number(row.total), successful: Number(row.ok) }
 }
 
-/** Failed LOGIN rows of the tenant since `since`: a range scan of audit_log_tenant_action_time. */
+/** Failed LOGIN rows of the tenant since `since`: a range scan of audit_log_tenant_action_time_success. */
 function failedLogins(ctx: AppContext, tenantId: string, since: Date) {
   return ctx.dbs
     .forTenant(tenantId)
