@@ -1362,7 +1362,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         /** @description A tenant's authentication configuration (`auth_config`), with every default filled in. */
         AuthConfig: {
@@ -1523,7 +1523,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         /** @description One page of Client Keys, newest first. */
         ClientKeyPage: {
@@ -1531,7 +1531,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         ClientKeyStats: {
             /** @description Requests by status class. */
@@ -1814,6 +1814,11 @@ export interface components {
         };
         /** @description Display name of a Client Key (1-100 characters, no control characters). */
         KeyName: string;
+        /**
+         * Format: int64
+         * @description Rows matching the filter over all pages. Exact below 10,000; a larger total is counted once and reused for up to 10 seconds for the same query (every page of it), so it may lag rows added or removed meanwhile.
+         */
+        ListTotal: number;
         /** @description Account throttling. Failed logins (unknown identifier or wrong password) are counted per tenant and normalised identifier, across all addresses. At `threshold` failures within `windowSeconds` the identifier is locked for `baseSeconds`, doubling with each further lock up to `maxSeconds`. While locked, its logins are refused with 429 RATE_LIMIT_EXCEEDED and `Retry-After`, known and unknown identifiers alike, and cost no password hash. A successful login, and `POST /users/{userId}/unlock`, start it over. Counters live in Redis when the service has `REDIS_URL` (shared by every instance), else in the database; when they cannot be reached logins go on under the per-IP limits alone and health reports `degraded`. */
         Lockout: {
             /**
@@ -2108,7 +2113,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         /** @description Per-IP budgets of this tenant, overriding the service defaults (100 requests and 5 logins per minute) when not null; at most 1,000,000 per minute. Only platform principals may set them. */
         RateLimits: {
@@ -2202,7 +2207,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         RolePermissions: {
             permissions: components["schemas"]["PermissionNameList"];
@@ -2381,7 +2386,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         /**
          * @description An INACTIVE tenant cannot log in (login answers TENANT_NOT_FOUND).
@@ -2513,8 +2518,7 @@ export interface components {
             /** Format: int32 */
             limit: number;
             offset: components["schemas"]["Offset"];
-            /** @description Number of matching users over all pages. */
-            total: components["schemas"]["Count"];
+            total: components["schemas"]["ListTotal"];
         };
         UserPermissions: {
             /** @description Permission names granted to the user directly. */

@@ -10,6 +10,11 @@ import { asOwner, whoAmI } from './0002_audit_guard.js'
 // - client_key_usage_key_time gains INCLUDE (tenant_id, status_code, route): a key's stats are counted
 //   from the index alone (index-only scan) instead of a heap page per usage row.
 //
+// - users: a trigram index for GET /users?q= (a substring of email, username or cpf_cnpj, which no btree
+//   serves), where pg_trgm can be had: PostgreSQL ships it and marks it trusted (13+), so a role with
+//   CREATE on the database may add it. Elsewhere (PGlite, a role without that right) the search scans
+//   the tenant's users as before; nothing fails.
+//
 // `if not exists` on the new names: on a large database an operator may build them first with CREATE
 // INDEX CONCURRENTLY (this migration runs in a transaction, where a plain CREATE INDEX blocks inserts
 // into the table while it builds).
@@ -36,9 +41,20 @@ export const scaleIndexes: Migration = {
     await sql`create index if not exists client_key_usage_key_time_covering
       on client_key_usage (key_id, created_at desc) include (tenant_id, status_code, route)`.execute(db)
     await sql`drop index if exists client_key_usage_key_time`.execute(db)
+    await sql`do $$ begin
+        create extension if not exists pg_trgm;
+      exception when insufficient_privilege or undefined_file or feature_not_supported then null;
+      end $$`.execute(db)
+    await sql`do $$ begin
+        if exists (select 1 from pg_extension where extname = 'pg_trgm') then
+          create index if not exists users_search_trgm on users using gin
+            (lower(email) gin_trgm_ops, lower(username) gin_trgm_ops, cpf_cnpj gin_trgm_ops);
+        end if;
+      end $$`.execute(db)
   },
 
   async down(db: Kysely<unknown>) {
+    await sql`drop index if exists users_search_trgm`.execute(db)
     await sql`create index client_key_usage_key_time on client_key_usage (key_id, created_at desc)`.execute(
       db,
     )
