@@ -1,7 +1,7 @@
 import t from 'tap'
-import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
+import { defaultBackend } from '../helpers/db.js'
 import { createTenant, createUser, tokenFor, waitFor } from '../helpers/fixtures.js'
-import { buildAppOn } from '../helpers/app.js'
+import { twoInstances } from '../helpers/app.js'
 import { call } from '../helpers/call.js'
 
 // Contract sections 8 and 11: a revocation bites on the revoking instance at once and on every other
@@ -11,12 +11,7 @@ const skip =
   'needs TEST_BACKEND=postgres: two PGlite instances cannot share a database'
 
 t.test('two instances on one database', { skip }, async (t) => {
-  const { url, drop } = await createTestDatabaseUrl('postgres')
-  t.teardown(drop)
-  const one = await buildAppOn({ DATABASE_URL: url })
-  t.teardown(() => one.close())
-  const two = await buildAppOn({ DATABASE_URL: url })
-  t.teardown(() => two.close())
+  const { one, two } = await twoInstances(t)
   const tenant = await createTenant(one)
   const admin = await createUser(one, tenant, { roles: ['admin'] })
   const jwt = await tokenFor(one, admin)

@@ -59,6 +59,23 @@ export async function buildTestApp(
 }
 
 /**
+ * Two instances on one fresh PostgreSQL database (as two servers behind a balancer would be); both and the
+ * database are closed in teardown.
+ */
+export async function twoInstances(
+  t: TestLike,
+  env: Record<string, string> = {},
+): Promise<{ url: string; one: FastifyInstance; two: FastifyInstance }> {
+  const { url, drop } = await createTestDatabaseUrl('postgres')
+  t.teardown(drop)
+  const one = await buildAppOn({ DATABASE_URL: url, ...env })
+  t.teardown(() => one.close())
+  const two = await buildAppOn({ DATABASE_URL: url, ...env })
+  t.teardown(() => two.close())
+  return { url, one, two }
+}
+
+/**
  * Builds an app (no contract guard, no teardown) on the database `env` names, for tests that manage the
  * database themselves (two instances on one database, a shutdown); the caller closes it.
  */

@@ -6,7 +6,8 @@ import { issueAccessToken } from '../../src/auth/access-token.js'
 import { provisionTenant } from '../../src/modules/tenants/provision.js'
 import { loadGrants } from '../../src/auth/grants.js'
 import { insertClientKey } from '../../src/modules/client-keys/queries.js'
-import { PLATFORM_KEY } from './app.js'
+import { PLATFORM_KEY, type TestLike } from './app.js'
+import { openTestDatabase, type TestDatabase } from './db.js'
 import type { As } from './call.js'
 
 export const PASSWORD = 'Tessera-fixture-pass-9'
@@ -119,6 +120,30 @@ export async function tokenFor(app: FastifyInstance, user: UserFx, lifetimeSecon
     ctx.clock.now(),
   )
   return accessToken
+}
+
+/**
+ * Routes the tenant to a fresh, empty PostgreSQL database of its own through the API (closed in teardown);
+ * the app must allow 127.0.0.1 (`DATABASE_ROUTING_ALLOWED_HOSTS`).
+ */
+export async function routeToOwnDatabase(
+  t: TestLike,
+  app: FastifyInstance,
+  tenant: TenantFx,
+): Promise<TestDatabase> {
+  const target = await openTestDatabase('postgres', { empty: true })
+  t.teardown(() => target.close())
+  // Why a password: routing refuses URLs without one (the test server trusts local connections).
+  const url = new URL(target.url)
+  url.password = 'unused-by-the-test-server'
+  const res = await app.inject({
+    method: 'PUT',
+    url: `/api/v1/tenants/${tenant.id}/database`,
+    headers: { 'x-client-key': PLATFORM_KEY },
+    payload: { url: url.toString() },
+  })
+  if (res.statusCode !== 200) throw new Error(`routing failed: ${res.body}`)
+  return target
 }
 
 /** A Client Key of the tenant with these scopes; returns its value. */

@@ -9,7 +9,7 @@ import {
   type ChangeMessage,
 } from '../../src/db/change-channel.js'
 import type { Database } from '../../src/db/database.js'
-import { buildAppOn, buildTestApp } from '../helpers/app.js'
+import { buildTestApp, twoInstances } from '../helpers/app.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { createTenant, createUser, platformKey, tokenFor, waitFor } from '../helpers/fixtures.js'
 import { call, loginTokens } from '../helpers/call.js'
@@ -49,12 +49,7 @@ t.test('the embedded database has no other instance to tell: changeChannel is lo
 })
 
 t.test('two instances on one PostgreSQL', { skip }, async (t) => {
-  const { url, drop } = await createTestDatabaseUrl('postgres')
-  t.teardown(drop)
-  const one = await buildAppOn({ DATABASE_URL: url })
-  t.teardown(() => one.close())
-  const two = await buildAppOn({ DATABASE_URL: url })
-  t.teardown(() => two.close())
+  const { url, one, two } = await twoInstances(t)
   const tenant = await createTenant(one)
   const admin = await createUser(one, tenant, { roles: ['admin'] })
   const jwt = await tokenFor(one, admin)

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../../src/db/database.js'
 import { buildTestApp } from '../helpers/app.js'
-import { defaultBackend, openTestDatabase } from '../helpers/db.js'
-import { createTenant, createUser, platformKey } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { defaultBackend } from '../helpers/db.js'
+import { createTenant, createUser, routeToOwnDatabase } from '../helpers/fixtures.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
 import { openPostgres } from '../../src/db/connect.js'
@@ -14,6 +14,37 @@ import { openPostgres } from '../../src/db/connect.js'
 
 const DAY = 86_400_000
 const ago = (days: number) => new Date(Date.now() - days * DAY)
+
+/** A session with its refresh token: alive (null), or revoked `deadDaysAgo` days ago; returns its id. */
+async function insertSession(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  deadDaysAgo: number | null,
+) {
+  const s = await db
+    .insertInto('sessions')
+    .values({
+      tenant_id: tenantId,
+      user_id: userId,
+      created_at: ago(60),
+      expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
+      revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      tenant_id: tenantId,
+      session_id: s.id,
+      token_hash: sha256Hex(randomUUID()),
+      created_at: ago(60),
+      expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
+    })
+    .execute()
+  return s.id
+}
 
 t.test('retention: old rows go in bounded batches, recent ones stay', async (t) => {
   const app = await buildTestApp(t, { AUDIT_RETENTION_DAYS: '30', USAGE_RETENTION_DAYS: '90' })
@@ -42,30 +73,7 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
   for (let i = 0; i < 5; i++) await usage(100)
   await usage(10)
   // Sessions: dead 40 days ago (gone: 30-day refresh tokens + 1 day), dead 10 days ago (kept), alive (kept).
-  const session = async (deadDaysAgo: number | null) => {
-    const s = await db
-      .insertInto('sessions')
-      .values({
-        tenant_id: tenant.id,
-        user_id: user.id,
-        created_at: ago(60),
-        expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
-        revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    await db
-      .insertInto('refresh_tokens')
-      .values({
-        tenant_id: tenant.id,
-        session_id: s.id,
-        token_hash: sha256Hex(randomUUID()),
-        created_at: ago(60),
-        expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
-      })
-      .execute()
-    return s.id
-  }
+  const session = (deadDaysAgo: number | null) => insertSession(db, tenant.id, user.id, deadDaysAgo)
   const old = await session(40)
   const recent = await session(10)
   const alive = await session(null)
@@ -161,41 +169,11 @@ t.test(
   },
   async (t) => {
     const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' })
-    const target = await openTestDatabase('postgres', { empty: true })
-    t.teardown(() => target.close())
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
-    const url = new URL(target.url)
-    url.password = 'routing-pw'
-    const moved = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-      url: url.toString(),
-    })
-    t.equal(moved.status, 200)
+    await routeToOwnDatabase(t, app, tenant)
     const routed = app.ctx.dbs.storeFor(tenant.id)
-    const session = async (deadDaysAgo: number | null) => {
-      const s = await routed
-        .insertInto('sessions')
-        .values({
-          tenant_id: tenant.id,
-          user_id: user.id,
-          created_at: ago(60),
-          expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
-          revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await routed
-        .insertInto('refresh_tokens')
-        .values({
-          tenant_id: tenant.id,
-          session_id: s.id,
-          token_hash: sha256Hex(randomUUID()),
-          created_at: ago(60),
-          expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
-        })
-        .execute()
-      return s.id
-    }
+    const session = (deadDaysAgo: number | null) => insertSession(routed, tenant.id, user.id, deadDaysAgo)
     await session(40)
     const recent = await session(10)
     const alive = await session(null)

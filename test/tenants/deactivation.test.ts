@@ -1,7 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { openTestDatabase } from '../helpers/db.js'
-import { createTenant, createUser, platformKey } from '../helpers/fixtures.js'
+import { createTenant, createUser, platformKey, routeToOwnDatabase } from '../helpers/fixtures.js'
 import { call, login } from '../helpers/call.js'
 
 // updateTenant (openapi/paths/tenants.yaml): a tenant set to INACTIVE has every session revoked
@@ -86,17 +85,9 @@ t.test(
   { skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' },
   async (t) => {
     const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' })
-    const target = await openTestDatabase('postgres', { empty: true })
-    t.teardown(() => target.close())
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
-    // Why a password: routing refuses URLs without one (the test server trusts local connections).
-    const url = new URL(target.url)
-    url.password = 'unused-by-the-test-server'
-    const routed = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-      url: url.toString(),
-    })
-    t.equal(routed.status, 200, JSON.stringify(routed.body))
+    const target = await routeToOwnDatabase(t, app, tenant)
     const pair = (await login(app, tenant.code, user.email)).body.data as { refreshToken: string }
 
     t.equal(
