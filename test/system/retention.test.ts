@@ -4,7 +4,8 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../src/db/database.js'
 import { buildTestApp } from '../helpers/app.js'
 import { defaultBackend } from '../helpers/db.js'
-import { createTenant, createUser, routeToOwnDatabase } from '../helpers/fixtures.js'
+import { createTenant, createUser, platformKey, routeToOwnDatabase } from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
 import { openPostgres } from '../../src/db/connect.js'
@@ -168,19 +169,47 @@ t.test(
       : 'needs TEST_DATABASE_URL: routing needs a PostgreSQL server',
   },
   async (t) => {
-    const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' })
+    const app = await buildTestApp(t, {
+      DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1',
+      AUDIT_RETENTION_DAYS: '30',
+    })
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
     await routeToOwnDatabase(t, app, tenant)
+    // A lifetime set after the move: the routed database's copy of the tenant row still says 30 days.
+    const patched = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
+      refreshTokenExpiresIn: 90 * 86_400,
+    })
+    t.equal(patched.status, 200)
     const routed = app.ctx.dbs.storeFor(tenant.id)
     const session = (deadDaysAgo: number | null) => insertSession(routed, tenant.id, user.id, deadDaysAgo)
-    await session(40)
-    const recent = await session(10)
+    await session(100)
+    const within90 = await session(40)
     const alive = await session(null)
+    const audit = (days: number) =>
+      routed
+        .insertInto('audit_log')
+        .values({
+          tenant_id: tenant.id,
+          action: 'LOGIN',
+          success: true,
+          metadata: '{}',
+          created_at: ago(days),
+        })
+        .execute()
+    await audit(40)
+    await audit(45)
+    await audit(5)
     const counts = await sweepOnce(app.ctx)
-    t.match(counts, { sessions: 1, refreshTokens: 1 })
+    t.match(counts, { audit: 2, sessions: 1, refreshTokens: 1 })
     const left = await routed.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
-    t.same(new Set(left.map((s) => s.id)), new Set([recent, alive]), 'swept in the routed database')
+    t.same(new Set(left.map((s) => s.id)), new Set([within90, alive]), 'by the lifetime of the main database')
+    const auditLeft = await routed
+      .selectFrom('audit_log')
+      .select('id')
+      .where('tenant_id', '=', tenant.id)
+      .execute()
+    t.ok(auditLeft.length >= 1, 'audit rows inside the retention period stay in the routed database')
 
     const warnings: string[] = []
     const log = { warn: (_o: object, msg: string) => void warnings.push(msg) }

@@ -45,10 +45,15 @@ export const scaleIndexes: Migration = {
         create extension if not exists pg_trgm;
       exception when insufficient_privilege or undefined_file or feature_not_supported then null;
       end $$`.execute(db)
-    await sql`do $$ begin
-        if exists (select 1 from pg_extension where extname = 'pg_trgm') then
-          create index if not exists users_search_trgm on users using gin
-            (lower(email) gin_trgm_ops, lower(username) gin_trgm_ops, cpf_cnpj gin_trgm_ops);
+    // Why the schema looked up: an extension installed into a schema off the search_path (as some
+    // DBAs do) would leave gin_trgm_ops unresolved and fail the migration, and with it the start.
+    await sql`do $$ declare nsp text;
+      begin
+        select n.nspname into nsp from pg_extension e join pg_namespace n on n.oid = e.extnamespace
+          where e.extname = 'pg_trgm';
+        if nsp is not null then
+          execute format('create index if not exists users_search_trgm on users using gin
+            (lower(email) %1$I.gin_trgm_ops, lower(username) %1$I.gin_trgm_ops, cpf_cnpj %1$I.gin_trgm_ops)', nsp);
         end if;
       end $$`.execute(db)
   },

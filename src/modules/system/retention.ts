@@ -40,26 +40,44 @@ const count = (r: { numDeletedRows?: bigint; numAffectedRows?: bigint } | undefi
 type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
 type Warner = { warn(obj: object, msg: string): void }
 
+/** Audit rows older than `cutoff`, through the audit owner's function (D15), in batches. */
+function expireAudit(conn: Conn, cutoff: Date, batch: number): Promise<number> {
+  return inBatches(async () => {
+    const r = await sql<{ n: string }>`select tessera_audit_expire(${cutoff}, ${batch}) as n`.execute(conn)
+    return Number(r.rows[0]?.n ?? 0)
+  }, batch)
+}
+
+/** The tenants routed to one database, with their refresh-token lifetimes (seconds) read from the main one. */
+interface RoutedTenants {
+  ids: string[]
+  lifetimes: number[]
+}
+
 /**
  * Dead sessions, spent refresh tokens and expired mfaTokens of one database; of the given tenants only
- * when `tenantIds` is set (a routed database may still hold rows of a tenant routed elsewhere since).
+ * when `routed` is set (a routed database may still hold rows of a tenant routed elsewhere since). Why
+ * the lifetimes come along: a routed database's copy of the tenant row is written when the tenant moves,
+ * not when its configuration changes later.
  */
 async function sweepSessions(
   conn: Conn,
   now: Date,
   batch: number,
-  tenantIds?: string[],
+  routed?: RoutedTenants,
 ): Promise<SessionCounts> {
-  const only = (column: string) =>
-    tenantIds ? sql`and ${sql.ref(column)} = any(${tenantIds}::uuid[])` : sql``
+  const only = (column: string) => (routed ? sql`and ${sql.ref(column)} = any(${routed.ids}::uuid[])` : sql``)
+  const lifetimes = routed
+    ? sql`unnest(${routed.ids}::uuid[], ${routed.lifetimes}::integer[]) as l(tenant_id, secs)`
+    : sql`(select id as tenant_id, coalesce((auth_config->>'refreshTokenExpiresIn')::integer, 2592000) as secs
+        from tenants) l`
   // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
   // have passed since it died: until then a stolen token of it is still recognised as reuse.
   const sessions = await inBatches(async () => {
     const r = await sql`delete from sessions where id in (
-      select s.id from sessions s join tenants t on t.id = s.tenant_id
+      select s.id from sessions s join ${lifetimes} on l.tenant_id = s.tenant_id
       where coalesce(s.revoked_at, s.expires_at) < ${now}::timestamptz - interval '1 day'
-        - coalesce((t.auth_config->>'refreshTokenExpiresIn')::integer, 2592000) * interval '1 second'
-        ${only('s.tenant_id')}
+        - l.secs * interval '1 second'
       limit ${batch})`.execute(conn)
     return Number(r.numAffectedRows ?? 0)
   }, batch)
@@ -77,16 +95,31 @@ async function sweepSessions(
  * The same sweep on every routed tenant database (the main database's advisory lock covers them). One
  * that does not answer is skipped with a warning; the next pass tries again.
  */
-async function sweepRouted(ctx: AppContext, now: Date, batch: number, log?: Warner): Promise<SessionCounts> {
-  const total = { sessions: 0, refreshTokens: 0, mfaTokens: 0 }
+async function sweepRouted(
+  ctx: AppContext,
+  conn: Conn,
+  p: { now: Date; batch: number; auditCutoff: Date | null; log?: Warner },
+): Promise<SessionCounts & { audit: number }> {
+  const total = { audit: 0, sessions: 0, refreshTokens: 0, mfaTokens: 0 }
   for (const { db, tenantIds } of ctx.dbs.routedGroups()) {
     try {
-      const n = await sweepSessions(db, now, batch, tenantIds)
+      const rows = await conn
+        .selectFrom('tenants')
+        .select([
+          'id',
+          sql<number>`coalesce((auth_config->>'refreshTokenExpiresIn')::integer, 2592000)`.as('secs'),
+        ])
+        .where('id', 'in', tenantIds)
+        .execute()
+      const routed = { ids: rows.map((r) => r.id), lifetimes: rows.map((r) => Number(r.secs)) }
+      // Why audit rows too: a routed tenant's audit rows move with it and are written there.
+      if (p.auditCutoff) total.audit += await expireAudit(db, p.auditCutoff, p.batch)
+      const n = await sweepSessions(db, p.now, p.batch, routed)
       total.sessions += n.sessions
       total.refreshTokens += n.refreshTokens
       total.mfaTokens += n.mfaTokens
     } catch (err) {
-      log?.warn({ err, tenantIds }, 'retention: a routed database could not be swept; the next pass tries')
+      p.log?.warn({ err, tenantIds }, 'retention: a routed database could not be swept; the next pass tries')
     }
   }
   return total
@@ -109,15 +142,8 @@ export async function sweepOnce(
     if (!rows[0]?.ok) return null
     try {
       const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000)
-      const audit =
-        auditRetentionDays === undefined
-          ? 0
-          : await inBatches(async () => {
-              const r = await sql<{
-                n: string
-              }>`select tessera_audit_expire(${daysAgo(auditRetentionDays)}, ${batch}) as n`.execute(conn)
-              return Number(r.rows[0]?.n ?? 0)
-            }, batch)
+      const auditCutoff = auditRetentionDays === undefined ? null : daysAgo(auditRetentionDays)
+      const audit = auditCutoff ? await expireAudit(conn, auditCutoff, batch) : 0
       const usage = await inBatches(
         async () =>
           count(
@@ -139,9 +165,9 @@ export async function sweepOnce(
       const throttle = count(
         await conn.deleteFrom('login_throttle').where('updated_at', '<', daysAgo(8)).executeTakeFirst(),
       )
-      const routed = await sweepRouted(ctx, now, batch, opts.log)
+      const routed = await sweepRouted(ctx, conn, { now, batch, auditCutoff, log: opts.log })
       return {
-        audit,
+        audit: audit + routed.audit,
         usage,
         sessions: own.sessions + routed.sessions,
         refreshTokens: own.refreshTokens + routed.refreshTokens,
