@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
+import { defaultAuthConfig } from '../tenants/auth-config.js'
 
 // Retention and sweeping (docs/decisions.md D15): audit rows past AUDIT_RETENTION_DAYS, Client Key usage
 // rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens, expired
@@ -37,6 +38,11 @@ async function inBatches(run: () => Promise<number>, batch: number): Promise<num
 const count = (r: { numDeletedRows?: bigint; numAffectedRows?: bigint } | undefined) =>
   Number(r?.numDeletedRows ?? r?.numAffectedRows ?? 0)
 
+/** A tenant row's refresh-token lifetime in seconds (its stored one, else the default every tenant starts from). */
+const REFRESH_LIFETIME = sql<number>`coalesce((auth_config->>'refreshTokenExpiresIn')::integer, ${
+  defaultAuthConfig().refreshTokenExpiresIn
+})`
+
 type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
 type Warner = { warn(obj: object, msg: string): void }
 
@@ -69,8 +75,7 @@ async function sweepSessions(
   const only = (column: string) => (routed ? sql`and ${sql.ref(column)} = any(${routed.ids}::uuid[])` : sql``)
   const lifetimes = routed
     ? sql`unnest(${routed.ids}::uuid[], ${routed.lifetimes}::integer[]) as l(tenant_id, secs)`
-    : sql`(select id as tenant_id, coalesce((auth_config->>'refreshTokenExpiresIn')::integer, 2592000) as secs
-        from tenants) l`
+    : sql`(select id as tenant_id, ${REFRESH_LIFETIME} as secs from tenants) l`
   // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
   // have passed since it died: until then a stolen token of it is still recognised as reuse.
   const sessions = await inBatches(async () => {
@@ -105,10 +110,7 @@ async function sweepRouted(
     try {
       const rows = await conn
         .selectFrom('tenants')
-        .select([
-          'id',
-          sql<number>`coalesce((auth_config->>'refreshTokenExpiresIn')::integer, 2592000)`.as('secs'),
-        ])
+        .select(['id', REFRESH_LIFETIME.as('secs')])
         .where('id', 'in', tenantIds)
         .execute()
       const routed = { ids: rows.map((r) => r.id), lifetimes: rows.map((r) => Number(r.secs)) }
@@ -126,9 +128,9 @@ async function sweepRouted(
 }
 
 /**
- * One pass over the main database, then every routed tenant database. Null when another instance holds the lock (it is sweeping). `now`
- * only decides what the service itself considers old: the audit function still refuses anything of
- * the last day by the database's own clock.
+ * One pass over the main database, then every routed tenant database. Null when another instance holds
+ * the lock (it is sweeping). `now` only decides what the service itself considers old: the audit function
+ * still refuses anything of the last day by the database's own clock.
  */
 export async function sweepOnce(
   ctx: AppContext,
