@@ -123,6 +123,7 @@ interface RouteOut {
   auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
   permission: string | null
   rateLimit: Json
+  recentAuth?: true
   bodyRequired: boolean
   successStatus: number
   schema: Obj
@@ -184,6 +185,8 @@ function buildRoutes(doc: Obj): RouteOut[] {
         auth: authOf(op.security ?? doc.security ?? null, id),
         permission: typeof op['x-permission'] === 'string' ? op['x-permission'] : null,
         rateLimit,
+        // Why only when set: the route table's other entries stay as they were.
+        ...(op['x-recent-auth'] === true ? { recentAuth: true as const } : {}),
         bodyRequired,
         successStatus: successStatus || 200,
         schema,

@@ -18,6 +18,7 @@ interface KeyRecord {
   readonly scopes: ReadonlySet<string>
   readonly ipAllowed: ((ip: string) => boolean) | null
   readonly origins: ReadonlySet<string> | null
+  readonly behalfUserId: string | null
 }
 
 // Why: a revocation on another instance must bite within 5 s (revokeClientKey; docs/decisions.md D1);
@@ -57,6 +58,7 @@ export class KeyVerifier {
       scopes: credentialPermissions(asList(row.scopes), row.tenant_code === this.platformCode),
       ipAllowed: ips.length ? compileAllowlist(ips) : null,
       origins: origins.length ? new Set(origins) : null,
+      behalfUserId: row.behalf_user_id,
     }
   }
 
@@ -83,6 +85,7 @@ export class KeyVerifier {
       tenantCode: rec.tenantCode,
       isPlatform: rec.tenantCode === this.platformCode,
       permissions: rec.scopes,
+      behalfUserId: rec.behalfUserId,
     }
   }
 

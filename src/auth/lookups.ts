@@ -31,6 +31,7 @@ export type StoredKey = Pick<
   | 'origin_allowlist'
   | 'status'
   | 'expires_at'
+  | 'behalf_user_id'
 > & { readonly tenant_code: string; readonly tenant_status: TenantStatus }
 
 /**

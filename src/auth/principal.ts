@@ -1,3 +1,5 @@
+import { AppError } from '../errors.js'
+
 /**
  * Who is acting: on a request, as established by the credential layer (`request.principal`, a user or a
  * Client Key); at the operator CLI, the operator.
@@ -18,6 +20,11 @@ export interface UserPrincipal extends PrincipalBase {
   readonly userId: string
   readonly sessionId: string
   readonly roles: readonly string[]
+  /**
+   * `auth_time`: seconds since the epoch of the login that opened the session (kept across refreshes);
+   * null when the token carries none (one minted elsewhere with the tenant's secret).
+   */
+  readonly authTime: number | null
   /** The verified access-token claims. */
   readonly claims: Readonly<Record<string, unknown>>
 }
@@ -25,6 +32,11 @@ export interface UserPrincipal extends PrincipalBase {
 export interface KeyPrincipal extends PrincipalBase {
   readonly kind: 'client_key'
   readonly keyId: string
+  /**
+   * The user whose authority stands behind the key: the user who created it, or, for a key made by a
+   * key, that key's; null for the operator's keys (CLI, bootstrap).
+   */
+  readonly behalfUserId: string | null
 }
 
 /**
@@ -79,6 +91,24 @@ export function holds(set: ReadonlySet<string>, permission: string): boolean {
 /** True when the principal holds `admin:*` (only possible in the platform tenant). */
 export function isSuperAdmin(p: Principal): boolean {
   return p.isPlatform && p.permissions.has('admin:*')
+}
+
+/**
+ * The user a credential stands for: an access token's own user, a Client Key's creator (through the
+ * keys that made it), or null for the operator and the operator's keys.
+ */
+export function credentialUser(p: Principal): string | null {
+  if (p.kind === 'user') return p.userId
+  return p.kind === 'client_key' ? p.behalfUserId : null
+}
+
+/**
+ * A credential never raises its own user (contract section 22): the password and second factor of the
+ * user it stands for change through `/me`, with proof, or by another principal. FORBIDDEN otherwise,
+ * `hint` saying where to go.
+ */
+export function assertNotOwnUser(p: Principal, userId: string, hint: string): void {
+  if (credentialUser(p) === userId) throw new AppError('FORBIDDEN', hint)
 }
 
 /** The audit actor fields for a principal. */

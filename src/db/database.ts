@@ -219,6 +219,8 @@ export interface ClientKeysTable {
   last_used_at: NullableTimestamp
   created_by_type: ActorType | null
   created_by_id: string | null
+  /** The user whose authority stands behind the key (its creator, or its creating key's); null: operator. */
+  behalf_user_id: string | null
   created_at: CreatedAt
   updated_at: CreatedAt
   revoked_at: NullableTimestamp

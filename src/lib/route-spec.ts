@@ -12,6 +12,11 @@ export interface RouteSpec {
   readonly permission: string | null
   /** `x-rate-limit`: a route budget overriding the global one. */
   readonly rateLimit: { readonly max: number; readonly timeWindow: number } | null
+  /**
+   * `x-recent-auth: true`: an access token must come from a recent sign-in (its `auth_time`), else 401
+   * REAUTHENTICATION_REQUIRED; Client Keys are not asked. Absent on every other operation.
+   */
+  readonly recentAuth?: true
   readonly bodyRequired: boolean
   readonly successStatus: number
   readonly schema: {

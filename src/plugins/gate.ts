@@ -4,6 +4,7 @@ import { AppError } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
 import { holds, type Principal } from '../auth/principal.js'
+import { assertRecentSignIn } from '../auth/recent-auth.js'
 import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
@@ -76,8 +77,8 @@ async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Buck
 
 /**
  * The one gate every request passes before schema validation: credential → per-IP rate limit →
- * credential failure or missing permission. Permissions come from the document (`x-permission`),
- * so no handler checks them by hand.
+ * credential failure or missing permission → recent sign-in. Permissions (`x-permission`) and the need
+ * for a recent sign-in (`x-recent-auth`) come from the document, so no handler checks them by hand.
  */
 async function gatePlugin(app: FastifyInstance): Promise<void> {
   app.addHook('preValidation', async (req, reply) => {
@@ -114,6 +115,8 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
     if (spec.permission && !holds(principal.permissions, spec.permission)) {
       throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
     }
+    // Why after the permission: signing in again would not help a caller who may not do this at all.
+    if (spec.recentAuth) assertRecentSignIn(principal, app.ctx.clock.now())
   })
 }
 

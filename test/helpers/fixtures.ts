@@ -98,8 +98,17 @@ async function permissionIdOf(db: Kysely<Database>, tenantId: string, name: stri
   return perm.id
 }
 
-/** An access token for a user as login would issue it now (roles and permissions from the database). */
-export async function tokenFor(app: FastifyInstance, user: UserFx, lifetimeSeconds = 900): Promise<string> {
+/**
+ * An access token for a user as login would issue it now (roles and permissions from the database).
+ * `authTime` (seconds since the epoch) defaults to now, a fresh sign-in; null leaves the claim out, as a
+ * token minted elsewhere with the tenant's secret would.
+ */
+export async function tokenFor(
+  app: FastifyInstance,
+  user: UserFx,
+  lifetimeSeconds = 900,
+  opts: { authTime?: number | null } = {},
+): Promise<string> {
   const { ctx } = app
   const tenant = await ctx.tenants.byId(user.tenant.id)
   if (!tenant) throw new Error('tenant missing')
@@ -115,6 +124,7 @@ export async function tokenFor(app: FastifyInstance, user: UserFx, lifetimeSecon
       roles: grants.roles,
       permissions: grants.permissions,
       sessionId: randomUUID(),
+      authTime: opts.authTime === undefined ? Math.floor(ctx.clock.now() / 1000) : opts.authTime,
     },
     lifetimeSeconds,
     ctx.clock.now(),
@@ -180,14 +190,23 @@ export async function platformTenant(app: FastifyInstance): Promise<TenantFx> {
   return { id: p.id, code: p.code }
 }
 
-/** A user with these roles (none unless given) and direct grants, and an access token of it as `cred`. */
+/**
+ * A user with these roles (none unless given) and direct grants, and an access token of it as `cred`
+ * (signed in now unless `authTime` says otherwise; see tokenFor).
+ */
 export async function userWithToken(
   app: FastifyInstance,
   tenant: TenantFx,
-  opts: { roles?: string[]; permissions?: string[]; email?: string; username?: string } = {},
+  opts: {
+    roles?: string[]
+    permissions?: string[]
+    email?: string
+    username?: string
+    authTime?: number | null
+  } = {},
 ): Promise<UserFx & { cred: As }> {
   const user = await createUser(app, tenant, opts)
-  return { ...user, cred: { token: await tokenFor(app, user) } }
+  return { ...user, cred: { token: await tokenFor(app, user, 900, { authTime: opts.authTime }) } }
 }
 
 /** A Client Key of the tenant with these scopes, as a credential. */

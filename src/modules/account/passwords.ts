@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import type { Principal, UserPrincipal } from '../../auth/principal.js'
+import { assertNotOwnUser, type Principal, type UserPrincipal } from '../../auth/principal.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { checkPassword, type PasswordRule } from '../../lib/password-policy.js'
 import { audited } from '../audit/audited.js'
@@ -88,9 +88,10 @@ export interface ResetUserPasswordInput {
 }
 
 /**
- * PUT /users/:userId/password: an administrator sets a user's password. Hierarchy rule first (so the
- * policy's answer tells nothing to a caller who may not act on the user), then the tenant policy plus
- * `sameAsCurrent`, then the new hash and (unless `revokeSessions` is false) the revocation of every
+ * PUT /users/:userId/password: an administrator sets a user's password. Never the user the credential
+ * stands for (its own, or a key's creator): FORBIDDEN. Hierarchy rule first (so the policy's answer tells
+ * nothing to a caller who may not act on the user), then the tenant policy (never compared with the
+ * current password: no oracle), then the new hash and (unless `revokeSessions` is false) the revocation of every
  * session of the user in one transaction. One PASSWORD_RESET row.
  */
 export async function resetUserPassword(
@@ -122,18 +123,16 @@ export async function resetUserPassword(
       return { changed: true as const, sessionsRevoked }
     },
     async (note) => {
-      // Why: a stolen access token must not be enough to set its user's password for good; a user changes
-      // its own with POST /me/password, which asks for the current one.
-      if (actor.kind === 'user' && actor.userId === userId) {
-        fail('FORBIDDEN', 'Change your own password with POST /me/password')
-      }
+      // Why every kind of credential: a stolen access token, or a key its holder made with it, must not be
+      // enough to set its user's password for good; POST /me/password asks for the current one.
+      assertNotOwnUser(actor, userId, 'Change your own password with POST /me/password')
       const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
       const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
       note.userId = userId
       await assertMayActOnUser(db, actor, target)
-      const rules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
-      if ((await ctx.hasher.verify(input.password, user.password_hash)).ok) rules.push('sameAsCurrent')
-      assertPolicy(rules)
+      // Why no `sameAsCurrent` here: comparing with the stored hash would tell the caller whether a guess
+      // is the user's password (contract section 22); an administrator may set the current one again.
+      assertPolicy(checkPassword(input.password, tenant.authConfig.passwordPolicy))
       expectedHash = user.password_hash
       hash = await ctx.hasher.hash(input.password)
     },

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import type { Principal } from '../../auth/principal.js'
+import { assertNotOwnUser, type Principal } from '../../auth/principal.js'
 import { assertMayActOnUser } from '../../auth/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
@@ -9,7 +9,8 @@ import { userThrottleKeys } from './lockout.js'
 
 /**
  * POST /users/:userId/unlock: forgets the throttling state of every identifier of the user (a running
- * lock ends, the doubling starts over). Hierarchy rule applies. One ACCOUNT_UNLOCKED row.
+ * lock ends, the doubling starts over). Hierarchy rule applies; never the user the credential stands for
+ * (FORBIDDEN). One ACCOUNT_UNLOCKED row.
  */
 export async function unlockUser(ctx: AppContext, actor: Principal, userId: string, meta: RequestMeta) {
   const { tenantId } = actor
@@ -20,6 +21,8 @@ export async function unlockUser(ctx: AppContext, actor: Principal, userId: stri
     async () => ({ unlocked: true as const }),
     // Why before the transaction: the counters are in Redis or the main database, not in this one.
     async (note) => {
+      // Why: clearing its own user's counters would give a stolen credential a fresh budget of guesses.
+      assertNotOwnUser(actor, userId, 'Another administrator unlocks your account')
       const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
       note.userId = userId
       await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })

@@ -33,13 +33,16 @@ export async function loginFailure(
 
 type LoginUser = { id: string; email: string | null; username: string | null }
 
-/** The login response: a new access token carrying `grants`, beside the given refresh token. */
+/**
+ * The login response: a new access token carrying `grants` and `authTime` (the session's login, in
+ * seconds since the epoch), beside the given refresh token.
+ */
 export async function tokensFor(
   ctx: AppContext,
   tenant: TenantInfo,
   user: LoginUser,
   grants: Grants,
-  sessionId: string,
+  session: { id: string; authTime: number },
   refreshToken: string,
 ) {
   const { accessToken, expiresIn } = await issueAccessToken(
@@ -52,7 +55,8 @@ export async function tokensFor(
       username: user.username,
       roles: grants.roles,
       permissions: grants.permissions,
-      sessionId,
+      sessionId: session.id,
+      authTime: session.authTime,
     },
     tenant.authConfig.accessTokenExpiresIn,
     ctx.clock.now(),
@@ -121,5 +125,7 @@ export async function completeLogin(
   // Why: deactivated (or deleted) while its password was being checked; its sessions were just revoked.
   if (!opened) return null
   const grants = await loadGrants(db, tenant.id, user.id, tenant.isPlatform)
-  return tokensFor(ctx, tenant, user, grants, opened.sessionId, opened.refreshToken)
+  // Why the same instant as the session row's `created_at`: a refresh reads `auth_time` back from it.
+  const session = { id: opened.sessionId, authTime: Math.floor(nowMs / 1000) }
+  return tokensFor(ctx, tenant, user, grants, session, opened.refreshToken)
 }

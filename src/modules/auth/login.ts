@@ -134,7 +134,10 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
       sessionMaxLifetimeSeconds: tenant.authConfig.sessionMaxLifetimeSeconds,
       meta,
     })
-    if (rotated) return tokensFor(ctx, tenant, rotated.user, rotated.grants, rotated.user.session_id, next)
+    if (rotated) {
+      const session = { id: rotated.user.session_id, authTime: rotated.user.auth_time }
+      return tokensFor(ctx, tenant, rotated.user, rotated.grants, session, next)
+    }
   }
 
   const seen = await findRefreshToken(db, tenant.id, hash)

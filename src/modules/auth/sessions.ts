@@ -226,7 +226,7 @@ export async function revokeTenantSessions(
  * the session (never past login + sessionMaxLifetimeSeconds) and records where it was used from
  * (`last_used_at`, `ip`, `user_agent`), stores the successor with the session's
  * new end as its expiry, writes the success audit row and reads the user's current grants for the new
- * access token.
+ * access token, and the session's login time (`auth_time`, kept across refreshes).
  *
  * Locks follow the shared order: the session row first (`locked`, FOR UPDATE, re-checking `revoked_at`
  * once it holds the lock), then the token, whose conditional UPDATE re-checks `revoked_at` too. So of
@@ -290,7 +290,7 @@ export async function rotateRefreshToken(
         ip = ${r.meta.ip}, user_agent = ${r.meta.userAgent}
       from consumed
       where s.id = consumed.session_id
-      returning s.id, s.user_id, s.expires_at
+      returning s.id, s.user_id, s.expires_at, s.created_at
     ), successor as (
       insert into refresh_tokens (id, tenant_id, session_id, token_hash, created_at, expires_at)
       select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, sess.expires_at from sess
@@ -301,11 +301,12 @@ export async function rotateRefreshToken(
         ${r.meta.requestId} from sess
       returning id
     ), ok as (
-      select sess.id as session_id, sess.user_id from sess
+      select sess.id as session_id, sess.user_id, sess.created_at from sess
       where exists (select 1 from successor) and exists (select 1 from audit)
     ), ${cte}
     select 'user' as kind, null as role, json_build_object(
-        'session_id', ok.session_id, 'id', u.id, 'email', u.email, 'username', u.username)::text as name,
+        'session_id', ok.session_id, 'id', u.id, 'email', u.email, 'username', u.username,
+        'auth_time', floor(extract(epoch from ok.created_at))::bigint)::text as name,
       0 as level
     from ok join users u on u.id = ok.user_id
     union all
@@ -320,6 +321,8 @@ export async function rotateRefreshToken(
 /** The user of a rotated refresh token, and the session it belongs to. */
 export interface RotatedUser {
   session_id: string
+  /** The session's login (its `created_at`), in seconds since the epoch: the new token's `auth_time`. */
+  auth_time: number
   id: string
   email: string | null
   username: string | null

@@ -13,6 +13,8 @@ export interface NewKey {
   /** A given value (bootstrap); otherwise a fresh random one is made. */
   value?: string
   createdBy?: { type: 'user' | 'client_key'; id: string } | null
+  /** The user whose authority stands behind the key (client_keys.behalf_user_id); null: the operator's. */
+  behalfUserId?: string | null
 }
 
 /**
@@ -38,6 +40,7 @@ export async function insertClientKey(
       expires_at: k.expiresAt ?? null,
       created_by_type: k.createdBy?.type ?? null,
       created_by_id: k.createdBy?.id ?? null,
+      behalf_user_id: k.behalfUserId ?? null,
     })
     .onConflict((oc) => oc.column('key_hash').doNothing())
     .returning('id')
@@ -59,6 +62,8 @@ export const keyColumns = [
   'last_used_at',
   'created_at',
   'revoked_at',
+  'created_by_type',
+  'created_by_id',
 ] as const
 
 export type KeyRow = Pick<Selectable<ClientKeysTable>, (typeof keyColumns)[number]>

@@ -2,7 +2,7 @@ import type { components } from '../../../generated/openapi.js'
 import type { AppContext } from '../../context.js'
 import type { ClientKeyStatus } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
-import { isSuperAdmin, type Principal } from '../../auth/principal.js'
+import { credentialUser, isSuperAdmin, type Principal } from '../../auth/principal.js'
 import { isValidCidr } from '../../lib/cidr.js'
 import { newClientKeyValue } from '../../lib/tokens.js'
 import type { PageParams } from '../../db/paginate.js'
@@ -18,7 +18,7 @@ type UpdateBody = Schemas['UpdateClientKeyRequest']
 const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : [])
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
 
-/** A key row as the API shows it; `EXPIRED` is derived from `expires_at` and `now` (never the value). */
+/** A key row as the API shows it (`createdBy`: the creating user, else null); `EXPIRED` is derived from `expires_at` and `now` (never the value). */
 export function toKeyDto(r: q.KeyRow, now: number): ClientKeyDto {
   const expiresAt = r.expires_at === null ? null : new Date(r.expires_at)
   const status: ClientKeyStatus =
@@ -36,6 +36,8 @@ export function toKeyDto(r: q.KeyRow, now: number): ClientKeyDto {
     lastUsedAt: iso(r.last_used_at),
     createdAt: new Date(r.created_at).toISOString(),
     revokedAt: iso(r.revoked_at),
+    // Why only a user: `createdBy` names the user who made the key; a key's or the operator's is null.
+    createdBy: r.created_by_type === 'user' ? r.created_by_id : null,
   }
 }
 
@@ -136,6 +138,7 @@ export async function createClientKey(
         : actor.kind === 'client_key'
           ? { type: 'client_key', id: actor.keyId }
           : null,
+    behalfUserId: credentialUser(actor),
   })
   // Why this cannot happen in practice: a fresh value has 256 random bits; the unique hash guards anyway.
   if (!created) throw new Error('client key value collision')

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import type { Principal } from '../../auth/principal.js'
+import { assertNotOwnUser, type Principal } from '../../auth/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
@@ -89,7 +89,8 @@ function changesOf(input: UpdateUserInput): UserChanges {
 
 /**
  * PATCH /users/:userId: changes exactly email, username, status, emailVerified, otpEnabled (the schema
- * refuses anything else). Hierarchy rule applies. `otpEnabled: false` also removes the user's second
+ * refuses anything else). Hierarchy rule applies; `otpEnabled: false` on the user the credential stands
+ * for (its own, or a key's creator) is FORBIDDEN. `otpEnabled: false` also removes the user's second
  * factor (one OTP_DISABLED row); `true` makes its next login need one (and enroll when it has none). Setting a status other than ACTIVE also revokes every
  * session of the user in the same transaction, so its refresh tokens stop working at once (its access
  * tokens stay valid until `exp`, like after logout); setting ACTIVE again revives none of them.
@@ -103,10 +104,10 @@ export async function updateUser(
 ) {
   const changes = changesOf(input)
   const tenantId = actor.tenantId
-  // Why: a stolen access token alone must not remove its own user's second factor; DELETE /me/otp asks
-  // for a code.
-  if (changes.otp_enabled === false && actor.kind === 'user' && actor.userId === userId) {
-    fail('FORBIDDEN', 'Remove your own second factor with DELETE /me/otp')
+  // Why every kind of credential: a stolen access token, or a key its holder made with it, must not remove
+  // its own user's second factor; DELETE /me/otp asks for a code and a recent sign-in.
+  if (changes.otp_enabled === false) {
+    assertNotOwnUser(actor, userId, 'Remove your own second factor with DELETE /me/otp')
   }
   try {
     return await retryOnContention(() =>
