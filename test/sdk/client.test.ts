@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import {
+  ReauthenticationRequired,
   SecondFactorRequired,
   TesseraError,
   createTesseraClient,
@@ -358,6 +359,73 @@ t.test('logout: sends the refresh token, forgets the tokens even when the call f
   await t.rejects(down.client.logout(), { name: 'TesseraError', code: 'INTERNAL_ERROR' })
   t.equal(down.client.tokens, null, 'local tokens are gone anyway')
 })
+
+t.test(
+  'createClientKey: 401 REAUTHENTICATION_REQUIRED throws a ReauthenticationRequired; no refresh, the session stays',
+  async (t) => {
+    const access = tokenExpiringAt(NOW + 600_000, 1)
+    const stored: (Tokens | null)[] = []
+    const { client, sent } = scripted(() => fail(401, 'REAUTHENTICATION_REQUIRED'), {
+      tokens: { accessToken: access, refreshToken: 'r1' },
+      onTokens: (x) => void stored.push(x),
+    })
+    const err = await client
+      .POST('/api/v1/client-keys', { body: { name: 'k', scopes: ['users:read'] } })
+      .catch((e: unknown) => e)
+    t.ok(err instanceof ReauthenticationRequired)
+    t.ok(err instanceof TesseraError, 'still a TesseraError')
+    t.ok(isTesseraError(err, 'REAUTHENTICATION_REQUIRED'))
+    t.match(err, { name: 'TesseraError', status: 401, requestId: 'req-401' })
+    t.equal(sent.length, 1, 'neither refreshed nor retried: a refresh keeps the old sign-in')
+    t.same(client.tokens, { accessToken: access, refreshToken: 'r1' }, 'the session stays')
+    t.same(stored, [])
+  },
+)
+
+t.test(
+  'reauthenticate: logs in again, ends the former session, and the refused call then succeeds',
+  async (t) => {
+    const old = tokenExpiringAt(NOW + 600_000, 1)
+    const fresh = tokenExpiringAt(NOW + 900_000, 2)
+    const stored: (Tokens | null)[] = []
+    const { client, sent } = scripted(
+      (req) => {
+        if (req.path === '/api/v1/login') return json(200, loginData(fresh, 'r2'))
+        if (req.path === '/api/v1/logout') return json(200, { success: true, data: { revoked: true } })
+        return req.authorization === `Bearer ${fresh}`
+          ? json(200, { success: true, data: { otpEnabled: false } })
+          : fail(401, 'REAUTHENTICATION_REQUIRED')
+      },
+      { tokens: { accessToken: old, refreshToken: 'r1' }, onTokens: (x) => void stored.push(x) },
+    )
+    const call = () => client.DELETE('/api/v1/me/otp', { body: { code: '123456' } })
+    const refused = await call().catch((e: unknown) => e)
+    t.ok(refused instanceof ReauthenticationRequired)
+
+    const body = { tenantCode: 'acme', identifier: 'a@b.test', password: 'pw' }
+    const data = await client.reauthenticate(body)
+    t.equal(data.accessToken, fresh)
+    t.same(client.tokens, { accessToken: fresh, refreshToken: 'r2' })
+    t.same(stored, [{ accessToken: fresh, refreshToken: 'r2' }], 'onTokens as after login')
+    t.same(
+      sent.slice(1).map((r) => [r.path, r.authorization, r.body]),
+      [
+        ['/api/v1/login', null, body],
+        ['/api/v1/logout', `Bearer ${fresh}`, { refreshToken: 'r1' }],
+      ],
+      'the former session is ended with the new access token',
+    )
+    t.same(await call(), { otpEnabled: false }, 'the retried call goes through')
+
+    const failing = scripted(
+      (req) =>
+        req.path === '/api/v1/login' ? json(200, loginData(fresh, 'r2')) : fail(503, 'SERVICE_UNAVAILABLE'),
+      { tokens: { accessToken: old, refreshToken: 'r1' }, retry: false },
+    )
+    t.equal((await failing.client.reauthenticate(body)).accessToken, fresh, 'a failed logout is ignored')
+    t.equal(failing.client.tokens?.refreshToken, 'r2')
+  },
+)
 
 t.test('register: a Client Key is sent where the operation takes one, and only there', async (t) => {
   const { client, sent } = scripted(() => json(201, { success: true, data: { id: 'u2' } }), {

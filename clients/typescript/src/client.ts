@@ -210,6 +210,23 @@ export class TesseraClient {
   }
 
   /**
+   * Signs the user in again after a ReauthenticationRequired: a new login, kept as `login` keeps it (its
+   * tokens carry a fresh `auth_time`), then the former session is ended on the server, so sessions do not
+   * pile up (best effort: a failure there is ignored). Retry the refused call afterwards. Throws what
+   * `login` throws, SecondFactorRequired included; the former session then stays as it was.
+   */
+  async reauthenticate(body: LoginRequest): Promise<LoginResponse> {
+    const former = this.#tokens
+    const data = await this.login(body)
+    if (former !== null && former.refreshToken !== data.refreshToken) {
+      await this.POST('/api/v1/logout', { body: { refreshToken: former.refreshToken } }).catch(
+        () => undefined,
+      )
+    }
+    return data
+  }
+
+  /**
    * Completes a login stopped at the second factor (`POST /api/v1/login/otp`) with its `mfaToken` and a
    * TOTP or recovery code; keeps the tokens as `login` does. After `setupSecondFactor` the code confirms
    * the new authenticator and the data carries the `recoveryCodes`, shown once.

@@ -68,6 +68,7 @@ export class TesseraError extends Error {
     if ((code === 'OTP_REQUIRED' || code === 'OTP_ENROLLMENT_REQUIRED') && isMfaChallenge(details)) {
       return new SecondFactorRequired({ ...init, code, details })
     }
+    if (code === 'REAUTHENTICATION_REQUIRED') return new ReauthenticationRequired({ ...init, code })
     return new TesseraError(init)
   }
 }
@@ -97,6 +98,20 @@ export class SecondFactorRequired extends TesseraError {
     this.mfaToken = init.details.mfaToken
     this.expiresIn = init.details.expiresIn
     this.enrollment = init.code === 'OTP_ENROLLMENT_REQUIRED'
+  }
+}
+
+/**
+ * 401 REAUTHENTICATION_REQUIRED: the operation needs a recent sign-in (a login in the last 10 minutes;
+ * refreshing does not renew it) and the session's is older. Ask the user for the password again, call
+ * `reauthenticate` with it, then retry the call. The session itself is still valid for everything else.
+ * A TesseraError like any other (same `name`, `status`, `code`).
+ */
+export class ReauthenticationRequired extends TesseraError {
+  declare readonly code: 'REAUTHENTICATION_REQUIRED'
+
+  constructor(init: ConstructorParameters<typeof TesseraError>[0] & { code: 'REAUTHENTICATION_REQUIRED' }) {
+    super(init)
   }
 }
 

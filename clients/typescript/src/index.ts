@@ -14,6 +14,7 @@ export {
   type Tokens,
 } from './client.js'
 export {
+  ReauthenticationRequired,
   SecondFactorRequired,
   TesseraError,
   isTesseraError,

@@ -36,7 +36,7 @@ export interface paths {
         put?: never;
         /**
          * Create a Client Key
-         * @description Creates a Client Key and returns its value (`ck_` + 43 or more base64url characters) this once; only a hash of it is stored and the first 12 characters are kept as `prefix`. A caller can give only scopes it holds itself (its effective permissions; a Client Key: its scopes), and `admin:*` only inside the platform tenant. `tenantId` creates the key in another tenant and needs a platform principal holding `admin:*`. `expiresAt` must lie in the future.
+         * @description Creates a Client Key and returns its value (`ck_` + 43 or more base64url characters) this once; only a hash of it is stored and the first 12 characters are kept as `prefix`. A caller can give only scopes it holds itself (its effective permissions; a Client Key: its scopes), and `admin:*` only inside the platform tenant. `tenantId` creates the key in another tenant and needs a platform principal holding `admin:*`. `expiresAt` must lie in the future. `createdBy` records the user whose access token created the key (null for a key made by a key); the key can never change that user's password or second factor. A user caller needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot mint a lasting credential. Client Keys are not asked.
          */
         post: operations["createClientKey"];
         delete?: never;
@@ -325,7 +325,7 @@ export interface paths {
         post?: never;
         /**
          * Remove my second factor
-         * @description Removes the calling user's authenticator and recovery codes and sets `otpEnabled` to false. Needs a valid code (TOTP or recovery), so a stolen access token alone cannot remove the factor. Refused while the tenant requires a second factor. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_DISABLED` audit row, success or failure.
+         * @description Removes the calling user's authenticator and recovery codes and sets `otpEnabled` to false. Needs a valid code (TOTP or recovery), so a stolen access token alone cannot remove the factor. Refused while the tenant requires a second factor. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_DISABLED` audit row, success or failure. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
          */
         delete: operations["disableMyOtp"];
         options?: never;
@@ -344,7 +344,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm the authenticator
-         * @description Proves the pending secret with a code from the authenticator: the secret becomes the user's second factor, `otpEnabled` becomes true, and 10 recovery codes are returned, once. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_ENABLED` audit row, success or failure.
+         * @description Proves the pending secret with a code from the authenticator: the secret becomes the user's second factor, `otpEnabled` becomes true, and 10 recovery codes are returned, once. Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_ENABLED` audit row, success or failure. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
          */
         post: operations["confirmMyOtp"];
         delete?: never;
@@ -364,7 +364,7 @@ export interface paths {
         put?: never;
         /**
          * Renew my recovery codes
-         * @description Returns a new set of 10 recovery codes, shown once; the former set is void. Needs a valid code (TOTP or recovery). Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_RECOVERY_CODES_RENEWED` audit row, success or failure.
+         * @description Returns a new set of 10 recovery codes, shown once; the former set is void. Needs a valid code (TOTP or recovery). Checks a code, so it shares the per-IP login budget (5 per minute). Writes one `OTP_RECOVERY_CODES_RENEWED` audit row, success or failure. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
          */
         post: operations["renewMyRecoveryCodes"];
         delete?: never;
@@ -384,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Start enrolling an authenticator
-         * @description Creates a pending TOTP secret (160 random bits, HMAC-SHA-1, 6 digits, 30-second step) for the calling user, valid for 10 minutes, and returns it once: as base32, as an `otpauth://` URI (issuer: the tenant's name; account: the user's email, else username, else cpf_cnpj) and as an SVG QR code of that URI. A new setup replaces a pending one. The secret counts only once `POST /me/otp/confirm` has proven it. Takes no input: send no body or an empty JSON object.
+         * @description Creates a pending TOTP secret (160 random bits, HMAC-SHA-1, 6 digits, 30-second step) for the calling user, valid for 10 minutes, and returns it once: as base32, as an `otpauth://` URI (issuer: the tenant's name; account: the user's email, else username, else cpf_cnpj) and as an SVG QR code of that URI. A new setup replaces a pending one. The secret counts only once `POST /me/otp/confirm` has proven it. Takes no input: send no body or an empty JSON object. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
          */
         post: operations["setupMyOtp"];
         delete?: never;
@@ -1151,7 +1151,7 @@ export interface paths {
         get?: never;
         /**
          * Set a user's password
-         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies, and the new password must differ from the stored one (rule `sameAsCurrent`). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. A user cannot reset its own password here (403 FORBIDDEN): it uses `POST /me/password`, which asks for the current one. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
+         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies; the new password is never compared with the stored one (no `sameAsCurrent` here: the answer would tell whether a guess is the user's password, so the current password may be set again). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. No credential resets its own user's password here (403 FORBIDDEN): not an access token its own, nor a Client Key its creator's (see `createdBy`); a user uses `POST /me/password`, which asks for the current one. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
          */
         put: operations["resetUserPassword"];
         post?: never;
@@ -1196,7 +1196,7 @@ export interface paths {
         put?: never;
         /**
          * Lift a user's login lock
-         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
+         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. No credential unlocks its own user (an access token its user, a Client Key the user who created it): 403 FORBIDDEN, so a stolen credential cannot renew its own budget of guesses. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
          */
         post: operations["unlockUser"];
         delete?: never;
@@ -1484,6 +1484,8 @@ export interface components {
         /** @description A Client Key. The key value itself is never returned here. */
         ClientKey: {
             createdAt: components["schemas"]["Timestamp"];
+            /** @description The user whose access token created the key; null when a Client Key or the operator (CLI, bootstrap) created it. The key can never change this user's password or second factor. */
+            createdBy: components["schemas"]["NullableUuid"];
             expiresAt: components["schemas"]["NullableTimestamp"];
             id: components["schemas"]["Uuid"];
             /** @description CIDR ranges (IPv4 and IPv6) the key may be used from; empty = any address. */
@@ -1556,6 +1558,8 @@ export interface components {
         /** @description A Client Key together with its value. The value is shown only in this response; store it now. */
         ClientKeyWithSecret: {
             createdAt: components["schemas"]["Timestamp"];
+            /** @description The user whose access token created the key; null when a Client Key or the operator (CLI, bootstrap) created it. The key can never change this user's password or second factor. */
+            createdBy: components["schemas"]["NullableUuid"];
             expiresAt: components["schemas"]["NullableTimestamp"];
             id: components["schemas"]["Uuid"];
             /** @description CIDR ranges (IPv4 and IPv6) the key may be used from; empty = any address. */
@@ -1676,11 +1680,11 @@ export interface components {
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED and INVALID_OTP 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED and OTP_NOT_ENROLLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED and OTP_NOT_ENROLLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
-        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when a new password equals the current one). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when the new password of `POST /me/password` equals the current one; an administrator's reset never reports it). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
         ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
          * @description The failure envelope. Every error response of the service has exactly this shape; nothing else is ever added to it.
@@ -2400,6 +2404,11 @@ export interface components {
         Timestamp: string;
         /** @description Claims of a verified access token, as issued. */
         TokenClaims: {
+            /**
+             * Format: int64
+             * @description OIDC `auth_time`: when the login that opened the session happened (seconds since the epoch). A refresh keeps it, so it tells how recent the sign-in is, not the token. Operations that need a recent sign-in refuse a token whose `auth_time` is more than 600 seconds old, or absent (a token minted elsewhere with the tenant's secret), with 401 REAUTHENTICATION_REQUIRED.
+             */
+            auth_time?: number;
             email: components["schemas"]["StoredEmail"];
             /**
              * Format: int64
@@ -2938,7 +2947,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, `expiresAt` is not in the future, or an allowlist entry is not a CIDR range or origin. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `client-keys:create` (a Client Key: the scope). Also FORBIDDEN: a scope the caller does not hold, or `admin:*` outside the platform tenant. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
@@ -3700,7 +3709,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the tenant requires a second factor of every user (`auth_config.mfa.required`). */
             403: components["responses"]["Forbidden"];
@@ -3751,7 +3760,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description OTP_NOT_ENROLLED: no pending setup, or it expired (start again with `POST /me/otp/setup`). */
             409: components["responses"]["Conflict"];
@@ -3800,7 +3809,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description INVALID_OTP: the code is wrong, outside the accepted steps, or already used. UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description OTP_NOT_ENROLLED: the user has no confirmed second factor (or, for confirm, no pending setup, or it expired). */
             409: components["responses"]["Conflict"];
@@ -3849,7 +3858,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
             404: components["responses"]["NotFound"];
@@ -6150,7 +6159,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or a user sets its own `otpEnabled` to false (it uses `DELETE /me/otp`, which asks for a code). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or sets `otpEnabled` to false on its own user: an access token on its user (it uses `DELETE /me/otp`, which asks for a code), a Client Key on the user who created it. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
@@ -6206,7 +6215,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or a user names itself (use `POST /me/password`). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user: an access token its user (use `POST /me/password`), a Client Key the user who created it. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
@@ -6356,7 +6365,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user (an access token its user, a Client Key the user who created it). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
