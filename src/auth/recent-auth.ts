@@ -17,6 +17,9 @@ export function assertRecentSignIn(p: Principal, nowMs: number): void {
   if (p.kind !== 'user') return
   const age = Math.floor(nowMs / 1000) - (p.authTime ?? Number.NEGATIVE_INFINITY)
   if (!(age <= RECENT_AUTH_SECONDS && age >= -AHEAD_SECONDS)) {
-    throw new AppError('REAUTHENTICATION_REQUIRED', 'Sign in again: this needs a sign-in of the last 10 minutes')
+    throw new AppError(
+      'REAUTHENTICATION_REQUIRED',
+      'Sign in again: this needs a sign-in of the last 10 minutes',
+    )
   }
 }
