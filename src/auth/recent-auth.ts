@@ -2,7 +2,7 @@ import { AppError } from '../errors.js'
 import type { Principal } from './principal.js'
 
 /** How long a sign-in counts as recent for the operations marked `x-recent-auth` (contract section 22). */
-export const RECENT_AUTH_SECONDS = 600
+const RECENT_AUTH_SECONDS = 600
 
 // Why some slack ahead: `auth_time` is the session row's creation, stamped by whichever instance took the
 // login; the same 60 s that `iat` is allowed covers clocks a little apart.
