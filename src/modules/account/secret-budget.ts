@@ -10,11 +10,12 @@ import {
   type ThrottleStore,
 } from './throttle-store.js'
 
-// The per-user secret budget (contract section 22; docs/decisions.md D17): every check of a user's second
-// factor or current password is charged before it runs, always, whatever auth_config.lockout says. A
-// check that passes gives its charge back, so only failures stay counted: at most LIMIT in a window of
-// WINDOW_MS that starts at the first failure; past it every check of the user is refused until the window
-// ends or an administrator unlocks the user. A success does not erase earlier failures.
+// The per-user secret budget (contract section 22; docs/decisions.md, "The per-user secret budget"):
+// every check of a user's second factor or current password is charged before it runs, always, whatever
+// auth_config.lockout says. A check that passes gives its charge back, so only failures stay counted: at
+// most LIMIT in a window of WINDOW_MS that starts at the first failure; past it every check of the user is
+// refused until the window ends or an administrator unlocks the user. A success does not erase earlier
+// failures.
 
 /** Failures a user may have in one window. */
 export const SECRET_BUDGET_LIMIT = 10
