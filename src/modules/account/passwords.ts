@@ -54,38 +54,36 @@ export async function changeMyPassword(
   let hash = ''
   // A wrong currentPassword is a failure of the user's secret budget (contract section 22).
   const check = new SecretCheck(ctx, tenantId, userId, meta)
-  return check.run('INVALID_CREDENTIALS', () =>
-    audited(
-      db,
-      { tenantId, action: 'PASSWORD_CHANGED', actor, meta, note: { userId: null, metadata: {} } },
-      async (trx, note) => {
-        const sessionsRevoked = await replacePassword(ctx, trx, {
-          tenantId,
-          userId,
-          expectedHash,
-          hash,
-          revoke: true,
-          keep: actor.sessionId,
-        })
-        note.metadata.sessionsRevoked = sessionsRevoked
-        return { changed: true as const, sessionsRevoked }
-      },
-      async (note) => {
-        const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-        const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
-        note.userId = userId
-        if (user.status !== 'ACTIVE') fail('USER_INACTIVE')
-        const rules = checkPassword(input.newPassword, tenant.authConfig.passwordPolicy)
-        if (input.newPassword === input.currentPassword) rules.push('sameAsCurrent')
-        assertPolicy(rules)
-        await check.take()
-        const verified = await ctx.hasher.verify(input.currentPassword, user.password_hash)
-        if (!verified.ok) fail('INVALID_CREDENTIALS')
-        expectedHash = user.password_hash
-        hash = await ctx.hasher.hash(input.newPassword)
-      },
-    ),
-  )
+  return audited(
+    db,
+    { tenantId, action: 'PASSWORD_CHANGED', actor, meta, note: { userId: null, metadata: {} } },
+    async (trx, note) => {
+      const sessionsRevoked = await replacePassword(ctx, trx, {
+        tenantId,
+        userId,
+        expectedHash,
+        hash,
+        revoke: true,
+        keep: actor.sessionId,
+      })
+      note.metadata.sessionsRevoked = sessionsRevoked
+      return { changed: true as const, sessionsRevoked }
+    },
+    async (note) => {
+      const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+      const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+      note.userId = userId
+      if (user.status !== 'ACTIVE') fail('USER_INACTIVE')
+      const rules = checkPassword(input.newPassword, tenant.authConfig.passwordPolicy)
+      if (input.newPassword === input.currentPassword) rules.push('sameAsCurrent')
+      assertPolicy(rules)
+      await check.take()
+      const verified = await ctx.hasher.verify(input.currentPassword, user.password_hash)
+      if (!verified.ok) fail('INVALID_CREDENTIALS')
+      expectedHash = user.password_hash
+      hash = await ctx.hasher.hash(input.newPassword)
+    },
+  ).then(check.passed, check.failedWith('INVALID_CREDENTIALS'))
 }
 
 export interface ResetUserPasswordInput {

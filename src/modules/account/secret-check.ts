@@ -12,9 +12,9 @@ export function budgetSpentError(retryAfterMs: number): AppError {
 /**
  * One check of a user's secret (a second-factor code, or the current password) under the per-user secret
  * budget. Call `take()` right before the secret is judged: it charges a failure, or throws 429 once the
- * budget is spent, even for the right secret. Wrap the whole act in `run(wrong, …)`: when the act fails with
- * the `wrong` code the charge stays; anything else (a pass, a refusal that never judged the secret) gives it
- * back.
+ * budget is spent, even for the right secret. Settle it by the whole act's outcome, `run(wrong, act)` or
+ * `act.then(check.passed, check.failedWith(wrong))`: when the act fails with the `wrong` code the charge
+ * stays; anything else (a pass, a refusal that never judged the secret) gives it back.
  */
 export class SecretCheck {
   private charge: Charge | null = null
@@ -39,12 +39,19 @@ export class SecretCheck {
   }
 
   /** Runs the act that calls take(); the charge stays only when it fails with `wrong`. */
-  async run<T>(wrong: ErrorCode, act: () => Promise<T>): Promise<T> {
-    try {
-      const out = await act()
-      await this.giveBack()
-      return out
-    } catch (err) {
+  run<T>(wrong: ErrorCode, act: () => Promise<T>): Promise<T> {
+    return act().then(this.passed, this.failedWith(wrong))
+  }
+
+  /** The act passed: the charge is given back (`act.then(check.passed, check.failedWith(code))`). */
+  readonly passed = async <T>(out: T): Promise<T> => {
+    await this.giveBack()
+    return out
+  }
+
+  /** The act failed: the charge stays when the failure is `wrong`, else it is given back; rethrows. */
+  failedWith(wrong: ErrorCode): (err: unknown) => Promise<never> {
+    return async (err) => {
       if (err instanceof AppError && err.code === wrong) await this.kept()
       else await this.giveBack()
       throw err

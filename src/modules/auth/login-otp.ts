@@ -123,7 +123,7 @@ export async function verifyLoginOtp(
   )
   return check.run('INVALID_OTP', async () => {
     await check.take()
-    return secondStep(ctx, { tenant, db, token, user, failed }, input.code, meta)
+    return secondStep(ctx, { tenant, db, token, user, failed }, input, meta)
   })
 }
 
@@ -131,7 +131,7 @@ export async function verifyLoginOtp(
 async function secondStep(
   ctx: AppContext,
   { tenant, db, token, user, failed }: Awaited<ReturnType<typeof resolveMfaToken>>,
-  code: string,
+  input: { code: string },
   meta: RequestMeta,
 ) {
   const now = new Date(ctx.clock.now())
@@ -146,7 +146,7 @@ async function secondStep(
     try {
       recoveryCodes = await db.transaction().execute(async (trx) => {
         if (!(await consumeMfaToken(trx, tenant.id, token.id, now))) throw new AppError('INVALID_CREDENTIALS')
-        const codes = await confirmSetup(ctx, trx, tenant.id, user.id, code)
+        const codes = await confirmSetup(ctx, trx, tenant.id, user.id, input.code)
         await writeAudit(trx, {
           tenantId: tenant.id,
           action: 'OTP_ENABLED',
@@ -166,7 +166,7 @@ async function secondStep(
     // the one whose code passes always finds its token, and the others find it gone.
     const outcome = await db.transaction().execute(async (trx) => {
       if (!(await lockMfaToken(trx, tenant.id, token.id, now))) return 'spent' as const
-      const used = await useCode(ctx, trx, tenant.id, user.id, code)
+      const used = await useCode(ctx, trx, tenant.id, user.id, input.code)
       if (!used) {
         await failMfaToken(trx, tenant.id, token.id)
         return 'wrong' as const

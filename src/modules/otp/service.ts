@@ -109,28 +109,26 @@ export function setupMyOtp(ctx: AppContext, actor: UserPrincipal) {
 }
 
 /**
- * POST /me/otp/confirm: proves the pending secret; the factor counts from now. One OTP_ENABLED row. The
- * code is a check of the user's secret budget (charged in `before`, so a refusal has its failure row).
+ * POST /me/otp/confirm: proves the pending secret; the factor counts from now. One OTP_ENABLED row. The code
+ * is a check of the user's secret budget (charged in `before`, so a refusal has its failure row).
  */
 export function confirmMyOtp(ctx: AppContext, actor: UserPrincipal, code: string, meta: RequestMeta) {
   const { tenantId, userId } = actor
   const check = new SecretCheck(ctx, tenantId, userId, meta)
-  return check.run('INVALID_OTP', () =>
-    audited(
-      tdb(ctx, tenantId),
-      { tenantId, action: 'OTP_ENABLED', actor, meta, note: { userId, metadata: {} } },
-      async (trx) => ({
-        otpEnabled: true as const,
-        recoveryCodes: await confirmSetup(ctx, trx, tenantId, userId, code),
-      }),
-      () => check.take(),
-    ),
-  )
+  return audited(
+    tdb(ctx, tenantId),
+    { tenantId, action: 'OTP_ENABLED', actor, meta, note: { userId, metadata: {} } },
+    async (trx) => ({
+      otpEnabled: true as const,
+      recoveryCodes: await confirmSetup(ctx, trx, tenantId, userId, code),
+    }),
+    () => check.take(),
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
 /**
- * An enrolled user's valid code, checked before the act it allows (OTP_NOT_ENROLLED, INVALID_OTP), under
- * a charge of the user's secret budget (429 once spent, before the code is judged).
+ * An enrolled user's valid code, checked before the act it allows (OTP_NOT_ENROLLED, INVALID_OTP), under a
+ * charge of the user's secret budget (429 once it is spent, before the code is judged).
  */
 async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string, check: SecretCheck) {
   const db = tdb(ctx, actor.tenantId)
@@ -145,37 +143,33 @@ export function renewMyRecoveryCodes(ctx: AppContext, actor: UserPrincipal, code
   const { tenantId, userId } = actor
   const codes = newRecoveryCodes()
   const check = new SecretCheck(ctx, tenantId, userId, meta)
-  return check.run('INVALID_OTP', () =>
-    audited(
-      tdb(ctx, tenantId),
-      { tenantId, action: 'OTP_RECOVERY_CODES_RENEWED', actor, meta, note: { userId, metadata: {} } },
-      async (trx) => {
-        await replaceRecoveryCodes(trx, tenantId, userId, codes.map(recoveryCodeHash))
-        return { recoveryCodes: codes }
-      },
-      () => requireCode(ctx, actor, code, check),
-    ),
-  )
+  return audited(
+    tdb(ctx, tenantId),
+    { tenantId, action: 'OTP_RECOVERY_CODES_RENEWED', actor, meta, note: { userId, metadata: {} } },
+    async (trx) => {
+      await replaceRecoveryCodes(trx, tenantId, userId, codes.map(recoveryCodeHash))
+      return { recoveryCodes: codes }
+    },
+    () => requireCode(ctx, actor, code, check),
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
 /** DELETE /me/otp: removes the caller's factor for a valid code, unless the tenant requires one. One OTP_DISABLED row. */
 export function disableMyOtp(ctx: AppContext, actor: UserPrincipal, code: string, meta: RequestMeta) {
   const { tenantId, userId } = actor
   const check = new SecretCheck(ctx, tenantId, userId, meta)
-  return check.run('INVALID_OTP', () =>
-    audited(
-      tdb(ctx, tenantId),
-      { tenantId, action: 'OTP_DISABLED', actor, meta, note: { userId, metadata: {} } },
-      async (trx) => {
-        await removeOtp(trx, tenantId, userId)
-        return { otpEnabled: false as const }
-      },
-      async () => {
-        const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-        if (tenant.authConfig.mfa.required)
-          fail('FORBIDDEN', 'The tenant requires a second factor of every user')
-        await requireCode(ctx, actor, code, check)
-      },
-    ),
-  )
+  return audited(
+    tdb(ctx, tenantId),
+    { tenantId, action: 'OTP_DISABLED', actor, meta, note: { userId, metadata: {} } },
+    async (trx) => {
+      await removeOtp(trx, tenantId, userId)
+      return { otpEnabled: false as const }
+    },
+    async () => {
+      const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+      if (tenant.authConfig.mfa.required)
+        fail('FORBIDDEN', 'The tenant requires a second factor of every user')
+      await requireCode(ctx, actor, code, check)
+    },
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
