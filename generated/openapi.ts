@@ -1196,7 +1196,7 @@ export interface paths {
         put?: never;
         /**
          * Lift a user's login lock
-         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. No credential unlocks its own user (an access token its user, a Client Key the user who created it): 403 FORBIDDEN, so a stolen credential cannot renew its own budget of guesses. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
+         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. It also clears the user's secret budget (the failed checks of second-factor codes and current password), whatever `auth_config.lockout` says. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. No credential unlocks its own user (an access token its user, a Client Key the user who created it): 403 FORBIDDEN, so a stolen credential cannot renew its own budget of guesses. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
          */
         post: operations["unlockUser"];
         delete?: never;
@@ -3439,7 +3439,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise) is used up (no audit row is written), or the identifier is locked by account throttling (`auth_config.lockout`; a failed `LOGIN` row is written); `Retry-After` gives the seconds to wait. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise) is used up (no audit row is written), or the identifier is locked by account throttling (`auth_config.lockout`; a failed `LOGIN` row is written); `Retry-After` gives the seconds to wait. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right `otp` (judged only once the password has passed), until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3490,7 +3490,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up (no audit row is written), or the login's identifier is locked by account throttling (`auth_config.lockout`); `Retry-After` gives the seconds to wait. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up (no audit row is written), or the login's identifier is locked by account throttling (`auth_config.lockout`); `Retry-After` gives the seconds to wait. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right code, until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3719,7 +3719,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right code, until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3768,7 +3768,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right code, until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3817,7 +3817,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right code, until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -3919,7 +3919,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; `Retry-After` gives the seconds to wait. No audit row is written. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right current password, until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];

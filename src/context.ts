@@ -12,6 +12,7 @@ import type { ChangeChannel, ChangeMessage } from './db/change-channel.js'
 import type { TenantCache } from './modules/tenants/cache.js'
 import type { TenantRouting } from './modules/tenants/routing/tenant-routing.js'
 import type { Lockout } from './modules/account/lockout.js'
+import type { SecretBudget } from './modules/account/secret-budget.js'
 
 /**
  * What every module and plugin needs, built once by createContext (src/app/create-context.ts) and hung
@@ -39,6 +40,8 @@ export interface AppContext {
   readonly secretsKey: Buffer
   /** Account throttling (auth_config.lockout): counters in Redis with REDIS_URL, else the main database. */
   readonly lockout: Lockout
+  /** The per-user secret budget (contract section 22), always on, on the lockout's counter store. */
+  readonly secretBudget: SecretBudget
   /**
    * Makes a change to cached state (a tenant, its signing keys, Client Keys) visible here at once and on
    * every other instance through the change channel (contract section 14). Call it after the commit.

@@ -96,6 +96,7 @@ export async function createContext(
     hasher,
     secretsKey,
     lockout,
+    secretBudget: lockout.secretBudget(() => clock.now()),
     changed: async (m) => {
       apply(m)
       await channel.publish(m)

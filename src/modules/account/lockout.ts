@@ -6,6 +6,7 @@ import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import type { LockoutConfig } from '../tenants/auth-config.js'
 import type { ThrottleRecord, ThrottleStore } from './throttle-store.js'
+import { SecretBudget } from './secret-budget.js'
 
 // Account throttling (`Lockout`, openapi/components/auth-config.yaml; docs/decisions.md D12): failed
 // logins counted per tenant and normalised identifier across every address, locks that double.
@@ -92,6 +93,11 @@ export class Lockout {
       close: () => void
     } = { connected: () => true, close: () => {} },
   ) {}
+
+  /** The per-user secret budget on this counter store and connection (shared the same way). */
+  secretBudget(now: () => number): SecretBudget {
+    return new SecretBudget(this.store, this.log, () => this.conn.connected(), now)
+  }
 
   /** Closes the counter store's own connection, if it has one. */
   close(): void {

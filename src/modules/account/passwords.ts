@@ -7,6 +7,7 @@ import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
 import { countActive, endUserSessions } from '../auth/sessions.js'
 import { findUserPassword, lockUserPassword, setPasswordHash } from '../users/queries.js'
+import { SecretCheck } from './secret-check.js'
 
 /** The tenant's policy failures of a new password, `sameAsCurrent` last; throws when there is any. */
 function assertPolicy(rules: PasswordRule[]): void {
@@ -51,6 +52,8 @@ export async function changeMyPassword(
   const db = ctx.dbs.forTenant(tenantId)
   let expectedHash = ''
   let hash = ''
+  // A wrong currentPassword is a failure of the user's secret budget (contract section 22).
+  const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
     db,
     { tenantId, action: 'PASSWORD_CHANGED', actor, meta, note: { userId: null, metadata: {} } },
@@ -74,12 +77,13 @@ export async function changeMyPassword(
       const rules = checkPassword(input.newPassword, tenant.authConfig.passwordPolicy)
       if (input.newPassword === input.currentPassword) rules.push('sameAsCurrent')
       assertPolicy(rules)
-      const check = await ctx.hasher.verify(input.currentPassword, user.password_hash)
-      if (!check.ok) fail('INVALID_CREDENTIALS')
+      await check.take()
+      const verified = await ctx.hasher.verify(input.currentPassword, user.password_hash)
+      if (!verified.ok) fail('INVALID_CREDENTIALS')
       expectedHash = user.password_hash
       hash = await ctx.hasher.hash(input.newPassword)
     },
-  )
+  ).then(check.passed, check.failedWith('INVALID_CREDENTIALS'))
 }
 
 export interface ResetUserPasswordInput {

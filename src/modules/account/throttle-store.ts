@@ -34,7 +34,7 @@ const ms = (d: Date | null) => (d === null ? null : new Date(d).getTime())
 
 /** Counters in the main database's login_throttle table (one row per identifier that failed lately). */
 export class DbThrottleStore implements ThrottleStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(readonly db: Kysely<Database>) {}
 
   async read(tenantId: string, key: string): Promise<ThrottleRecord | null> {
     const row = await this.db
@@ -122,11 +122,12 @@ return 1`
 /** Counters in Redis hashes, `<prefix><tenantId>:<key>`, updated by compare-and-set, expiring when idle. */
 export class RedisThrottleStore implements ThrottleStore {
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
+    readonly redis: Redis,
+    readonly prefix: string,
   ) {}
 
-  private k(tenantId: string, key: string) {
+  /** The Redis key of a (tenant, identifier key) record. */
+  k(tenantId: string, key: string) {
     return `${this.prefix}${tenantId}:${key}`
   }
 
@@ -167,5 +168,55 @@ export class RedisThrottleStore implements ThrottleStore {
   async remove(tenantId: string, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return
     await this.redis.del(...keys.map((key) => this.k(tenantId, key)))
+  }
+}
+
+/**
+ * Counters in this process's memory: where the secret budget counts while the shared store does not answer
+ * (secret-budget.ts), so an outage of Redis never leaves checks uncounted. Updates are synchronous, hence
+ * atomic. Bounded: at `maxKeys` records, expired ones go first, then the oldest.
+ */
+export class MemoryThrottleStore implements ThrottleStore {
+  private readonly records = new Map<string, { record: ThrottleRecord; expiresAt: number }>()
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  read(tenantId: string, key: string): Promise<ThrottleRecord | null> {
+    const hit = this.records.get(`${tenantId}:${key}`)
+    return Promise.resolve(hit && hit.expiresAt > this.now() ? hit.record : null)
+  }
+
+  update(
+    tenantId: string,
+    key: string,
+    next: (current: ThrottleRecord | null) => ThrottleRecord,
+    ttlMs: number,
+  ): Promise<ThrottleRecord> {
+    const k = `${tenantId}:${key}`
+    const now = this.now()
+    const hit = this.records.get(k)
+    const out = next(hit && hit.expiresAt > now ? hit.record : null)
+    this.records.delete(k)
+    if (this.records.size >= this.maxKeys) this.evict(now)
+    this.records.set(k, { record: out, expiresAt: now + ttlMs })
+    return Promise.resolve(out)
+  }
+
+  remove(tenantId: string, keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.records.delete(`${tenantId}:${key}`)
+    return Promise.resolve()
+  }
+
+  private evict(now: number): void {
+    for (const [k, v] of this.records) if (v.expiresAt <= now) this.records.delete(k)
+    // Why the oldest: Map keeps insertion order, and every update re-inserts its key.
+    while (this.records.size >= this.maxKeys) {
+      const oldest = this.records.keys().next().value
+      if (oldest === undefined) break
+      this.records.delete(oldest)
+    }
   }
 }

@@ -9,8 +9,8 @@ import { userThrottleKeys } from './lockout.js'
 
 /**
  * POST /users/:userId/unlock: forgets the throttling state of every identifier of the user (a running
- * lock ends, the doubling starts over). Hierarchy rule applies; never the user the credential stands for
- * (FORBIDDEN). One ACCOUNT_UNLOCKED row.
+ * lock ends, the doubling starts over) and the failures of its secret budget. Hierarchy rule applies;
+ * never the user the credential stands for (FORBIDDEN). One ACCOUNT_UNLOCKED row.
  */
 export async function unlockUser(ctx: AppContext, actor: Principal, userId: string, meta: RequestMeta) {
   const { tenantId } = actor
@@ -27,6 +27,7 @@ export async function unlockUser(ctx: AppContext, actor: Principal, userId: stri
       note.userId = userId
       await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
       await ctx.lockout.clear(tenantId, userThrottleKeys(user))
+      await ctx.secretBudget.clear(tenantId, userId)
     },
   )
 }

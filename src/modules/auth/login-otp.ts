@@ -3,6 +3,7 @@ import { AppError, type ErrorCode } from '../../errors.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { countLoginFailure, lockedError } from '../account/lockout.js'
+import { SecretCheck } from '../account/secret-check.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserById } from '../users/queries.js'
 import { useCode } from '../otp/factor.js'
@@ -45,10 +46,16 @@ export async function secondFactorAtLogin(
   const otpRow = await findUserOtp(db, s.tenant.id, s.userId)
   const enrolled = !!otpRow?.secret_enc
   if (enrolled && s.otp !== undefined) {
-    const used = await useCode(ctx, db, s.tenant.id, s.userId, s.otp, otpRow)
-    if (used) return used
-    await s.countFailure()
-    throw await s.failed('INVALID_OTP')
+    const otp = s.otp
+    // The per-user secret budget: charged before the code is judged, so a right code past it is refused.
+    const check = new SecretCheck(ctx, s.tenant.id, s.userId, s.meta, () => s.failed('RATE_LIMIT_EXCEEDED'))
+    return check.run('INVALID_OTP', async () => {
+      await check.take()
+      const used = await useCode(ctx, db, s.tenant.id, s.userId, otp, otpRow)
+      if (used) return used
+      await s.countFailure()
+      throw await s.failed('INVALID_OTP')
+    })
   }
   const nowMs = ctx.clock.now()
   // Why the refresh token's form: the tenant id it carries finds the tenant's database before any lookup.
@@ -110,6 +117,23 @@ export async function verifyLoginOtp(
   meta: RequestMeta,
 ) {
   const { tenant, db, token, user, failed } = await resolveMfaToken(ctx, input.mfaToken, meta)
+  // The per-user secret budget counts wrong codes across every mfaToken of the user (contract section 22).
+  const check = new SecretCheck(ctx, tenant.id, user.id, meta, () =>
+    failed('RATE_LIMIT_EXCEEDED', user.id, 'secret budget spent'),
+  )
+  return check.run('INVALID_OTP', async () => {
+    await check.take()
+    return secondStep(ctx, { tenant, db, token, user, failed }, input, meta)
+  })
+}
+
+/** The code of a live mfaToken judged, under a charge of the user's secret budget; then the session. */
+async function secondStep(
+  ctx: AppContext,
+  { tenant, db, token, user, failed }: Awaited<ReturnType<typeof resolveMfaToken>>,
+  input: { code: string },
+  meta: RequestMeta,
+) {
   const now = new Date(ctx.clock.now())
   const wrongCode = async (count = true) => {
     if (count) await failMfaToken(db, tenant.id, token.id)

@@ -4,6 +4,7 @@ import type { UserPrincipal } from '../../auth/principal.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
 import { findUserById } from '../users/queries.js'
+import { SecretCheck } from '../account/secret-check.js'
 import {
   matchingStep,
   newOtpSecret,
@@ -107,9 +108,13 @@ export function setupMyOtp(ctx: AppContext, actor: UserPrincipal) {
   return startSetup(ctx, actor.tenantId, actor.userId)
 }
 
-/** POST /me/otp/confirm: proves the pending secret; the factor counts from now. One OTP_ENABLED row. */
+/**
+ * POST /me/otp/confirm: proves the pending secret; the factor counts from now. One OTP_ENABLED row. The code
+ * is a check of the user's secret budget (charged in `before`, so a refusal has its failure row).
+ */
 export function confirmMyOtp(ctx: AppContext, actor: UserPrincipal, code: string, meta: RequestMeta) {
   const { tenantId, userId } = actor
+  const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
     tdb(ctx, tenantId),
     { tenantId, action: 'OTP_ENABLED', actor, meta, note: { userId, metadata: {} } },
@@ -117,14 +122,19 @@ export function confirmMyOtp(ctx: AppContext, actor: UserPrincipal, code: string
       otpEnabled: true as const,
       recoveryCodes: await confirmSetup(ctx, trx, tenantId, userId, code),
     }),
-  )
+    () => check.take(),
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
-/** An enrolled user's valid code, checked before the act it allows (OTP_NOT_ENROLLED, INVALID_OTP). */
-async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string): Promise<void> {
+/**
+ * An enrolled user's valid code, checked before the act it allows (OTP_NOT_ENROLLED, INVALID_OTP), under a
+ * charge of the user's secret budget (429 once it is spent, before the code is judged).
+ */
+async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string, check: SecretCheck) {
   const db = tdb(ctx, actor.tenantId)
   const row = await findUserOtp(db, actor.tenantId, actor.userId)
   if (!row?.secret_enc) fail('OTP_NOT_ENROLLED')
+  await check.take()
   if (!(await useCode(ctx, db, actor.tenantId, actor.userId, code, row))) fail('INVALID_OTP')
 }
 
@@ -132,6 +142,7 @@ async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string):
 export function renewMyRecoveryCodes(ctx: AppContext, actor: UserPrincipal, code: string, meta: RequestMeta) {
   const { tenantId, userId } = actor
   const codes = newRecoveryCodes()
+  const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
     tdb(ctx, tenantId),
     { tenantId, action: 'OTP_RECOVERY_CODES_RENEWED', actor, meta, note: { userId, metadata: {} } },
@@ -139,13 +150,14 @@ export function renewMyRecoveryCodes(ctx: AppContext, actor: UserPrincipal, code
       await replaceRecoveryCodes(trx, tenantId, userId, codes.map(recoveryCodeHash))
       return { recoveryCodes: codes }
     },
-    () => requireCode(ctx, actor, code),
-  )
+    () => requireCode(ctx, actor, code, check),
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
 /** DELETE /me/otp: removes the caller's factor for a valid code, unless the tenant requires one. One OTP_DISABLED row. */
 export function disableMyOtp(ctx: AppContext, actor: UserPrincipal, code: string, meta: RequestMeta) {
   const { tenantId, userId } = actor
+  const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
     tdb(ctx, tenantId),
     { tenantId, action: 'OTP_DISABLED', actor, meta, note: { userId, metadata: {} } },
@@ -157,7 +169,7 @@ export function disableMyOtp(ctx: AppContext, actor: UserPrincipal, code: string
       const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
       if (tenant.authConfig.mfa.required)
         fail('FORBIDDEN', 'The tenant requires a second factor of every user')
-      await requireCode(ctx, actor, code)
+      await requireCode(ctx, actor, code, check)
     },
-  )
+  ).then(check.passed, check.failedWith('INVALID_OTP'))
 }

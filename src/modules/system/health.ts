@@ -16,7 +16,12 @@ async function readHealth(ctx: AppContext): Promise<{ up: boolean; health: Healt
   const up = latencyMs !== null
   const health: Health = {
     status:
-      up && redis !== 'down' && !routedDown && ctx.lockout.status() === 'up' && channel !== 'down'
+      up &&
+      redis !== 'down' &&
+      !routedDown &&
+      ctx.lockout.status() === 'up' &&
+      ctx.secretBudget.status() === 'up' &&
+      channel !== 'down'
         ? 'ok'
         : 'degraded',
     database: up ? { status: 'up', latencyMs } : { status: 'down', latencyMs: null },

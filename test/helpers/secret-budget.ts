@@ -1,0 +1,78 @@
+// The per-user secret budget's tests (test/account/secret-budget-*.test.ts) share these: an app's users
+// enrolled in the second factor, codes computed from the otpauthUri as an authenticator would, and the
+// assertion of a budget refusal.
+import type { Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { call, loginTokens, type Res } from './call.js'
+import { createUser, PASSWORD, type UserFx } from './fixtures.js'
+import { secretOfUri, totpAt } from './totp.js'
+import type { ManualClock } from '../../src/lib/clock.js'
+
+export const STEP_MS = 30_000
+export const WINDOW_MS = 15 * 60 * 1000
+export const WRONG_PASSWORD = 'Wrong-password-17'
+
+export interface Enrolled extends UserFx {
+  key: Buffer
+  recoveryCodes: string[]
+}
+
+/** The test's app and clock, and helpers bound to them. */
+export function harness(app: FastifyInstance, clock: ManualClock) {
+  const code = (u: Enrolled) => totpAt(u.key, clock.now())
+  /** Six digits that no step near now gives: a wrong code. */
+  const wrong = (u: Enrolled) => {
+    const near = new Set([-2, -1, 0, 1, 2].map((d) => totpAt(u.key, clock.now(), d)))
+    for (let n = 0; ; n++) {
+      const c = String(n).padStart(6, '0')
+      if (!near.has(c)) return c
+    }
+  }
+  /** A user of `tenant` enrolled through /me/otp, the clock then moved one step on. */
+  const enrolled = async (tenant: { id: string; code: string }): Promise<Enrolled> => {
+    const user = await createUser(app, tenant)
+    const as = { token: (await loginTokens(app, user)).accessToken }
+    const setup = await call(app, 'POST', '/api/v1/me/otp/setup', as)
+    if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
+    const key = secretOfUri(setup.data.otpauthUri)
+    const confirm = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: totpAt(key, clock.now()) })
+    if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
+    clock.advance(STEP_MS)
+    return { ...user, key, recoveryCodes: confirm.data.recoveryCodes }
+  }
+  /** POST /login with the fixture password (and `otp` when given), from a fresh address. */
+  const login = (u: UserFx, otp?: string): Promise<Res> =>
+    call(
+      app,
+      'POST',
+      '/api/v1/login',
+      {},
+      { tenantCode: u.tenant.code, identifier: u.email, password: PASSWORD, ...(otp ? { otp } : {}) },
+    )
+  /** A fresh mfaToken: POST /login without otp, stopped at the second factor. */
+  const mfaToken = async (u: Enrolled): Promise<string> => {
+    const r = await login(u)
+    if (r.code !== 'OTP_REQUIRED') throw new Error(`expected OTP_REQUIRED: ${r.raw}`)
+    return r.body.details.mfaToken
+  }
+  /** POST /login/otp with a fresh mfaToken, from a fresh address. */
+  const verify = async (u: Enrolled, c: string): Promise<Res> =>
+    call(app, 'POST', '/api/v1/login/otp', {}, { mfaToken: await mfaToken(u), code: c })
+  /** An access token of the user from a real login with its code (the clock then moves a step on). */
+  const sessionOf = async (u: Enrolled): Promise<{ token: string }> => {
+    const r = await login(u, code(u))
+    if (r.status !== 200) throw new Error(`login failed: ${r.raw}`)
+    clock.advance(STEP_MS)
+    return { token: r.data.accessToken }
+  }
+  return { code, wrong, enrolled, login, verify, sessionOf }
+}
+
+/** Asserts a budget refusal: 429 RATE_LIMIT_EXCEEDED, `Rate limit exceeded`, Retry-After in (0, 900]. */
+export function assertSpent(t: Test, r: Res, what: string): void {
+  t.equal(r.status, 429, `${what}: 429`)
+  t.equal(r.code, 'RATE_LIMIT_EXCEEDED', `${what}: RATE_LIMIT_EXCEEDED`)
+  t.equal(r.body?.error, 'Rate limit exceeded', `${what}: the contract's error text`)
+  const after = Number(r.headers['retry-after'])
+  t.ok(after > 0 && after <= 900, `${what}: Retry-After ${String(r.headers['retry-after'])} s`)
+}
