@@ -10,8 +10,11 @@ export interface RouteSpec {
   readonly auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
   /** `x-permission`: the permission the credential must hold, or null. */
   readonly permission: string | null
-  /** `x-rate-limit`: a route budget overriding the global one. */
-  readonly rateLimit: { readonly max: number; readonly timeWindow: number } | null
+  /**
+   * `x-rate-limit`: a route budget overriding the global one; false: counted against no per-IP budget
+   * (GET /health, the balancers' probe); null: the global budget.
+   */
+  readonly rateLimit: { readonly max: number; readonly timeWindow: number } | false | null
   readonly bodyRequired: boolean
   readonly successStatus: number
   readonly schema: {
