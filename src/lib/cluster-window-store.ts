@@ -31,11 +31,16 @@ interface AnswerMessage {
 }
 
 function isAsk(m: unknown): m is AskMessage {
-  return typeof m === 'object' && m !== null && (m as AskMessage).t === TAG && Array.isArray((m as AskMessage).a)
+  return (
+    typeof m === 'object' && m !== null && (m as AskMessage).t === TAG && Array.isArray((m as AskMessage).a)
+  )
 }
 function isAnswer(m: unknown): m is AnswerMessage {
   return (
-    typeof m === 'object' && m !== null && (m as AnswerMessage).t === TAG && Array.isArray((m as AnswerMessage).r)
+    typeof m === 'object' &&
+    m !== null &&
+    (m as AnswerMessage).t === TAG &&
+    Array.isArray((m as AnswerMessage).r)
   )
 }
 
