@@ -114,7 +114,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed
 }
 
-/** One POST /login from `client`, relayed by a proxy on loopback (trusted by default TRUST_PROXY). */
+/** One POST /login from `client`, relayed by a proxy on loopback (the test apps trust loopback: TEST_ENV). */
 async function loginVia(app: TestApp, client: string, payload: object = loginBody) {
   const res = await app.inject({
     method: 'POST',
