@@ -2,10 +2,12 @@
 # Tessera's image: the esbuild bundle (dist/) on plain Node with the production dependencies only, run as
 # a non-root user exactly as `npm start` runs it. Build: `docker build -t tessera .` (docs/operations.md).
 # It expects a PostgreSQL server (DATABASE_URL) and, in production, JWT_SECRET and SECRETS_KEY. Every stage
-# starts from the same Node 20 image (package.json engines: node >= 20); pin its digest for reproducible builds.
+# starts from the same Node 24 LTS image (Node 20's support ended 2026-04-30, and Fastify's cookie@2 and
+# content-disposition@3 need Node 22 or later); pin its digest for reproducible builds. package.json
+# `engines` lists what else runs it (Node 20.19+ for development on machines that have no newer one).
 
 # Every dependency, exactly as the lockfile says: the build needs esbuild.
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -19,12 +21,12 @@ COPY src ./src
 RUN npm run build
 
 # The production dependencies alone: the bundle imports its packages at run time.
-FROM node:20-bookworm-slim AS prod-deps
+FROM node:24-bookworm-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # HOST: listen on every interface of the container (the service's own default is 127.0.0.1).
 # DATA_DIR: only used without DATABASE_URL (embedded PGlite, one process); /data is the one directory the
 # service user may write. With DATABASE_URL set the service writes no file, so the root filesystem may be

@@ -38,8 +38,8 @@ const dbName = `tessera_cluster_${randomUUID().slice(0, 8)}`
 const dbUrl = new URL(server.toString())
 dbUrl.pathname = `/${dbName}`
 const work = mkdtempSync(join(tmpdir(), 'tessera-cluster-'))
-// Why fresh loopback addresses: the per-IP counters live in the shared Redis (no key prefix is
-// configurable), so the client and each health checker count under addresses no one else uses.
+// Why fresh loopback addresses: the per-IP counters live in the shared Redis (under this run's own
+// REDIS_KEY_PREFIX too), so the client counts under an address no one else uses.
 const net = `127.${randomInt(10, 250)}.${randomInt(1, 250)}`
 const CLIENT_IP = `${net}.2`
 const probe = new Agent({ localAddress: `${net}.3` })
@@ -76,6 +76,10 @@ async function startInstance(i: number): Promise<void> {
       PORT: String(portOf(i)),
       DATABASE_URL: dbUrl.toString(),
       REDIS_URL,
+      // This run's counters only: other deployments on the same Redis keep theirs.
+      REDIS_KEY_PREFIX: `tessera-demo-${process.pid}:`,
+      // HAProxy is on loopback: its X-Forwarded-For is believed, nobody else's.
+      TRUST_PROXY: 'loopback',
       JWT_SECRET,
       SECRETS_KEY,
     },

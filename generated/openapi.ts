@@ -1234,7 +1234,7 @@ export interface paths {
         };
         /**
          * Health check (load balancers)
-         * @description Same as `GET /api/v1/health`, outside the versioned prefix for load balancers. Reports the status of the main database, Redis and the routing pools of tenants with their own database. 200 while the main database answers (`status: degraded` when Redis or a routed database is down); 503 SERVICE_UNAVAILABLE with the same object in `details` when it does not.
+         * @description Same as `GET /api/v1/health`, outside the versioned prefix for load balancers. Reports the status of the main database, Redis and the routing pools of tenants with their own database. 200 while the main database answers (`status: degraded` when Redis or a routed database is down); 503 SERVICE_UNAVAILABLE with the same object in `details` when it does not. Counted against no per-IP budget (`x-rate-limit: false`): a balancer probes several instances from one address, and a spent budget would mark healthy instances down. `GET /api/v1/health` is counted like every API route.
          */
         get: operations["getHealthRoot"];
         put?: never;
@@ -6441,9 +6441,6 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6457,8 +6454,6 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
             400: components["responses"]["BadRequest"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget of 100 per minute is used up; `Retry-After` gives the seconds to wait. */
-            429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the main database does not answer (`details` holds the component statuses), or the service is shutting down (no `details`). */

@@ -31,8 +31,6 @@ export interface AppOptions {
   readonly beforeRoutes?: (app: FastifyInstance) => void | Promise<void>
   /** A migrated PGlite data directory to start from (tests: skips creating and migrating PGlite). */
   readonly pgliteDataDir?: Blob
-  /** Redis key prefix of the rate-limit counters (tests isolate themselves with it). */
-  readonly rateLimitNamespace?: string
   /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (the variables: README.md, Configuration). */
   readonly httpTimeouts?: Partial<HttpTimeouts>
 }
@@ -79,11 +77,7 @@ export const HTTP_TIMEOUTS: HttpTimeouts = {
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = createServer(config, options)
   const opened = await open(config, app.log, options)
-  const ctx = await createContext(config, opened, {
-    clock: options.clock,
-    log: app.log,
-    redisNamespace: options.rateLimitNamespace,
-  })
+  const ctx = await createContext(config, opened, { clock: options.clock, log: app.log })
   await bootstrap(opened.db, config, ctx.hasher)
   app.decorate('ctx', ctx)
   app.addHook('onClose', async () => {
@@ -194,7 +188,11 @@ async function register(app: FastifyInstance, config: Config, options: AppOption
   await app.register(shutdown)
   await app.register(validation)
   await app.register(errors)
-  await app.register(rateLimit, { redisUrl: config.redisUrl, namespace: options.rateLimitNamespace })
+  await app.register(rateLimit, {
+    redisUrl: config.redisUrl,
+    redisKeyPrefix: config.redisKeyPrefix,
+    clusterWorker: config.workers > 1,
+  })
   await app.register(gate)
   await app.register(metrics)
   // Why here: its onResponse hook must exist before the route modules are registered (see the plugin).

@@ -11,9 +11,14 @@ export interface Config {
   readonly databasePoolMax: number
   readonly jwtSecret: string | undefined
   readonly secretsKey: string | undefined
-  /** Fastify `trustProxy`: boolean, or a comma-separated list of proxy-addr ranges. */
+  /**
+   * Fastify `trustProxy`: whose X-Forwarded-For is believed. false (unset): nobody's, the socket's
+   * address counts; true: every hop's; or a comma-separated list of proxy-addr addresses and ranges.
+   */
   readonly trustProxy: boolean | string
   readonly redisUrl: string | undefined
+  /** Prefix of every key the service writes to Redis (REDIS_KEY_PREFIX, default `tessera:`). */
+  readonly redisKeyPrefix: string
   readonly platformTenantCode: string
   readonly routingAllowedHosts: readonly string[]
   readonly corsOrigins: readonly string[]
@@ -100,8 +105,15 @@ export function loadConfig(env: Env = process.env): Config {
     if (!secretsKey) problems.push('SECRETS_KEY is required when NODE_ENV=production')
   }
 
-  const rawTrust = str('TRUST_PROXY') ?? 'loopback,linklocal,uniquelocal'
+  // Why no default list: any client on a trusted network could pick its own address (a fresh per-IP
+  // budget per request, a forged audit ip). Only the operator knows where its balancer is.
+  const rawTrust = str('TRUST_PROXY') ?? 'false'
   const trustProxy = rawTrust === 'true' ? true : rawTrust === 'false' ? false : rawTrust
+
+  const redisKeyPrefix = str('REDIS_KEY_PREFIX') ?? 'tessera:'
+  if (!/^[\x21-\x7e]{1,64}$/.test(redisKeyPrefix)) {
+    problems.push('REDIS_KEY_PREFIX must be at most 64 printable characters without spaces')
+  }
 
   const platformTenantCode = (str('PLATFORM_TENANT_CODE') ?? 'platform').toLowerCase()
   if (!TENANT_CODE.test(platformTenantCode)) problems.push('PLATFORM_TENANT_CODE is not a valid tenant code')
@@ -142,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey,
     trustProxy,
     redisUrl: str('REDIS_URL'),
+    redisKeyPrefix,
     platformTenantCode,
     routingAllowedHosts: list('DATABASE_ROUTING_ALLOWED_HOSTS').map((h) => h.toLowerCase()),
     corsOrigins,

@@ -25,8 +25,6 @@ export interface ContextOptions {
   readonly clock?: Clock
   /** Where routing and the routed pools log. */
   readonly log: FastifyBaseLogger
-  /** Prefix of this instance's Redis keys (tests isolate themselves with it). */
-  readonly redisNamespace?: string
 }
 
 /** Where the account-throttling counters live: Redis with REDIS_URL (shared by every instance), else the database. */
@@ -34,7 +32,8 @@ async function createLockout(config: Config, opened: OpenedDatabase, options: Co
   if (!config.redisUrl) return new Lockout(new DbThrottleStore(opened.db), options.log)
   // Why 200 ms: a login waits for its identifier's count at most this long before going on without it.
   const redis = await connectRedis(config.redisUrl, 200)
-  const store = new RedisThrottleStore(redis, `${options.redisNamespace ?? 'tessera:'}lockout:`)
+  // Why the configured prefix: deployments that share one Redis must not share counters.
+  const store = new RedisThrottleStore(redis, `${config.redisKeyPrefix}lockout:`)
   return new Lockout(store, options.log, {
     connected: () => redis.status === 'ready',
     close: () => redis.disconnect(),

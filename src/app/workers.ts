@@ -1,13 +1,18 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Config } from '../config.js'
+import { serveWindowCounters, type ClusterLike } from '../lib/cluster-window-store.js'
 
 // WORKERS=n (docs/decisions.md D15): n server processes on one port through node:cluster, sharing the
 // database and Redis. The primary only supervises: it replaces a worker that dies, and on SIGTERM or
 // SIGINT passes the signal on and exits once every worker has drained (each one's own graceful stop).
+// It also holds the per-IP rate-limit counters the workers share when Redis does not
+// (src/lib/cluster-window-store.ts): an address gets one budget, not one per worker.
 
 /** Runs the primary of a worker cluster: forks, replaces the dead, and exits once a stop has drained them. */
 export function superviseWorkers(config: Config, log: (msg: string) => void): void {
   let stopping = false
+  // Why the cast: node:cluster's listener gets a Worker, whose send takes any Serializable message.
+  serveWindowCounters(cluster as unknown as ClusterLike)
   const fork = (): Worker => cluster.fork()
   for (let i = 0; i < config.workers; i++) fork()
   cluster.on('exit', (worker, code, signal) => {

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
+import { prepareDataDir, tightenDataDir } from './data-dir-mode.js'
 import { PGliteDialect } from './pglite-dialect.js'
 
 export type DatabaseKind = 'pglite' | 'memory' | 'postgres'
@@ -149,9 +150,11 @@ export async function openDatabase(
   // Why before opening: a second process on one directory would silently lose one side's writes.
   let lock: DataDirLock | undefined
   if (!memory) {
+    // Why first: the lock file and every file PGlite creates are then the service user's alone.
+    await prepareDataDir(opts.dataDir, opts.logger)
     lock = await lockDataDir(opts.dataDir)
     dir = join(opts.dataDir, 'pgdata')
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, { recursive: true, mode: 0o700 })
   }
   try {
     // Why lazy: a service on PostgreSQL never loads the embedded engine.
@@ -160,6 +163,13 @@ export async function openDatabase(
       parsers: { [INT8_OID]: (v: string) => Number(v) },
       ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
     })
+    // Why after create: a new data directory comes out of PGlite's image with files of mode 0666.
+    if (!memory) {
+      await tightenDataDir(opts.dataDir).catch(async (err: unknown) => {
+        await pglite.close()
+        throw err
+      })
+    }
     const dialect = new PGliteDialect({ pglite, acquireTimeoutMs: opts.pgliteAcquireTimeoutMillis })
     const db = new Kysely<Database>({ dialect })
     const stats = () => dialect.stats()

@@ -60,7 +60,7 @@ const heldHere = new Map<string, LockHolder>()
 /** Takes the lock on `dir` (created if missing), or throws DataDirLockedError at once. */
 export async function lockDataDir(dir: string): Promise<DataDirLock> {
   const abs = resolve(dir)
-  await mkdir(abs, { recursive: true })
+  await mkdir(abs, { recursive: true, mode: 0o700 })
   const file = join(abs, LOCK_FILE_NAME)
   const mine = heldHere.get(file)
   if (mine) throw new DataDirLockedError(abs, mine)

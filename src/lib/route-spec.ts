@@ -10,8 +10,11 @@ export interface RouteSpec {
   readonly auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
   /** `x-permission`: the permission the credential must hold, or null. */
   readonly permission: string | null
-  /** `x-rate-limit`: a route budget overriding the global one. */
-  readonly rateLimit: { readonly max: number; readonly timeWindow: number } | null
+  /**
+   * `x-rate-limit`: a route budget overriding the global one; false: counted against no per-IP budget
+   * (GET /health, the balancers' probe); null: the global budget.
+   */
+  readonly rateLimit: { readonly max: number; readonly timeWindow: number } | false | null
   /**
    * `x-recent-auth: true`: an access token must come from a recent sign-in (its `auth_time`), else 401
    * REAUTHENTICATION_REQUIRED; Client Keys are not asked. Absent on every other operation.

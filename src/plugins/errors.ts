@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, errorStatus, type ErrorCode } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
-import { DEFAULT_BUDGET } from './rate-limit.js'
+import { bucketOf, DEFAULT_BUDGET } from './rate-limit.js'
 
 export interface ErrorBody {
   success: false
@@ -115,8 +115,14 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     // reached the gate, so it would spend no per-IP budget and could be sent without limit. It is counted
     // here (the default budget: its body named no tenant), and is answered 429 once the budget is spent.
     // The gate sets rateLimitMax before counting, so nothing is counted twice.
-    if (req.rateLimitMax === undefined && errorStatus[pub.code] < 500 && pub.code !== 'RATE_LIMIT_EXCEEDED') {
-      const bucket = req.routeOptions.config?.spec?.rateLimit ? 'login' : 'global'
+    // A route exempt from every budget (GET /health) stays exempt when it refuses.
+    const bucket = bucketOf(req.routeOptions.config?.spec)
+    if (
+      bucket !== null &&
+      req.rateLimitMax === undefined &&
+      errorStatus[pub.code] < 500 &&
+      pub.code !== 'RATE_LIMIT_EXCEEDED'
+    ) {
       try {
         await app.checkRateLimit(req, reply, bucket, DEFAULT_BUDGET[bucket])
       } catch (limited) {

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
 import { holds, type Principal } from '../auth/principal.js'
 import { assertRecentSignIn } from '../auth/recent-auth.js'
-import { DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
+import { bucketOf, DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
@@ -102,14 +102,16 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
     // Why this early: a request made with a valid key is logged against it even when refused below
     // (429, 403); handlers never run for a refused request either way.
     if (principal) req.principal = principal
-    const bucket: Bucket = spec.rateLimit ? 'login' : 'global'
-    // Why: a failed tenant lookup must not hide the 429 or the credential error, so the default budget
-    // applies; but a database that does not answer is a 503 now, not after a second wait in the handler.
-    const max = await budgetFor(app, req, bucket, principal).catch((err: unknown) => {
-      if (isDatabaseUnavailable(err)) throw err
-      return DEFAULT_BUDGET[bucket]
-    })
-    await app.checkRateLimit(req, reply, bucket, max)
+    const bucket = bucketOf(spec)
+    if (bucket !== null) {
+      // Why: a failed tenant lookup must not hide the 429 or the credential error, so the default budget
+      // applies; but a database that does not answer is a 503 now, not after a second wait in the handler.
+      const max = await budgetFor(app, req, bucket, principal).catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) throw err
+        return DEFAULT_BUDGET[bucket]
+      })
+      await app.checkRateLimit(req, reply, bucket, max)
+    }
     if (authError) throw authError
     if (!principal) return
     if (spec.permission && !holds(principal.permissions, spec.permission)) {

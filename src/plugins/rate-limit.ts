@@ -1,11 +1,14 @@
+import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import { AppError } from '../errors.js'
 import { rateLimitSubject } from '../lib/cidr.js'
-import { WindowCounterStore } from '../lib/rate-limit-store.js'
+import { ClusterWindowClient } from '../lib/cluster-window-store.js'
+import { WindowCounterStore, type WindowHit } from '../lib/rate-limit-store.js'
 import { connectRedis } from '../lib/redis.js'
+import type { RouteSpec } from '../lib/route-spec.js'
 
 export type Bucket = 'global' | 'login'
 
@@ -20,6 +23,16 @@ type Check = (req: FastifyRequest) => Promise<Outcome>
 
 const WINDOW_MS = 60_000
 export const DEFAULT_BUDGET: Record<Bucket, number> = { global: 100, login: 5 }
+
+/**
+ * The per-IP budget a route's requests count against: `login` for a route with a budget of its own
+ * (`x-rate-limit`), none for a route the document exempts (`x-rate-limit: false`: GET /health, which
+ * balancers probe from one address), `global` for every other (unknown URLs included).
+ */
+export function bucketOf(spec: RouteSpec | undefined): Bucket | null {
+  if (spec?.rateLimit === false) return null
+  return spec?.rateLimit ? 'login' : 'global'
+}
 /** Longest wait for one Redis command (docs/decisions.md D6); past it the local counters take over. */
 export const REDIS_COMMAND_TIMEOUT_MS = 100
 /** How often a Redis that stopped answering is asked again. */
@@ -148,25 +161,36 @@ function watchAnswers(redis: Redis, probeKey: string) {
 }
 
 /**
- * Per-IP budgets: shared through Redis when REDIS_URL is set, falling back to this instance's own
- * counters whenever Redis refuses or does not answer within REDIS_COMMAND_TIMEOUT_MS (requests are never
- * refused for it). IPv6 clients share a budget per /64. The local counters are WindowCounterStores,
- * bounded in memory (LOCAL_MAX_KEYS live keys a budget) without ever dropping a running window.
+ * Per-IP budgets: shared through Redis when REDIS_URL is set, falling back to local counters whenever
+ * Redis refuses or does not answer within REDIS_COMMAND_TIMEOUT_MS (requests are never refused for it).
+ * Local means the cluster's when this process is one of several workers (WORKERS above 1: the primary
+ * holds them for all, src/lib/cluster-window-store.ts), this process's otherwise. IPv6 clients share a
+ * budget per /64. The counters are WindowCounterStores, bounded in memory (LOCAL_MAX_KEYS live keys a
+ * budget) without ever dropping a running window.
  */
 async function rateLimitPlugin(
   app: FastifyInstance,
-  opts: { redisUrl?: string; namespace?: string; localMaxKeys?: number },
+  opts: { redisUrl?: string; redisKeyPrefix?: string; clusterWorker?: boolean; localMaxKeys?: number },
 ): Promise<void> {
   const local: Record<Bucket, WindowCounterStore> = {
     global: new WindowCounterStore({ windowMs: WINDOW_MS, maxKeys: opts.localMaxKeys }),
     login: new WindowCounterStore({ windowMs: WINDOW_MS, maxKeys: opts.localMaxKeys }),
   }
+  // Why both conditions: WORKERS is read by every process, but only a forked worker has a primary.
+  const clusterCounters = opts.clusterWorker && cluster.isWorker ? new ClusterWindowClient(process) : null
   app.addHook('onClose', async () => {
     local.global.close()
     local.login.close()
+    clusterCounters?.close()
   })
-  const checkLocal = (req: FastifyRequest, bucket: Bucket, max: number): Outcome => {
-    const hit = local[bucket].hit(rateLimitSubject(req.ip))
+  const checkLocal = async (req: FastifyRequest, bucket: Bucket, max: number): Promise<Outcome> => {
+    const key = rateLimitSubject(req.ip)
+    let hit: WindowHit | undefined
+    if (clusterCounters) {
+      // Why the fallback: a primary that does not answer must not hold requests; this worker counts alone.
+      hit = await clusterCounters.hit(bucket, WINDOW_MS, key).catch(() => undefined)
+    }
+    hit ??= local[bucket].hit(key)
     return {
       isAllowed: false,
       max,
@@ -180,7 +204,8 @@ async function rateLimitPlugin(
   let redis: Redis | null = null
   let answers: ReturnType<typeof watchAnswers> | null = null
   if (opts.redisUrl) {
-    const nameSpace = opts.namespace ?? 'tessera-rl:'
+    // Why the configured prefix: deployments that share one Redis must not share counters.
+    const nameSpace = `${opts.redisKeyPrefix ?? 'tessera:'}rl:`
     // Why 1 s: a backstop for commands nobody waits for any more (the handshake, INFO, counters given up
     // on after REDIS_COMMAND_TIMEOUT_MS by `within`), so a paused Redis holds none of them for long.
     redis = await connectRedis(opts.redisUrl, 1000)
@@ -209,7 +234,7 @@ async function rateLimitPlugin(
           answers.silent()
         }
       }
-      res ??= checkLocal(req, bucket, max)
+      res ??= await checkLocal(req, bucket, max)
       if (res.isAllowed || res.max === undefined) return
       reply.header('x-ratelimit-limit', res.max)
       reply.header('x-ratelimit-remaining', res.remaining ?? 0)

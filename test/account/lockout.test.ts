@@ -263,10 +263,10 @@ t.test(
     const { url, drop } = await createTestDatabaseUrl('postgres')
     t.teardown(drop)
     const namespace = `t-${randomUUID()}:`
-    const env = { DATABASE_URL: url, REDIS_URL: redisUrl as string }
-    const one = await buildAppOn(env, { rateLimitNamespace: namespace })
+    const env = { DATABASE_URL: url, REDIS_URL: redisUrl as string, REDIS_KEY_PREFIX: namespace }
+    const one = await buildAppOn(env)
     t.teardown(() => one.close())
-    const two = await buildAppOn(env, { rateLimitNamespace: namespace })
+    const two = await buildAppOn(env)
     t.teardown(() => two.close())
     const tenant = await createTenant(one, { lockout: LOCKOUT })
     const user = await createUser(one, tenant)

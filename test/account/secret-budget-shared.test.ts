@@ -72,11 +72,11 @@ t.test(
     const { url, drop } = await createTestDatabaseUrl('postgres')
     t.teardown(drop)
     const namespace = `t-${randomUUID()}:`
-    const env = { DATABASE_URL: url, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) }
+    const env = { DATABASE_URL: url, REDIS_KEY_PREFIX: namespace, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) }
     const shared = createManualClock()
-    const one = await buildAppOn(env, { rateLimitNamespace: namespace, clock: shared })
+    const one = await buildAppOn(env, { clock: shared })
     t.teardown(() => one.close())
-    const two = await buildAppOn(env, { rateLimitNamespace: namespace, clock: shared })
+    const two = await buildAppOn(env, { clock: shared })
     t.teardown(() => two.close())
     const [h1, h2] = [harness(one, shared), harness(two, shared)]
     const tenant = await createTenant(one)

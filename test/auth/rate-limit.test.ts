@@ -114,7 +114,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed
 }
 
-/** One POST /login from `client`, relayed by a proxy on loopback (trusted by default TRUST_PROXY). */
+/** One POST /login from `client`, relayed by a proxy on loopback (the test apps trust loopback: TEST_ENV). */
 async function loginVia(app: TestApp, client: string, payload: object = loginBody) {
   const res = await app.inject({
     method: 'POST',
@@ -243,8 +243,8 @@ t.test(
   { skip: redisUrl ? false : 'TEST_REDIS_URL not set' },
   async (t) => {
     const namespace = `t-${randomUUID()}:`
-    const a = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
-    const b = await buildTestApp(t, { REDIS_URL: redisUrl as string }, { rateLimitNamespace: namespace })
+    const a = await buildTestApp(t, { REDIS_URL: redisUrl as string, REDIS_KEY_PREFIX: namespace })
+    const b = await buildTestApp(t, { REDIS_URL: redisUrl as string, REDIS_KEY_PREFIX: namespace })
     await new Promise((r) => setTimeout(r, 300))
     const health = await a.inject({ method: 'GET', url: '/api/v1/health' })
     t.equal(health.json().data.redis.status, 'up')

@@ -18,9 +18,15 @@ export interface TestApp extends FastifyInstance {
 /** A fixed bootstrap key of the platform tenant, present in every test app. */
 export const PLATFORM_KEY = 'ck_' + 'p'.repeat(43)
 
-/** The environment of every test app, under the database URL and a test's own variables. */
-const TEST_ENV: Readonly<Record<string, string>> = {
+/**
+ * The environment of every test app, under the database URL and a test's own variables.
+ * TRUST_PROXY: inject() sends from 127.0.0.1, and tests give a client an address of its own through
+ * X-Forwarded-For, as a proxy on the same host would. The service's default trusts no proxy; a test of
+ * that default passes `TRUST_PROXY: ''` (unset).
+ */
+export const TEST_ENV: Readonly<Record<string, string>> = {
   LOG_LEVEL: 'silent',
+  TRUST_PROXY: 'loopback',
   BOOTSTRAP_CLIENT_KEY: PLATFORM_KEY,
   JWT_SECRET: 'test-default-jwt-secret-0123456789abcdef',
   SECRETS_KEY: 'test-secrets-key-0123456789abcdef0123',
@@ -38,10 +44,9 @@ export async function buildTestApp(
   const backend = options.backend ?? defaultBackend()
   const { url, drop } = await createTestDatabaseUrl(backend)
   const pgliteDataDir = backend === 'pglite' ? await pgliteTemplate() : undefined
-  const config = loadConfig({ DATABASE_URL: url, ...TEST_ENV, ...env })
+  const config = loadConfig({ DATABASE_URL: url, ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env })
   const violations: string[] = []
   const app = (await buildApp(config, {
-    rateLimitNamespace: `t-${randomUUID()}:`,
     pgliteDataDir,
     ...options,
     beforeRoutes: async (a) => {
@@ -80,8 +85,13 @@ export async function twoInstances(
  * database themselves (two instances on one database, a shutdown); the caller closes it.
  */
 export function buildAppOn(env: Record<string, string>, options: AppOptions = {}): Promise<FastifyInstance> {
-  return buildApp(loadConfig({ ...TEST_ENV, ...env }), {
-    rateLimitNamespace: `t-${randomUUID()}:`,
-    ...options,
-  })
+  return buildApp(loadConfig({ ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env }), options)
+}
+
+/**
+ * A Redis key prefix of one app's own, so apps share no counters through TEST_REDIS_URL; tests that
+ * want two apps to share pass the same REDIS_KEY_PREFIX to both.
+ */
+function ownPrefix(): string {
+  return `t-${randomUUID()}:`
 }

@@ -37,7 +37,17 @@ export async function startService(env: Record<string, string>): Promise<Service
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
-    env: { ...process.env, ...NO_COVERAGE, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    // TRUST_PROXY: tests give a client an address of its own through X-Forwarded-For from loopback (see
+    // TEST_ENV in app.ts); a test of the service's default passes TRUST_PROXY: ''.
+    env: {
+      ...process.env,
+      ...NO_COVERAGE,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      TRUST_PROXY: 'loopback',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

@@ -74,7 +74,7 @@ t.test('every operation: the gate and the body parser answer as the document dec
     }
     if (declares(spec, 429)) {
       const ip = nextIp()
-      const budget = spec.rateLimit?.max ?? 100
+      const budget = (spec.rateLimit || null)?.max ?? 100
       let last = 0
       for (let i = 0; i <= budget; i++) {
         // No credential: the budget is spent before the credential is judged, and no handler runs.

@@ -72,7 +72,7 @@ t.test('listAuthLogs: an X-Forwarded-For that is not an address is recorded as n
   const res = await app.inject({
     method: 'POST',
     url: '/api/v1/login',
-    // Why loopback: the default TRUST_PROXY believes its X-Forwarded-For.
+    // Why loopback: the test apps' TRUST_PROXY (TEST_ENV) believes its X-Forwarded-For.
     remoteAddress: '127.0.0.1',
     headers: { 'x-forwarded-for': 'not-an-address' },
     payload: { tenantCode: tenant.code, identifier: 'nobody@example.test', password: 'whatever-it-is' },

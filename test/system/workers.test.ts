@@ -1,5 +1,6 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { request } from 'node:http'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { startService, waitReady } from '../helpers/service-process.js'
 import { PLATFORM_KEY } from '../helpers/app.js'
@@ -18,6 +19,31 @@ const children = (pid: number): number[] => {
   } catch {
     return []
   }
+}
+
+/** One POST /login on a connection of its own (node:cluster hands each new connection to the next worker). */
+function loginOnNewConnection(base: string, forwardedFor: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({
+      tenantCode: 'nobody-here',
+      identifier: 'a@example.test',
+      password: 'x-123456',
+    })
+    const req = request(
+      `${base}/api/v1/login`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
 }
 
 const until = async (check: () => boolean, ms: number): Promise<boolean> => {
@@ -59,6 +85,11 @@ t.test(
     await waitReady(s, 60_000)
     const primary = s.child.pid as number
     t.ok(await until(() => children(primary).length === 2, 30_000), 'two workers')
+    // No REDIS_URL: the per-IP counters live in the primary, one budget per address whichever worker
+    // answers (contract section 22). Before, each worker counted alone: 10 logins a minute with 2.
+    const logins: number[] = []
+    for (let i = 0; i < 12; i++) logins.push(await loginOnNewConnection(s.base, '203.0.113.9'))
+    t.same(logins, [404, 404, 404, 404, 404, 429, 429, 429, 429, 429, 429, 429], 'one login budget of 5')
     for (let i = 0; i < 10; i++) {
       const res = await fetch(`${s.base}/api/v1/health`)
       t.equal(res.status, 200)
