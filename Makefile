@@ -33,21 +33,33 @@ lint: install ## ESLint (with the layer rule), Prettier, Spectral and knip (unus
 lint-openapi: install ## redocly lint of the document
 	npx redocly lint openapi/openapi.yaml
 
-# The suite on PGlite always; again on a real PostgreSQL when TEST_DATABASE_URL names one.
+# The suite on PGlite, then on PostgreSQL: the server TEST_DATABASE_URL names (CI's), or else a throw-away
+# one that scripts/with-test-postgres.ts starts from the embedded-postgres package for the run and removes
+# after it (also on Ctrl-C). Both passes see TEST_DATABASE_URL, so the PGlite pass runs the PostgreSQL-only
+# tests (routing, the audit role, workers, retention's advisory lock) on a fresh machine too.
 # Every response the suite gets is checked against the document, and its (operationId, status) pair is
 # recorded; contract-coverage fails when a declared status was never exercised and is not excused.
 COVERAGE_DIR := .tap/contract-coverage
-# Code coverage (tap's c8) is measured on the PGlite run and must not fall below these floors: the
-# suite's figures when they were set, rounded down (2026-11-24: lines and statements 95.55%, branches
-# 89.76%, functions 94.35%). Raise a floor when coverage rises; never lower one.
+# Code coverage (tap's c8) is measured on the PGlite run and must not fall below these floors. They are what
+# a fresh machine reaches (embedded PostgreSQL, no Redis, no Chromium), rounded down, so a test that skips
+# there never decides the gate. CI, which has Redis and Chromium, checks its own higher floors
+# (CI_COVERAGE_FLOORS, set by .ci/run, in the same flags: they come last, so they win where they name the same
+# figure). Raise a floor when coverage rises; never lower one without saying why.
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
 COVERAGE_FLOORS := --lines=98 --statements=98 --branches=90 --functions=97
-tap: install ## The suite (PGlite, then PostgreSQL if TEST_DATABASE_URL), coverage floors, contract coverage
+CI_COVERAGE_FLOORS ?=
+tap: install ## The suite on PGlite and PostgreSQL (TEST_DATABASE_URL's, else an embedded one), coverage floors, contract coverage
+	npx tsx scripts/with-test-postgres.ts $(MAKE) --no-print-directory tap-run
+
+# What `tap` runs once TEST_DATABASE_URL names a server.
+.PHONY: tap-run
+tap-run:
+	@if [ -z "$$TEST_DATABASE_URL" ]; then echo "tap-run: TEST_DATABASE_URL is not set (use make tap)" >&2; exit 2; fi
 	rm -rf $(COVERAGE_DIR)
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap
-	@echo "coverage floors: $(COVERAGE_FLOORS)"
-	npx tap report text-summary --no-allow-incomplete-coverage $(COVERAGE_FLOORS)
-	@if [ -n "$$TEST_DATABASE_URL" ]; then CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres npx tap --disable-coverage; fi
+	@echo "coverage floors: $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)"
+	npx tap report text-summary --no-allow-incomplete-coverage $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)
+	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres npx tap --disable-coverage
 	npx tsx scripts/contract-coverage.ts $(COVERAGE_DIR)
 
 # The README's test command: everything CI checks.

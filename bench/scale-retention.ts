@@ -6,9 +6,8 @@
 //  (b) monthly range partitions: audit_part, a partitioned copy of audit_log with its indexes, then the
 //      months entirely older than 30 days detached and dropped, each timed.
 // Partitions are measured only: the production schema stays one table (the choice this records).
-import type { AppContext } from '../src/context.js'
 import { openPostgres } from '../src/db/connect.js'
-import { sweepOnce } from '../src/modules/system/retention.js'
+import { sweepOnce, type SweepContext } from '../src/modules/system/retention.js'
 import pg from 'pg'
 
 const RETENTION_DAYS = 30
@@ -16,6 +15,8 @@ const BASELINE_MS = 5000
 
 interface RetentionDeps {
   admin: (sql: string) => Promise<void>
+  /** Registers what undoes a step however the run ends (a crash, Ctrl-C); returns it, to run it now. */
+  onExit: (undo: () => Promise<void>) => () => Promise<void>
   urlOf: (name: string) => string
   startServer: (url: string, port: number) => Promise<{ base: string; stop: () => Promise<void> }>
   login: (base: string, tenantCode: string, email: string) => Promise<unknown>
@@ -27,13 +28,20 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
 }
 
-/** Logs in over and over on 2 connections until `stop` says so; the latency of each, in ms. */
+/**
+ * Logs in over and over on 2 connections until `stop` says so; the latency of each, in ms. The first
+ * failure stops both connections and rejects.
+ */
 async function loginLoop(deps: RetentionDeps, base: string, stop: () => boolean): Promise<number[]> {
   const out: number[] = []
+  let failed = false
   const loop = async (i: number) => {
-    while (!stop()) {
+    while (!stop() && !failed) {
       const t = performance.now()
-      await deps.login(base, 'bench', `bench${i}@example.test`)
+      await deps.login(base, 'bench', `bench${i}@example.test`).catch((err: unknown) => {
+        failed = true
+        throw err
+      })
       out.push(performance.now() - t)
     }
   }
@@ -103,6 +111,7 @@ export async function measureRetention(seededUrl: string, tag: string, deps: Ret
   console.log(`\n## Retention on the seeded tables, ${RETENTION_DAYS}-day cutoff (on a scratch copy)\n`)
   const copy = `tessera_scale_retention_${tag}`
   const seededName = new URL(seededUrl).pathname.slice(1)
+  const dropCopy = deps.onExit(() => deps.admin(`drop database if exists ${copy} with (force)`))
   const [, copyMs] = await timed(() =>
     deps.admin(`create database ${copy} template ${seededName} strategy file_copy`),
   )
@@ -114,26 +123,44 @@ export async function measureRetention(seededUrl: string, tag: string, deps: Ret
   let server: Awaited<ReturnType<RetentionDeps['startServer']>> | undefined
   try {
     await partitions(c)
-    const { rows: before } = await c.query<{ a: string; u: string }>(
-      `select (select count(*) from audit_log) as a, (select count(*) from client_key_usage) as u`,
+    const { rows: before } = await c.query<{ a: string; u: string; routed: string }>(
+      `select (select count(*) from audit_log) as a, (select count(*) from client_key_usage) as u,
+        (select count(*) from tenant_databases) as routed`,
     )
+    // Why no routed databases in the stand-in: the seed routes no tenant (checked here, not assumed).
+    if (Number(before[0]?.routed) !== 0)
+      throw new Error('the seeded database routes tenants; the bench does not')
     server = await deps.startServer(copyUrl, 3937)
     const base = server.base
     const started = performance.now()
     const baseline = await loginLoop(deps, base, () => performance.now() - started > BASELINE_MS)
-    // Why a stand-in context: sweepOnce reads only the main handle, the clock and the two retention settings.
-    const ctx = (auditDays: number | undefined, usageDays: number) =>
-      ({
-        dbs: { main: opened.db },
-        clock: { now: () => Date.now() },
-        config: { auditRetentionDays: auditDays, usageRetentionDays: usageDays },
-      }) as unknown as AppContext
+    // What sweepOnce reads, typed: the copy as the main database, the wall clock, the two retention settings.
+    const ctx = (auditDays: number | undefined, usageDays: number): SweepContext => ({
+      dbs: { main: opened.db, routedGroups: () => [] },
+      clock: { now: () => Date.now() },
+      config: { auditRetentionDays: auditDays, usageRetentionDays: usageDays },
+    })
     let sweeping = true
-    const during = loginLoop(deps, base, () => !sweeping)
-    const [auditCounts, auditMs] = await timed(() => sweepOnce(ctx(RETENTION_DAYS, 36_500)))
-    const [usageCounts, usageMs] = await timed(() => sweepOnce(ctx(undefined, RETENTION_DAYS)))
-    sweeping = false
-    const lat = await during
+    // Settled at once, so a failed login is reported here, after the sweep, and never left unhandled.
+    const during = loginLoop(deps, base, () => !sweeping).then(
+      (lat) => ({ lat }),
+      (err: unknown) => ({ err }),
+    )
+    // The logins stop, and are waited for, before the first error goes on: the sweep's if it failed, else a
+    // login's. (The server stops after this; a login loop still running then would fail on its own.)
+    const swept = await (async () => {
+      const audit = await timed(() => sweepOnce(ctx(RETENTION_DAYS, 36_500)))
+      const usage = await timed(() => sweepOnce(ctx(undefined, RETENTION_DAYS)))
+      return { audit, usage }
+    })().finally(async () => {
+      sweeping = false
+      await during
+    })
+    const logins = await during
+    if ('err' in logins) throw logins.err
+    const lat = logins.lat
+    const [auditCounts, auditMs] = swept.audit
+    const [usageCounts, usageMs] = swept.usage
     const rate = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLocaleString()} rows/s`
     console.log(
       `  (a) batched sweep: audit_log ${Number(before[0]?.a).toLocaleString()} rows, ${auditCounts?.audit.toLocaleString()} deleted in ${secs(auditMs)} (${rate(auditCounts?.audit ?? 0, auditMs)})`,
@@ -148,6 +175,6 @@ export async function measureRetention(seededUrl: string, tag: string, deps: Ret
     await server?.stop()
     await opened.close()
     await c.end()
-    await deps.admin(`drop database if exists ${copy} with (force)`)
+    await dropCopy()
   }
 }

@@ -37,6 +37,52 @@ const SECRETS_KEY = 'bench-secrets-key-0123456789abcdef0123'
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
 const tag = randomUUID().slice(0, 8)
 
+/**
+ * What must be undone however the run ends: servers stopped, then databases dropped (the last registered
+ * first). Run on a normal end, on an error, on Ctrl-C or SIGTERM, and on an unhandled rejection, so a run
+ * never leaves its databases (20 GB at full size) behind.
+ */
+const undos: (() => Promise<void>)[] = []
+/** Registers `undo`; returns a function that runs it now, once, and forgets it. */
+function onExit(undo: () => Promise<void>): () => Promise<void> {
+  let ran = false
+  const once = async () => {
+    if (ran) return
+    ran = true
+    undos.splice(undos.indexOf(once), 1)
+    await undo()
+  }
+  undos.push(once)
+  return once
+}
+let undoing: Promise<void> | undefined
+/** Runs every registered undo, newest first; one that fails is reported and the rest still run. */
+function undoAll(): Promise<void> {
+  undoing ??= (async () => {
+    for (const undo of [...undos].reverse()) {
+      await undo().catch((err: unknown) => console.error('cleanup:', err))
+    }
+  })()
+  return undoing
+}
+let firstError: unknown
+/** Prints the first error only (later ones are usually its consequences), cleans up, exits 1. */
+function fail(err: unknown): void {
+  if (firstError === undefined) {
+    firstError = err ?? new Error('undefined error')
+    console.error('bench-scale failed:', err)
+  }
+  void undoAll().finally(() => process.exit(1))
+}
+process.on('unhandledRejection', fail)
+process.on('uncaughtException', fail)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the servers and dropping this run's databases`)
+    void undoAll().finally(() => process.exit(130))
+  })
+}
+
 /** A database on the bench server by name. */
 function urlOf(name: string): string {
   const u = new URL(server.toString())
@@ -101,13 +147,14 @@ async function startServer(
     },
   )
   const base = `http://127.0.0.1:${port}`
-  const stop = async () => {
-    if (child.exitCode === null) {
+  const stop = onExit(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r))
       child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
+      await exited
     }
     rmSync(log, { force: true })
-  }
+  })
   for (let i = 0; i < 150; i++) {
     try {
       if ((await fetch(`${base}/health`)).ok) return { base, stop }
@@ -305,9 +352,10 @@ async function main(): Promise<void> {
   const emptyName = `tessera_scale_empty_${tag}`
   const seededName = `tessera_scale_${tag}`
   const seededUrl = process.env.SCALE_DATABASE_URL ?? urlOf(seededName)
-  const stops: (() => Promise<void>)[] = []
+  const drop = (name: string) => onExit(() => admin(`drop database if exists ${name} with (force)`))
   try {
     console.log(`# make bench-scale (${new Date().toISOString()})\n`)
+    const dropEmpty = drop(emptyName)
     await admin(`create database ${emptyName}`)
     await seedEmpty(urlOf(emptyName), hash)
     if (process.env.SCALE_DATABASE_URL) {
@@ -319,6 +367,8 @@ async function main(): Promise<void> {
       )
     } else {
       console.log(`Seeding ${seededName}:`)
+      // Why not on SCALE_KEEP=1: kept means kept, though a run that fails halfway keeps a partial seed.
+      if (process.env.SCALE_KEEP !== '1') drop(seededName)
       await admin(`create database ${seededName}`)
       const opened = openPostgres(seededUrl, { poolMax: 4 })
       try {
@@ -329,12 +379,11 @@ async function main(): Promise<void> {
       }
     }
     const list = workloads()
+    // Every part starts servers from the bundle, the retention part too.
+    if (list.length > 0 || wanted('retention')) execSync('npm run build --silent', { stdio: 'inherit' })
     if (list.length > 0) {
-      execSync('npm run build --silent', { stdio: 'inherit' })
       const e = await startServer(urlOf(emptyName), PORT)
-      stops.push(e.stop)
       const s = await startServer(seededUrl, PORT + 1)
-      stops.push(s.stop)
       const targets = { empty: await target(e.base), seeded: await target(s.base) }
       const results: { w: Workload; empty: Row; seeded: Row }[] = []
       for (const w of list) {
@@ -358,21 +407,20 @@ async function main(): Promise<void> {
         results.push({ w, empty, seeded })
       }
       report(results)
-      for (const stop of stops.splice(0)) await stop()
+      await s.stop()
+      await e.stop()
     }
-    if (wanted('retention')) await measureRetention(seededUrl, tag, { admin, urlOf, startServer, login })
+    await dropEmpty()
+    if (wanted('retention'))
+      await measureRetention(seededUrl, tag, { admin, onExit, urlOf, startServer, login })
+    if (!process.env.SCALE_DATABASE_URL && process.env.SCALE_KEEP === '1')
+      console.log(`\nKept the seeded database: SCALE_DATABASE_URL=${seededUrl}`)
   } finally {
-    for (const stop of stops) await stop()
-    await admin(`drop database if exists ${emptyName} with (force)`)
-    if (!process.env.SCALE_DATABASE_URL) {
-      if (process.env.SCALE_KEEP === '1')
-        console.log(`\nKept the seeded database: SCALE_DATABASE_URL=${seededUrl}`)
-      else await admin(`drop database if exists ${seededName} with (force)`)
-    }
+    await undoAll()
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err)
-  process.exit(1)
-})
+main().then(
+  () => process.exit(0),
+  (err: unknown) => fail(err),
+)

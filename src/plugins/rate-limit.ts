@@ -65,7 +65,7 @@ async function sharedLimiters(app: FastifyInstance, opts: object): Promise<Recor
         max: (req: FastifyRequest) => req.rateLimitMax ?? DEFAULT_BUDGET[bucket],
         keyGenerator: (req: FastifyRequest) => `${bucket}:${rateLimitSubject(req.ip)}`,
       })
-      out[bucket] = check as unknown as Check
+      out[bucket] = check
     }
   })
   return out

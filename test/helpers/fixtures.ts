@@ -12,12 +12,12 @@ import type { As } from './call.js'
 
 export const PASSWORD = 'Tessera-fixture-pass-9'
 
-let hashOnce: Promise<string> | undefined
-/** One bcrypt cost-12 hash of PASSWORD per process: fixtures must not pay 250 ms per user. */
-function passwordHash(app: FastifyInstance): Promise<string> {
-  hashOnce ??= app.ctx.hasher.hash(PASSWORD)
-  return hashOnce
-}
+/**
+ * A bcrypt cost-12 hash of PASSWORD (@node-rs/bcrypt, as the service's hasher makes it), kept as a literal:
+ * a fixture user costs no hash (each test process made one, 250 ms of CPU). A login with it still verifies
+ * at cost 12, as a real user's does; were the literal wrong, every test that logs a fixture user in fails.
+ */
+const PASSWORD_HASH = '$2y$12$WWsN2jmMF2iqKP2XND7n..tOnVaQ3FD60KnxlOx5.QkQFnNU/Rs66'
 
 export interface TenantFx {
   id: string
@@ -60,7 +60,7 @@ export async function createUser(
       tenant_id: tenant.id,
       email: email.toLowerCase(),
       username: opts.username ?? null,
-      password_hash: await passwordHash(app),
+      password_hash: PASSWORD_HASH,
       status: opts.status ?? 'ACTIVE',
     })
     .returning('id')

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { networkInterfaces, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { delimiter, join, resolve } from 'node:path'
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
@@ -9,12 +9,21 @@ import { helmetHeaders } from '../../src/plugins/security-headers.js'
 
 // The /docs explorer as a person uses it, in a real (headless) Chromium: Authorize, reload, Try it out.
 
-/** Debian's `chromium` package (.ci/run installs it when missing); CHROMIUM_PATH points elsewhere. */
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-const NO_BROWSER = existsSync(CHROMIUM)
-  ? false
-  : `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH): ` +
-    'the explorer was not checked in a browser'
+/**
+ * CHROMIUM_PATH, else `chromium` on the PATH (Debian's package; .ci/run installs it when missing). Why the
+ * PATH and not a fixed /usr/bin/chromium: .ci/run's fresh-machine step hides it through the PATH.
+ */
+function findChromium(): string | undefined {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean)
+  return dirs.map((dir) => join(dir, 'chromium')).find((file) => existsSync(file))
+}
+const CHROMIUM = findChromium()
+const NO_BROWSER =
+  CHROMIUM && existsSync(CHROMIUM)
+    ? false
+    : `no Chromium at ${CHROMIUM ?? '`chromium` on the PATH'} (apt-get install -y chromium, or set ` +
+      'CHROMIUM_PATH): the explorer was not checked in a browser'
 
 /** Screenshots: under .tap/ (gitignored, not cleaned by tap), kept after the run for a person to look at. */
 const SCREENSHOTS = resolve(import.meta.dirname, '../../.tap/screenshots')

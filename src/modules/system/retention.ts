@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
+import type { DatabaseRegistry } from '../../db/tenant-db.js'
 import { defaultAuthConfig } from '../tenants/auth-config.js'
 
 // Retention and sweeping (docs/decisions.md D15): audit rows past AUDIT_RETENTION_DAYS, Client Key usage
@@ -22,6 +23,17 @@ export interface SweepCounts {
 }
 
 type Conn = Kysely<Database>
+
+/**
+ * What a pass reads of the context, and nothing more: the service passes its AppContext, and a caller
+ * without one (bench/scale-retention.ts) builds exactly this, so a new need of the sweep is a type error
+ * there rather than a crash.
+ */
+export interface SweepContext {
+  readonly dbs: Pick<DatabaseRegistry, 'main' | 'routedGroups'>
+  readonly clock: AppContext['clock']
+  readonly config: Pick<AppContext['config'], 'auditRetentionDays' | 'usageRetentionDays'>
+}
 
 /** Deletes in batches of `batch` until a batch comes back short; returns the total. */
 async function inBatches(run: () => Promise<number>, batch: number): Promise<number> {
@@ -101,7 +113,7 @@ async function sweepSessions(
  * that does not answer is skipped with a warning; the next pass tries again.
  */
 async function sweepRouted(
-  ctx: AppContext,
+  ctx: SweepContext,
   conn: Conn,
   p: { now: Date; batch: number; auditCutoff: Date | null; log?: Warner },
 ): Promise<SessionCounts & { audit: number }> {
@@ -133,7 +145,7 @@ async function sweepRouted(
  * still refuses anything of the last day by the database's own clock.
  */
 export async function sweepOnce(
-  ctx: AppContext,
+  ctx: SweepContext,
   opts: { batch?: number; now?: Date; log?: Warner } = {},
 ): Promise<SweepCounts | null> {
   const batch = Math.min(opts.batch ?? BATCH_ROWS, 10_000)
