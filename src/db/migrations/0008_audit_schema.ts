@@ -192,7 +192,8 @@ export const auditSchema: Migration = {
       await sql`grant usage on schema tessera_audit to ${me}`.execute(db)
       // audit_log keeps its grants (SELECT and INSERT) through the move.
       await sql`revoke all on tessera_audit.settings, tessera_audit.relocations from public`.execute(db)
-      await sql`grant select on tessera_audit.settings to ${me}`.execute(db)
+      // Why SELECT on both: the service reads the period, and a dump as its role reads every table.
+      await sql`grant select on tessera_audit.settings, tessera_audit.relocations to ${me}`.execute(db)
       for (const f of [
         sql`tessera_audit.audit_log_immutable()`,
         sql`tessera_audit.set_retention_days(integer)`,
