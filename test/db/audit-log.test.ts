@@ -238,14 +238,15 @@ async function assertGuarded(
     await insertRow(db, tenantId)
     await insertRow(db, tenantId)
   })
+  // One session per setting: each attempt fails on its own (autocommit), under the setting made first.
   for (const setting of [null, ...settings]) {
-    for (const attempt of attempts(tenantId)) {
-      await oneSession(session, async (db) => {
-        const set = setting ? await outcome(setting.execute(db)) : 'none'
+    await oneSession(session, async (db) => {
+      const set = setting ? await outcome(setting.execute(db)) : 'none'
+      for (const attempt of attempts(tenantId)) {
         const name = `${setting?.compile(db).sql ?? 'no setting'} (${set}), then ${attempt.compile(db).sql}`
         t.equal(await outcome(attempt.execute(db)), '42501', name.replace(/\s+/g, ' '))
-      })
-    }
+      }
+    })
   }
   await oneSession(session, async (db) => {
     t.equal(await count(db, tenantId), 2, 'both rows unchanged')

@@ -3,9 +3,9 @@ import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { defaultAuthConfig } from '../tenants/auth-config.js'
 
-// Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key usage
-// rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens, expired
-// mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
+// Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
+// usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
+// expired mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -87,7 +87,8 @@ export async function auditSweepDays(
     log?.warn(
       { auditRetentionDays: configured ?? null, databaseRetentionDays: stored, sweepDays: days },
       'AUDIT_RETENTION_DAYS differs from the audit retention period of the database, which only the ' +
-        'audit owner can change: audit rows are swept with the longer of the two (README, "Audit immutability")',
+        'audit owner can change: audit rows are swept with the longer of the two ' +
+        '(README, "Audit immutability")',
     )
   }
   return days
