@@ -123,7 +123,7 @@ export async function checkAll(o: {
 
     // 3. Audit rows, matched to requests by X-Request-Id.
     const { rows: audit } = await db.query<{ request_id: string | null; action: string; success: boolean }>(
-      `select request_id, action, success from audit_log where tenant_id = $1 and action in ('LOGIN', 'REFRESH_TOKEN')`,
+      `select request_id, action, success from tessera_audit.audit_log where tenant_id = $1 and action in ('LOGIN', 'REFRESH_TOKEN')`,
       [o.tenantId],
     )
     const rowsOf = new Map<string, { action: string; success: boolean }[]>()

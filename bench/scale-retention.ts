@@ -59,11 +59,11 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 async function partitions(c: pg.Client): Promise<void> {
   const { rows: months } = await c.query<{ m: Date }>(
     `select generate_series(date_trunc('month', min(created_at)), date_trunc('month', max(created_at)),
-       interval '1 month') as m from audit_log`,
+       interval '1 month') as m from tessera_audit.audit_log`,
   )
   const [, createMs] = await timed(async () => {
     await c.query(
-      'create table audit_part (like audit_log including defaults) partition by range (created_at)',
+      'create table audit_part (like tessera_audit.audit_log including defaults) partition by range (created_at)',
     )
     for (const { m } of months) {
       const name = `audit_part_${m.toISOString().slice(0, 7).replace('-', '_')}`
@@ -71,7 +71,7 @@ async function partitions(c: pg.Client): Promise<void> {
       await c.query(`create table ${name} partition of audit_part
         for values from ('${from}') to ('${from}'::timestamptz + interval '1 month')`)
     }
-    await c.query('insert into audit_part select * from audit_log')
+    await c.query('insert into audit_part select * from tessera_audit.audit_log')
     // The indexes audit_log has (not the primary key: a unique index must hold the partition key).
     await c.query(`create index on audit_part (tenant_id, created_at desc);
       create index on audit_part (tenant_id, action, created_at desc);
@@ -124,7 +124,7 @@ export async function measureRetention(seededUrl: string, tag: string, deps: Ret
   try {
     await partitions(c)
     const { rows: before } = await c.query<{ a: string; u: string; routed: string }>(
-      `select (select count(*) from audit_log) as a, (select count(*) from client_key_usage) as u,
+      `select (select count(*) from tessera_audit.audit_log) as a, (select count(*) from client_key_usage) as u,
         (select count(*) from tenant_databases) as routed`,
     )
     // Why no routed databases in the stand-in: the seed routes no tenant (checked here, not assumed).

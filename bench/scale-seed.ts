@@ -94,7 +94,7 @@ const SQL_REFRESH = `
 // The mix: 40% logins (15% failing), 45% refreshes (2% failing), 8% logouts, the rest account and
 // role changes. Failures come from a small pool of addresses (what the security metrics look for).
 const SQL_AUDIT = (from: number, to: number) => `
-  insert into audit_log (tenant_id, user_id, action, success, error_message, ip_address, user_agent,
+  insert into tessera_audit.audit_log (tenant_id, user_id, action, success, error_message, ip_address, user_agent,
     actor_type, actor_id, metadata, request_id, created_at)
   select st.id, u, a, ok,
     case when ok then null when a = 'LOGIN' then 'INVALID_CREDENTIALS' else 'INVALID_REFRESH_TOKEN' end,
@@ -149,7 +149,7 @@ async function withoutIndexes(c: pg.Client, table: string, fn: () => Promise<voi
        pg_get_constraintdef(con.oid) as cdef
      from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
      left join pg_constraint con on con.conindid = i.oid and con.contype in ('p', 'u')
-     where t.relname = $1
+     where t.oid = $1::regclass
        and (con.oid is null or not exists (select 1 from pg_constraint f where f.confrelid = t.oid and f.contype = 'f'))`,
     [table],
   )
@@ -238,7 +238,9 @@ export async function seedScale(
       return `(indexes rebuilt in ${((s + r) / 1000).toFixed(1)} s)`
     })
     await step(`${SEED.audit.toLocaleString()} audit rows over 90 days`, async () => {
-      const ms = await withoutIndexes(c, 'audit_log', () => chunked(c, SEED.audit, 1_000_000, SQL_AUDIT))
+      const ms = await withoutIndexes(c, 'tessera_audit.audit_log', () =>
+        chunked(c, SEED.audit, 1_000_000, SQL_AUDIT),
+      )
       return `(indexes rebuilt in ${(ms / 1000).toFixed(1)} s)`
     })
     await step(`${SEED.keys.toLocaleString()} Client Keys`, () => c.query(SQL_KEYS))

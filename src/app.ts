@@ -21,7 +21,7 @@ import metrics from './plugins/metrics.js'
 import { modules } from './modules/index.js'
 import keyUsage from './modules/client-keys/usage-plugin.js'
 import { bootstrap } from './modules/system/bootstrap.js'
-import { sweepOnce } from './modules/system/retention.js'
+import { reconcileAuditRetention, sweepOnce } from './modules/system/retention.js'
 
 export interface AppOptions {
   /** Where logs go (tests capture them); stdout otherwise. */
@@ -85,7 +85,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await opened.close()
   })
   await startRouting(app, ctx)
-  startRetention(app, ctx)
+  await startRetention(app, ctx)
   await register(app, config, options)
   return app
 }
@@ -156,10 +156,12 @@ const RETENTION_EVERY_MS = 10 * 60_000
 const RETENTION_FIRST_MS = 60_000
 
 /**
- * Runs the retention pass (src/modules/system/retention.ts) a minute after start and every 10 minutes;
- * a pass in flight is awaited at close, before the database goes.
+ * Sets (or checks) each database's audit retention period at once, then runs the retention pass
+ * (src/modules/system/retention.ts) a minute after start and every 10 minutes; a pass in flight is
+ * awaited at close, before the database goes.
  */
-function startRetention(app: FastifyInstance, ctx: AppContext): void {
+async function startRetention(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  await reconcileAuditRetention(ctx, app.log)
   let running: Promise<unknown> = Promise.resolve()
   const pass = () => {
     running = sweepOnce(ctx, { log: app.log })

@@ -243,8 +243,8 @@ export interface ClientKeyUsageTable {
 }
 
 /**
- * Owned by tessera_audit_owner (migration 0002): the service's role may SELECT and INSERT only; rows
- * leave through tessera_audit_relocate_out and tessera_audit_expire.
+ * tessera_audit.audit_log, owned by tessera_audit_owner with its schema (migrations 0002 and 0008): the
+ * service's role may SELECT and INSERT only; rows leave through tessera_audit.expire (retention).
  */
 export interface AuditLogTable {
   id: Generated<string>
@@ -342,7 +342,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable
   client_keys: ClientKeysTable
   client_key_usage: ClientKeyUsageTable
-  audit_log: AuditLogTable
+  'tessera_audit.audit_log': AuditLogTable
   login_throttle: LoginThrottleTable
   user_otp: UserOtpTable
   otp_recovery_codes: OtpRecoveryCodesTable

@@ -24,7 +24,7 @@ t.test('bootstrap: platform tenant, admin user and key from the environment', as
   })
   t.same(me.json().data.permissions, ['admin:*'], 'the platform admin holds admin:*')
   const row = await app.ctx.dbs.main
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .select(['ip_address', 'user_agent', 'success'])
     .where('tenant_id', '=', platform?.id as string)
     .where('action', '=', 'LOGIN')
@@ -56,6 +56,9 @@ t.test('TRUST_PROXY=false ignores X-Forwarded-For', async (t) => {
     headers: { 'x-forwarded-for': '203.0.113.77' },
     payload: { tenantCode: 'platform', identifier: 'ops@example.test', password: 'wrong-password' },
   })
-  const row = await app.ctx.dbs.main.selectFrom('audit_log').select('ip_address').executeTakeFirstOrThrow()
+  const row = await app.ctx.dbs.main
+    .selectFrom('tessera_audit.audit_log')
+    .select('ip_address')
+    .executeTakeFirstOrThrow()
   t.equal(row.ip_address, '127.0.0.1')
 })

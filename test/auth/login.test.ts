@@ -14,7 +14,7 @@ t.test('login: POST /login', async (t) => {
   const auditRows = (userId: string | null) =>
     app.ctx.dbs
       .forTenant(tenant.id)
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .selectAll()
       .where('tenant_id', '=', tenant.id)
       .where('action', '=', 'LOGIN')
@@ -180,7 +180,7 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
   t.equal(res.statusCode, 404)
   t.equal(res.json().code, 'TENANT_NOT_FOUND')
   const rows = await app.ctx.dbs.main
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .selectAll()
     .where('tenant_id', '=', tenant.id)
     .execute()

@@ -296,7 +296,7 @@ t.test('429 writes no audit row', async (t) => {
     })
   }
   const rows = await app.ctx.dbs.main
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .select('id')
     .where('tenant_id', '=', tenant.id)
     .execute()

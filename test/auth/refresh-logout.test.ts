@@ -41,7 +41,7 @@ t.test('refresh: POST /refresh', async (t) => {
     t.equal(again.json().code, 'INVALID_REFRESH_TOKEN')
     const rows = await app.ctx.dbs
       .forTenant(tenant.id)
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .select(['success'])
       .where('tenant_id', '=', tenant.id)
       .where('action', '=', 'REFRESH_TOKEN')
@@ -157,7 +157,7 @@ t.test('logout: POST /logout', async (t) => {
     t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200, 'their session is untouched')
     const rows = await app.ctx.dbs
       .forTenant(tenant.id)
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .select(['success', 'error_message'])
       .where('tenant_id', '=', tenant.id)
       .where('action', '=', 'LOGOUT')

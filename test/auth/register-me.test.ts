@@ -13,7 +13,7 @@ t.test('register: POST /register', async (t) => {
   const registerRows = (success: boolean) =>
     app.ctx.dbs
       .forTenant(tenant.id)
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .selectAll()
       .where('tenant_id', '=', tenant.id)
       .where('action', '=', 'REGISTER')

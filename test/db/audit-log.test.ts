@@ -7,10 +7,11 @@ import type { Database } from '../../src/db/database.js'
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrateToLatest } from '../../src/db/migrate.js'
 import { migrations } from '../../src/db/migrations/index.js'
 import { backends, forEachBackend, openTestDatabase, urlWithDatabase, type TapTest } from '../helpers/db.js'
+import { assertShadowingRefused, type Admin } from './audit-attacks.js'
 
 async function insertRow(db: Kysely<Database>, tenantId: string, createdAt?: Date): Promise<string> {
   const row = await db
-    .insertInto('audit_log')
+    .insertInto('tessera_audit.audit_log')
     .values({
       tenant_id: tenantId,
       action: 'LOGIN',
@@ -25,7 +26,7 @@ async function insertRow(db: Kysely<Database>, tenantId: string, createdAt?: Dat
 
 async function count(db: Kysely<Database>, tenantId: string): Promise<number> {
   const row = await db
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirstOrThrow()
@@ -39,8 +40,19 @@ const outcome = (p: Promise<unknown>) =>
     (e: { code?: string }) => e.code ?? 'no code',
   )
 
-const relocateOut = (db: Kysely<Database>, tenantId: string | null) =>
-  sql<{ n: number }>`select tessera_audit_relocate_out(${tenantId}::uuid) as n`.execute(db)
+const markRelocated = (db: Kysely<Database>, tenantId: string | null) =>
+  sql`select tessera_audit.mark_relocated(${tenantId}::uuid)`.execute(db)
+
+/** tessera_audit.expire(before, limit): the rows it removed. */
+const expire = async (db: Kysely<Database>, before: Date | null, limit: number | null) => {
+  const { rows } = await sql<{ n: string }>`select tessera_audit.expire(${before}::timestamptz,
+    ${limit}::integer) as n`.execute(db)
+  return Number(rows[0]?.n)
+}
+
+/** Sets the database's retention period (a superuser's or the audit owner's act). */
+const setRetention = (db: Kysely<Database>, days: number | null) =>
+  sql`select tessera_audit.set_retention_days(${days}::integer)`.execute(db)
 
 const DAY_MS = 86_400_000
 
@@ -49,13 +61,19 @@ t.test('audit_log refuses UPDATE, DELETE and TRUNCATE', (t) =>
     const tenantId = randomUUID()
     const id = await insertRow(db, tenantId)
     t.equal(
-      await outcome(db.updateTable('audit_log').set({ success: true }).where('id', '=', id).execute()),
+      await outcome(
+        db.updateTable('tessera_audit.audit_log').set({ success: true }).where('id', '=', id).execute(),
+      ),
       '42501',
     )
-    t.equal(await outcome(db.deleteFrom('audit_log').where('id', '=', id).execute()), '42501')
-    t.equal(await outcome(sql`truncate audit_log`.execute(db)), '42501')
+    t.equal(await outcome(db.deleteFrom('tessera_audit.audit_log').where('id', '=', id).execute()), '42501')
+    t.equal(await outcome(sql`truncate tessera_audit.audit_log`.execute(db)), '42501')
     t.equal(await count(db, tenantId), 1, 'the row is still there')
-    const row = await db.selectFrom('audit_log').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+    const row = await db
+      .selectFrom('tessera_audit.audit_log')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
     t.equal(row.success, false)
     t.same(row.metadata, { reason: 'test' })
   }),
@@ -67,68 +85,67 @@ t.test('no session setting opens a way around the trigger (the old relocation sw
     await insertRow(db, tenantId)
     const deleted = db.transaction().execute(async (trx) => {
       await sql`set local tessera.audit_relocation = 'on'`.execute(trx)
-      await trx.deleteFrom('audit_log').where('tenant_id', '=', tenantId).execute()
+      await trx.deleteFrom('tessera_audit.audit_log').where('tenant_id', '=', tenantId).execute()
     })
     t.equal(await outcome(deleted), '42501')
     const truncated = db.transaction().execute(async (trx) => {
       await sql`set local tessera.audit_relocation = 'on'`.execute(trx)
-      await sql`truncate audit_log`.execute(trx)
+      await sql`truncate tessera_audit.audit_log`.execute(trx)
     })
     t.equal(await outcome(truncated), '42501')
     t.equal(await count(db, tenantId), 1)
   }),
 )
 
-t.test('tessera_audit_relocate_out removes one tenant’s rows, once none of its users is left', (t) =>
+t.test('tessera_audit.mark_relocated records a relocation and removes nothing', (t) =>
   forEachBackend(t, async (t, { db }) => {
-    const tenant = await db
-      .insertInto('tenants')
-      .values({ code: 'moving', name: 'Moving' })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    const other = randomUUID()
-    await insertRow(db, tenant.id)
-    await insertRow(db, tenant.id)
-    await insertRow(db, other)
-    await db
-      .insertInto('users')
-      .values({ tenant_id: tenant.id, email: 'a@x.test', password_hash: 'h' })
-      .execute()
-
-    t.equal(await outcome(relocateOut(db, tenant.id)), '42501', 'refused while the tenant has users here')
-    t.equal(await outcome(relocateOut(db, null)), '22004', 'a tenant id is required')
-    t.equal(await count(db, tenant.id), 2)
-
-    const { rows } = await db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('users').where('tenant_id', '=', tenant.id).execute()
-      return relocateOut(trx, tenant.id)
-    })
-    t.equal(Number(rows[0]?.n), 2)
-    t.equal(await count(db, tenant.id), 0)
-    t.equal(await count(db, other), 1, 'other tenants’ rows stay')
+    const tenantId = randomUUID()
+    await insertRow(db, tenantId)
+    await insertRow(db, tenantId)
+    t.equal(await outcome(markRelocated(db, null)), '22004', 'a tenant id is required')
+    await markRelocated(db, tenantId)
+    t.equal(await count(db, tenantId), 2, 'the rows stay until retention removes them')
+    const { rows } = await sql<{
+      tenant_id: string
+    }>`select tenant_id from tessera_audit.relocations`.execute(db)
+    t.same(rows, [{ tenant_id: tenantId }])
+    t.equal(
+      await outcome(sql`select tessera_audit_relocate_out(${tenantId}::uuid)`.execute(db)),
+      '42883',
+      '0002’s function is gone',
+    )
   }),
 )
 
-t.test('tessera_audit_expire removes old rows in bounded batches, never one of the last day', (t) =>
-  forEachBackend(t, async (t, { db }) => {
-    const tenantId = randomUUID()
-    const now = Date.now()
-    for (const age of [40, 35, 30]) await insertRow(db, tenantId, new Date(now - age * DAY_MS))
-    await insertRow(db, tenantId, new Date(now - 3_600_000))
-    const expire = (before: Date | null, limit: number | null) =>
-      sql<{ n: number }>`select tessera_audit_expire(${before}::timestamptz, ${limit}::integer) as n`.execute(
-        db,
-      )
+t.test(
+  'tessera_audit.expire removes rows past the database’s period in bounded batches; none without one',
+  (t) =>
+    forEachBackend(t, async (t, { db }) => {
+      const tenantId = randomUUID()
+      const now = Date.now()
+      for (const age of [40, 35, 30]) await insertRow(db, tenantId, new Date(now - age * DAY_MS))
+      await insertRow(db, tenantId, new Date(now - 3_600_000))
+      await insertRow(db, tenantId, new Date(now - 4000 * DAY_MS))
 
-    t.equal(await outcome(expire(new Date(now), 10)), '22023', 'a cutoff inside the last day')
-    t.equal(await outcome(expire(null, 10)), '22023')
-    t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 0)), '22023', 'a batch of 0')
-    t.equal(await outcome(expire(new Date(now - 2 * DAY_MS), 10_001)), '22023', 'a batch over 10,000')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 1)).rows[0]?.n), 1, 'one row per call')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0]?.n), 1, 'the other old one')
-    t.equal(Number((await expire(new Date(now - 32 * DAY_MS), 10)).rows[0]?.n), 0)
-    t.equal(await count(db, tenantId), 2, 'the 30-day-old row and the recent one stay')
-  }),
+      t.equal(await expire(db, new Date(now - 2 * DAY_MS), 10), 0, 'no period configured: nothing goes')
+      t.equal(await count(db, tenantId), 5)
+
+      await setRetention(db, 31)
+      t.equal(
+        await outcome(expire(db, new Date(now - 10 * DAY_MS), 10)),
+        '22023',
+        'a cutoff inside the period',
+      )
+      t.equal(await outcome(expire(db, new Date(now - 30 * DAY_MS), 10)), '22023', 'just inside it')
+      t.equal(await outcome(expire(db, null, 10)), '22023')
+      t.equal(await outcome(expire(db, new Date(now - 32 * DAY_MS), 0)), '22023', 'a batch of 0')
+      t.equal(await outcome(expire(db, new Date(now - 32 * DAY_MS), 10_001)), '22023', 'a batch over 10,000')
+      t.equal(await outcome(setRetention(db, 0)), '23514', 'a period of at least a day')
+      t.equal(await expire(db, new Date(now - 32 * DAY_MS), 1), 1, 'one row per call')
+      t.equal(await expire(db, new Date(now - 32 * DAY_MS), 10), 2, 'the other old ones')
+      t.equal(await expire(db, new Date(now - 32 * DAY_MS), 10), 0)
+      t.equal(await count(db, tenantId), 2, 'the 30-day-old row and the recent one stay')
+    }),
 )
 
 t.test('audit rows outlive their tenant', (t) =>
@@ -152,9 +169,9 @@ t.test('action and actor_type are checked', (t) =>
       success: boolean
       action: 'LOGIN'
     }
-    t.equal(await outcome(db.insertInto('audit_log').values(bad).execute()), '23514')
+    t.equal(await outcome(db.insertInto('tessera_audit.audit_log').values(bad).execute()), '23514')
     const actor = { ...base, action: 'LOGIN', actor_type: 'robot' } as unknown as typeof bad
-    t.equal(await outcome(db.insertInto('audit_log').values(actor).execute()), '23514')
+    t.equal(await outcome(db.insertInto('tessera_audit.audit_log').values(actor).execute()), '23514')
   }),
 )
 
@@ -171,18 +188,30 @@ const SETTINGS = [
   sql`set session_replication_role = replica`,
   sql`set role tessera_audit_owner`,
   // Accepted with a warning (no privileges were granted): the role holds no grant option.
-  sql`grant update, delete, truncate on audit_log to current_user`,
+  sql`grant update, delete, truncate on tessera_audit.audit_log to current_user`,
 ]
 
 /** Every way to change or remove an audit row the service's role could try. */
 const attempts = (tenantId: string) => [
-  sql`update audit_log set success = true where tenant_id = ${tenantId}`,
-  sql`delete from audit_log where tenant_id = ${tenantId}`,
-  sql`truncate audit_log`,
-  sql`alter table audit_log disable trigger audit_log_no_delete`,
-  sql`drop trigger audit_log_no_delete on audit_log`,
-  sql`create or replace function audit_log_immutable() returns trigger language plpgsql
+  sql`update tessera_audit.audit_log set success = true where tenant_id = ${tenantId}`,
+  sql`delete from tessera_audit.audit_log where tenant_id = ${tenantId}`,
+  sql`truncate tessera_audit.audit_log`,
+  sql`alter table tessera_audit.audit_log disable trigger audit_log_no_delete`,
+  sql`drop trigger audit_log_no_delete on tessera_audit.audit_log`,
+  sql`create or replace function tessera_audit.audit_log_immutable() returns trigger language plpgsql
     as $fn$ begin return old; end $fn$`,
+  // The period, and the schema the guard lives in.
+  sql`update tessera_audit.settings set retention_days = 1`,
+  sql`select tessera_audit.set_retention_days(1)`,
+  sql`delete from tessera_audit.settings`,
+  sql`insert into tessera_audit.settings (singleton, retention_days) values (true, 1)`,
+  sql`alter table tessera_audit.settings drop constraint settings_retention_days_check`,
+  sql`truncate tessera_audit.relocations`,
+  sql`create or replace function tessera_audit.expire(p_before timestamptz, p_limit integer)
+    returns bigint language sql as $fn$ select 0::bigint $fn$`,
+  sql`create table tessera_audit.shadow (x int)`,
+  sql`alter schema tessera_audit rename to tessera_audit_old`,
+  sql`drop schema tessera_audit cascade`,
 ]
 
 /** Runs `fn` on one connection of `open()` and closes it; session settings stay within it. */
@@ -209,19 +238,20 @@ async function assertGuarded(
     await insertRow(db, tenantId)
     await insertRow(db, tenantId)
   })
+  // One session per setting: each attempt fails on its own (autocommit), under the setting made first.
   for (const setting of [null, ...settings]) {
-    for (const attempt of attempts(tenantId)) {
-      await oneSession(session, async (db) => {
-        const set = setting ? await outcome(setting.execute(db)) : 'none'
+    await oneSession(session, async (db) => {
+      const set = setting ? await outcome(setting.execute(db)) : 'none'
+      for (const attempt of attempts(tenantId)) {
         const name = `${setting?.compile(db).sql ?? 'no setting'} (${set}), then ${attempt.compile(db).sql}`
         t.equal(await outcome(attempt.execute(db)), '42501', name.replace(/\s+/g, ' '))
-      })
-    }
+      }
+    })
   }
   await oneSession(session, async (db) => {
     t.equal(await count(db, tenantId), 2, 'both rows unchanged')
     const rows = await db
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .select('success')
       .where('tenant_id', '=', tenantId)
       .execute()
@@ -229,8 +259,8 @@ async function assertGuarded(
       rows.map((r) => r.success),
       [false, false],
     )
-    t.equal(Number((await relocateOut(db, tenantId)).rows[0]?.n), 2, 'relocation through the function works')
-    t.equal(await count(db, tenantId), 0)
+    await markRelocated(db, tenantId)
+    t.equal(await count(db, tenantId), 2, 'a relocation mark removes nothing')
   })
 }
 
@@ -269,9 +299,8 @@ t.test(
     const { rows } = await sql<{ superuser: boolean; member: boolean; owner: string }>`
       select r.rolsuper as superuser, pg_has_role(current_user, 'tessera_audit_owner', 'MEMBER') as member,
         pg_get_userbyid(c.relowner) as owner
-      from pg_roles r, pg_class c where r.rolname = current_user and c.oid = 'audit_log'::regclass`.execute(
-      service.db,
-    )
+      from pg_roles r, pg_class c where r.rolname = current_user
+        and c.oid = 'tessera_audit.audit_log'::regclass`.execute(service.db)
     t.same(rows[0], { superuser: false, member: version >= 160000, owner: 'tessera_audit_owner' })
 
     const session = async () => {
@@ -281,6 +310,17 @@ t.test(
     // Only a real login is refused this: the PGlite test below started its session as a superuser.
     const settings = [...SETTINGS, sql`set session authorization postgres`]
     await assertGuarded(t, session, settings)
+
+    const superuser = new pg.Client({ connectionString: urlWithDatabase(name) })
+    await superuser.connect()
+    t.teardown(() => superuser.end())
+    const asAdmin: Admin = async (query) => {
+      const compiled = query.compile(service.db)
+      await superuser.query(compiled.sql, [...compiled.parameters])
+    }
+    await t.test('the second review’s attacks, as the service’s role', (t) =>
+      assertShadowingRefused(t, session, asAdmin),
+    )
 
     await t.test('down and up again as the same role', async (t) => {
       const migrator = new Migrator({
@@ -304,6 +344,12 @@ t.test(
     const tdb = await openTestDatabase('pglite', { empty: true })
     t.teardown(tdb.close)
     await sql`create role ${sql.id(SERVICE_ROLE)} login createrole`.execute(tdb.db)
+    // As in the README's recipe, the service's role owns its database (0008 creates a schema there) and
+    // the database's public schema.
+    const { rows: here } = await sql<{ name: string }>`select current_database() as name`.execute(tdb.db)
+    await sql`alter database ${sql.id(here[0]?.name ?? 'postgres')} owner to ${sql.id(SERVICE_ROLE)}`.execute(
+      tdb.db,
+    )
     await sql`alter schema public owner to ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
     await sql`set session authorization ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
     t.same(await migrateToLatest(tdb.db), Object.keys(migrations))
@@ -321,5 +367,17 @@ t.test(
       },
     })
     await assertGuarded(t, session)
+    const asAdmin: Admin = async (query) => {
+      // Why not RESET: PGlite's RESET SESSION AUTHORIZATION keeps the current role.
+      await sql`set session authorization postgres`.execute(tdb.db)
+      try {
+        await query.execute(tdb.db)
+      } finally {
+        await sql`set session authorization ${sql.id(SERVICE_ROLE)}`.execute(tdb.db)
+      }
+    }
+    await t.test('the second review’s attacks, as the service’s role', (t) =>
+      assertShadowingRefused(t, session, asAdmin),
+    )
   },
 )

@@ -7,7 +7,6 @@ import { migrations } from '../../src/db/migrations/index.js'
 import { backends, forEachBackend, openTestDatabase } from '../helpers/db.js'
 
 const TABLES = [
-  'audit_log',
   'client_key_usage',
   'client_keys',
   'login_throttle',
@@ -29,9 +28,12 @@ const TABLES = [
   'users',
 ]
 
-async function publicTables(db: Kysely<Database>): Promise<string[]> {
+/** The audit owner's schema (migration 0008). */
+const AUDIT_TABLES = ['audit_log', 'relocations', 'settings']
+
+async function publicTables(db: Kysely<Database>, schema = 'public'): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables
-    where table_schema = 'public' and table_name not like 'tessera_migrations%' order by 1`.execute(db)
+    where table_schema = ${schema} and table_name not like 'tessera_migrations%' order by 1`.execute(db)
   return rows.map((r) => r.name)
 }
 
@@ -42,6 +44,7 @@ t.test('applies every migration once; a second run applies nothing', (t) =>
       t.same(await migrateToLatest(db), Object.keys(migrations))
       t.same(await migrateToLatest(db), [])
       t.same(await publicTables(db), TABLES)
+      t.same(await publicTables(db, 'tessera_audit'), AUDIT_TABLES)
       const builtins = await db
         .selectFrom('permissions')
         .select(['name', 'resource', 'action', 'description', 'is_system'])
@@ -70,8 +73,10 @@ t.test('down then up again leaves the same tables', (t) =>
       const down = await migrator.migrateTo(NO_MIGRATIONS)
       t.equal(down.error, undefined)
       t.same(await publicTables(db), [])
+      t.same(await publicTables(db, 'tessera_audit'), [])
       t.same(await migrateToLatest(db), Object.keys(migrations))
       t.same(await publicTables(db), TABLES)
+      t.same(await publicTables(db, 'tessera_audit'), AUDIT_TABLES)
     },
     { empty: true },
   ),

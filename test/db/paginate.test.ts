@@ -12,7 +12,7 @@ import { LARGE_TOTAL } from '../../src/db/paginate.js'
 t.test('listAuthLogs: a large total is reused for a while, a small one is always exact', async (t) => {
   const app = await buildTestApp(t)
   const insert = (tenantId: string, n: number) =>
-    sql`insert into audit_log (tenant_id, action, success, metadata)
+    sql`insert into tessera_audit.audit_log (tenant_id, action, success, metadata)
       select ${tenantId}::uuid, 'LOGIN', true, '{}'::jsonb from generate_series(1, ${n})`.execute(
       app.ctx.dbs.main,
     )

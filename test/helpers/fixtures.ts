@@ -218,7 +218,7 @@ export async function keyCred(app: FastifyInstance, tenant: TenantFx, scopes: st
 export function auditRows(app: FastifyInstance, tenantId: string, action: AuditAction) {
   return app.ctx.dbs
     .forTenant(tenantId)
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('action', '=', action)

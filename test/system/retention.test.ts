@@ -54,7 +54,7 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
   const user = await createUser(app, tenant)
   const audit = (days: number) =>
     db
-      .insertInto('audit_log')
+      .insertInto('tessera_audit.audit_log')
       .values({ tenant_id: tenant.id, action: 'LOGIN', success: true, metadata: '{}', created_at: ago(days) })
       .execute()
   for (let i = 0; i < 7; i++) await audit(40 + i)
@@ -82,9 +82,9 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
   const counts = await sweepOnce(app.ctx, { batch: 3 })
   // The long-dead session's token goes with it (cascade); the recently dead one's, expired 10 days ago, on its own.
   t.same(counts, { audit: 7, usage: 5, sessions: 1, refreshTokens: 1, mfaTokens: 0, throttle: 0 })
-  const left = (table: 'audit_log' | 'client_key_usage') =>
+  const left = (table: 'tessera_audit.audit_log' | 'client_key_usage') =>
     db.selectFrom(table).select('id').where('tenant_id', '=', tenant.id).execute()
-  t.equal((await left('audit_log')).length, 3, 'audit rows inside the retention period stay')
+  t.equal((await left('tessera_audit.audit_log')).length, 3, 'audit rows inside the retention period stay')
   t.equal((await left('client_key_usage')).length, 1, 'usage rows inside the retention period stay')
   const sessions = await db.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
   t.same(new Set(sessions.map((s) => s.id)), new Set([recent, alive]), 'only the long-dead session went')
@@ -115,9 +115,9 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
 
   t.test('the audit log still refuses UPDATE, DELETE and TRUNCATE outside retention', async (t) => {
     for (const stmt of [
-      sql`update audit_log set success = false where tenant_id = ${tenant.id}`,
-      sql`delete from audit_log where tenant_id = ${tenant.id}`,
-      sql`truncate audit_log`,
+      sql`update tessera_audit.audit_log set success = false where tenant_id = ${tenant.id}`,
+      sql`delete from tessera_audit.audit_log where tenant_id = ${tenant.id}`,
+      sql`truncate tessera_audit.audit_log`,
     ]) {
       const err = await stmt.execute(db).then(
         () => null,
@@ -132,7 +132,7 @@ t.test('retention: audit rows are kept forever without AUDIT_RETENTION_DAYS', as
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   await app.ctx.dbs.main
-    .insertInto('audit_log')
+    .insertInto('tessera_audit.audit_log')
     .values({ tenant_id: tenant.id, action: 'LOGIN', success: true, metadata: '{}', created_at: ago(4000) })
     .execute()
   const counts = await sweepOnce(app.ctx)
@@ -180,7 +180,7 @@ t.test(
     const alive = await session(null)
     const audit = (days: number) =>
       routed
-        .insertInto('audit_log')
+        .insertInto('tessera_audit.audit_log')
         .values({
           tenant_id: tenant.id,
           action: 'LOGIN',
@@ -197,7 +197,7 @@ t.test(
     const left = await routed.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
     t.same(new Set(left.map((s) => s.id)), new Set([within90, alive]), 'by the lifetime of the main database')
     const auditLeft = await routed
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .select('id')
       .where('tenant_id', '=', tenant.id)
       .execute()

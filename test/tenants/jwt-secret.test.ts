@@ -220,7 +220,7 @@ t.test(
         ['generate', 'set', 'generate', 'set', 'clear'],
       )
       const audit = await app.ctx.dbs.main
-        .selectFrom('audit_log')
+        .selectFrom('tessera_audit.audit_log')
         .select('action')
         .where('tenant_id', '=', tenant.id)
         .where('action', '!=', 'LOGIN')

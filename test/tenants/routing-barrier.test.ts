@@ -431,7 +431,7 @@ t.test(
       'every answered audited request has its one audit row; every key request its usage row',
       async (t) => {
         const audit = await main
-          .selectFrom('audit_log')
+          .selectFrom('tessera_audit.audit_log')
           .select(['request_id', 'action', 'success'])
           .where('tenant_id', '=', tenant.id)
           .execute()
@@ -457,12 +457,31 @@ t.test(
       },
     )
 
-    await t.test('nothing of the tenant is left in the database it left', async (t) => {
-      for (const table of ['users', 'roles', 'sessions', 'refresh_tokens', 'audit_log'] as const) {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}
+    // Audit rows stay in the database left, marked, until retention removes them: the service's role
+    // cannot delete them (docs/decisions.md D17). Each one is in main as well.
+    await t.test(
+      'nothing of the tenant is left in the database it left, but copied audit rows',
+      async (t) => {
+        for (const table of ['users', 'roles', 'sessions', 'refresh_tokens'] as const) {
+          const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}
           where tenant_id = ${tenant.id}`.execute(target.db)
-        t.equal(rows[0]?.n, 0, table)
-      }
-    })
+          t.equal(rows[0]?.n, 0, table)
+        }
+        const ids = async (db: typeof main) =>
+          (
+            await db
+              .selectFrom('tessera_audit.audit_log')
+              .select('id')
+              .where('tenant_id', '=', tenant.id)
+              .execute()
+          ).map((r) => r.id)
+        const home = new Set(await ids(main))
+        t.same(
+          (await ids(target.db)).filter((id) => !home.has(id)),
+          [],
+          'every audit row left behind is in main too',
+        )
+      },
+    )
   },
 )

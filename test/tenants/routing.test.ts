@@ -40,8 +40,9 @@ const TABLES = [
   ['user_permissions', "user_id || '/' || permission_id"],
   ['sessions', 'id'],
   ['refresh_tokens', 'id'],
-  ['audit_log', 'id'],
+  ['tessera_audit.audit_log', 'id'],
 ] as const
+const AUDIT = 'tessera_audit.audit_log'
 
 /** Every row key of the tenant per tenant-scoped table (built-in permission ids as names: they differ). */
 async function snapshot(db: Kysely<Database>, tenantId: string): Promise<Record<string, string[]>> {
@@ -61,6 +62,20 @@ async function snapshot(db: Kysely<Database>, tenantId: string): Promise<Record<
 }
 
 const total = (s: Record<string, string[]>) => Object.values(s).reduce((n, v) => n + v.length, 0)
+
+/**
+ * The rows of a snapshot but audit rows. A move leaves the audit rows it copied in the database it
+ * leaves (the service's role cannot delete them; retention removes them: docs/decisions.md D17).
+ */
+const withoutAudit = (s: Record<string, string[]>) =>
+  Object.fromEntries(Object.entries(s).filter(([table]) => table !== AUDIT))
+
+/** How many relocation marks the database holds for the tenant (tessera_audit.relocations). */
+async function marks(db: Kysely<Database>, tenantId: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`select count(*) as n from tessera_audit.relocations
+    where tenant_id = ${tenantId}`.execute(db)
+  return Number(rows[0]?.n)
+}
 
 /** A tenant with a custom permission, a custom role granted built-in and custom permissions, and a user. */
 async function populatedTenant(app: Awaited<ReturnType<typeof buildTestApp>>) {
@@ -193,7 +208,7 @@ t.test(
     t.equal((await login(app, tenant.code, user.email, 'wrong-password')).status, 401)
     const original = await snapshot(app.ctx.dbs.main, tenant.id)
     const bystanderRows = await snapshot(app.ctx.dbs.main, bystander.tenant.id)
-    t.equal(original.audit_log?.length, 2)
+    t.equal(original[AUDIT]?.length, 2)
 
     await t.test(
       '200 moves every row, stores the route encrypted, shows host and database only',
@@ -204,7 +219,10 @@ t.test(
         const dbName = new URL(target.url).pathname.slice(1)
         t.same(res.body.data, { tenantId: tenant.id, dedicated: true, host: '127.0.0.1', database: dbName })
         t.notMatch(JSON.stringify(res.body), /not-really-secret-pw/)
-        t.equal(total(await snapshot(app.ctx.dbs.main, tenant.id)), 0, 'nothing left in main')
+        const left = await snapshot(app.ctx.dbs.main, tenant.id)
+        t.equal(total(withoutAudit(left)), 0, 'nothing left in main but audit rows')
+        t.same(left[AUDIT], original[AUDIT], 'its audit rows stay there until retention')
+        t.equal(await marks(app.ctx.dbs.main, tenant.id), 1, 'marked as relocated')
         t.same(await snapshot(target.db, tenant.id), original, 'everything in the target, once')
         t.same(
           await snapshot(app.ctx.dbs.main, bystander.tenant.id),
@@ -243,7 +261,7 @@ t.test(
       t.equal(logs.status, 200)
       t.equal(logs.body.data.total, 5, 'two before the move, refresh and two logins after')
       const inTarget = await target.db
-        .selectFrom('audit_log')
+        .selectFrom('tessera_audit.audit_log')
         .select('id')
         .where('tenant_id', '=', tenant.id)
         .execute()
@@ -273,7 +291,10 @@ t.test(
         })
         t.equal(res.status, 200)
         const moved = await snapshot(second.db, tenant.id)
-        t.equal(total(await snapshot(target.db, tenant.id)), 0, 'the first target is emptied')
+        const left = await snapshot(target.db, tenant.id)
+        t.equal(total(withoutAudit(left)), 0, 'the first target is emptied but for audit rows')
+        t.same(left[AUDIT], moved[AUDIT], 'which were all copied')
+        t.equal(await marks(target.db, tenant.id), 1)
         const tenantCopies = await target.db
           .selectFrom('tenants')
           .select('id')
@@ -294,8 +315,13 @@ t.test(
       const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url: null })
       t.equal(res.status, 200)
       t.same(res.body.data, { tenantId: tenant.id, dedicated: false, host: null, database: null })
+      // Main still held the audit rows of before the first move: copied back once each, not twice.
       t.same(await snapshot(app.ctx.dbs.main, tenant.id), inSecond)
-      t.equal(total(await snapshot(second.db, tenant.id)), 0)
+      t.equal(total(withoutAudit(await snapshot(second.db, tenant.id))), 0)
+      const logs = await call(app, 'GET', '/api/v1/auth-logs?limit=500', {
+        token: (await loginOk(t, app, tenant, admin)).accessToken,
+      })
+      t.equal(logs.body.data.total, (inSecond[AUDIT]?.length ?? 0) + 1, 'every row once, and this login')
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
       t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
       const back = await loginOk(t, app, tenant, user)
@@ -347,10 +373,12 @@ t.test(
         const rows = await snapshot(target.db, tenant.id)
         const del = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)
         t.equal(del.status, 200)
-        t.equal(total(await snapshot(target.db, tenant.id)), 0)
+        const left = await snapshot(target.db, tenant.id)
+        t.equal(total(withoutAudit(left)), 0)
+        t.same(left[AUDIT], rows[AUDIT], 'the routed copies stay until retention')
         const kept = await snapshot(app.ctx.dbs.main, tenant.id)
-        t.same(kept.audit_log, rows.audit_log)
-        t.equal(total(kept), kept.audit_log?.length)
+        t.same(kept[AUDIT], rows[AUDIT])
+        t.equal(total(kept), kept[AUDIT]?.length)
         t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
         t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
       },

@@ -179,7 +179,7 @@ t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
       t.equal(rows.length, 0, `${table} emptied`)
     }
     const audit = await db
-      .selectFrom('audit_log')
+      .selectFrom('tessera_audit.audit_log')
       .select('action')
       .where('tenant_id', '=', tenant.id)
       .execute()

@@ -6,6 +6,7 @@ import { secondFactor } from './0004_second_factor.js'
 import { signingKeys } from './0005_signing_keys.js'
 import { retention } from './0006_retention.js'
 import { scaleIndexes } from './0007_scale_indexes.js'
+import { auditSchema } from './0008_audit_schema.js'
 import { keyCreators } from './0009_key_creators.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_signing_keys': signingKeys,
   '0006_retention': retention,
   '0007_scale_indexes': scaleIndexes,
+  '0008_audit_schema': auditSchema,
   '0009_key_creators': keyCreators,
 }

@@ -18,7 +18,7 @@ export async function listAuditRows(
   f: AuditFilter,
   page: PageParams,
 ) {
-  let q = db.selectFrom('audit_log').where('tenant_id', '=', tenantId)
+  let q = db.selectFrom('tessera_audit.audit_log').where('tenant_id', '=', tenantId)
   if (f.action) q = q.where('action', '=', f.action)
   if (f.success !== undefined) q = q.where('success', '=', f.success)
   if (f.since) q = q.where('created_at', '>=', f.since)

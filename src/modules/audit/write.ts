@@ -57,7 +57,7 @@ export interface AuditEntry {
  */
 export async function writeAudit(db: Kysely<Database>, e: AuditEntry): Promise<void> {
   await db
-    .insertInto('audit_log')
+    .insertInto('tessera_audit.audit_log')
     .values({
       tenant_id: e.tenantId,
       user_id: e.userId ?? null,

@@ -296,7 +296,8 @@ export async function rotateRefreshToken(
       select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, sess.expires_at from sess
       returning id
     ), audit as (
-      insert into audit_log (tenant_id, user_id, action, success, ip_address, user_agent, metadata, request_id)
+      insert into tessera_audit.audit_log (tenant_id, user_id, action, success, ip_address, user_agent,
+        metadata, request_id)
       select ${r.tenantId}, sess.user_id, 'REFRESH_TOKEN', true, ${r.meta.ip}, ${r.meta.userAgent}, '{}'::jsonb,
         ${r.meta.requestId} from sess
       returning id

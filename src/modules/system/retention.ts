@@ -4,9 +4,9 @@ import type { Database } from '../../db/database.js'
 import type { DatabaseRegistry } from '../../db/tenant-db.js'
 import { defaultAuthConfig } from '../tenants/auth-config.js'
 
-// Retention and sweeping (docs/decisions.md D15): audit rows past AUDIT_RETENTION_DAYS, Client Key usage
-// rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens, expired
-// mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
+// Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
+// usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
+// expired mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -58,12 +58,62 @@ const REFRESH_LIFETIME = sql<number>`coalesce((auth_config->>'refreshTokenExpire
 type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
 type Warner = { warn(obj: object, msg: string): void }
 
-/** Audit rows older than `cutoff`, through the audit owner's function (D15), in batches. */
-function expireAudit(conn: Conn, cutoff: Date, batch: number): Promise<number> {
+/** Audit rows older than `days` days by the database's clock, through the audit owner's function (D17). */
+function expireAudit(conn: Conn, days: number, batch: number): Promise<number> {
   return inBatches(async () => {
-    const r = await sql<{ n: string }>`select tessera_audit_expire(${cutoff}, ${batch}) as n`.execute(conn)
+    // Why the database's clock: tessera_audit.expire refuses a cutoff inside the period by that clock.
+    const r = await sql<{ n: string }>`select tessera_audit.expire(
+      now() - make_interval(days => ${days}::integer), ${batch}::integer) as n`.execute(conn)
     return Number(r.rows[0]?.n ?? 0)
   }, batch)
+}
+
+/** The mismatch last warned about, per database handle: each is said once, not every pass. */
+const warned = new WeakMap<object, string>()
+
+/**
+ * The days audit rows of one database are swept after (null: kept). The database's own period
+ * (tessera_audit.settings) is the bound: AUDIT_RETENTION_DAYS becomes it when the connected role may
+ * change it (a superuser: PGlite, tests); otherwise the longer of the two is used, with a warning.
+ */
+export async function auditSweepDays(
+  conn: Conn,
+  key: object,
+  configured: number | undefined,
+  log?: Warner,
+): Promise<number | null> {
+  const { rows } = await sql<{ days: number | null; can: boolean }>`select s.retention_days as days,
+    has_table_privilege('tessera_audit.settings', 'UPDATE') as can from tessera_audit.settings s`.execute(
+    conn,
+  )
+  const stored = rows[0]?.days ?? null
+  if (configured !== undefined && stored !== configured && rows[0]?.can) {
+    await sql`select tessera_audit.set_retention_days(${configured}::integer)`.execute(conn)
+    return configured
+  }
+  if (stored === (configured ?? null)) return stored
+  const days = stored === null || configured === undefined ? null : Math.max(stored, configured)
+  const said = `${String(configured)}/${String(stored)}`
+  if (warned.get(key) !== said) {
+    warned.set(key, said)
+    log?.warn(
+      { auditRetentionDays: configured ?? null, databaseRetentionDays: stored, sweepDays: days },
+      'AUDIT_RETENTION_DAYS differs from the audit retention period of the database, which only the ' +
+        'audit owner can change: audit rows are swept with the longer of the two ' +
+        '(README, "Audit immutability")',
+    )
+  }
+  return days
+}
+
+/** At start: brings each database's audit retention period in line with AUDIT_RETENTION_DAYS, or warns. */
+export async function reconcileAuditRetention(ctx: AppContext, log: Warner): Promise<void> {
+  const dbs = [ctx.dbs.main, ...ctx.dbs.routedGroups().map((g) => g.db)]
+  for (const db of dbs) {
+    await auditSweepDays(db, db, ctx.config.auditRetentionDays, log).catch((err: unknown) =>
+      log.warn({ err }, 'retention: the audit retention period of a database could not be read'),
+    )
+  }
 }
 
 /** The tenants routed to one database, with their refresh-token lifetimes (seconds) read from the main one. */
@@ -115,7 +165,7 @@ async function sweepSessions(
 async function sweepRouted(
   ctx: SweepContext,
   conn: Conn,
-  p: { now: Date; batch: number; auditCutoff: Date | null; log?: Warner },
+  p: { now: Date; batch: number; log?: Warner },
 ): Promise<SessionCounts & { audit: number }> {
   const total = { audit: 0, sessions: 0, refreshTokens: 0, mfaTokens: 0 }
   for (const { db, tenantIds } of ctx.dbs.routedGroups()) {
@@ -127,7 +177,8 @@ async function sweepRouted(
         .execute()
       const routed = { ids: rows.map((r) => r.id), lifetimes: rows.map((r) => Number(r.secs)) }
       // Why audit rows too: a routed tenant's audit rows move with it and are written there.
-      if (p.auditCutoff) total.audit += await expireAudit(db, p.auditCutoff, p.batch)
+      const days = await auditSweepDays(db, db, ctx.config.auditRetentionDays, p.log)
+      if (days !== null) total.audit += await expireAudit(db, days, p.batch)
       const n = await sweepSessions(db, p.now, p.batch, routed)
       total.sessions += n.sessions
       total.refreshTokens += n.refreshTokens
@@ -141,8 +192,8 @@ async function sweepRouted(
 
 /**
  * One pass over the main database, then every routed tenant database. Null when another instance holds
- * the lock (it is sweeping). `now` only decides what the service itself considers old: the audit function
- * still refuses anything of the last day by the database's own clock.
+ * the lock (it is sweeping). `now` decides what the service considers old, except audit rows: those go
+ * by the database's clock and the longer of AUDIT_RETENTION_DAYS and the database's own period.
  */
 export async function sweepOnce(
   ctx: SweepContext,
@@ -156,8 +207,8 @@ export async function sweepOnce(
     if (!rows[0]?.ok) return null
     try {
       const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000)
-      const auditCutoff = auditRetentionDays === undefined ? null : daysAgo(auditRetentionDays)
-      const audit = auditCutoff ? await expireAudit(conn, auditCutoff, batch) : 0
+      const auditDays = await auditSweepDays(conn, ctx.dbs.main, auditRetentionDays, opts.log)
+      const audit = auditDays === null ? 0 : await expireAudit(conn, auditDays, batch)
       const usage = await inBatches(
         async () =>
           count(
@@ -179,7 +230,7 @@ export async function sweepOnce(
       const throttle = count(
         await conn.deleteFrom('login_throttle').where('updated_at', '<', daysAgo(8)).executeTakeFirst(),
       )
-      const routed = await sweepRouted(ctx, conn, { now, batch, auditCutoff, log: opts.log })
+      const routed = await sweepRouted(ctx, conn, { now, batch, log: opts.log })
       return {
         audit: audit + routed.audit,
         usage,

@@ -79,7 +79,7 @@ const notStoppedAtSecondFactor = sql<boolean>`(error_message is null or error_me
 async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
   const row = await ctx.dbs
     .forTenant(tenantId)
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .select((eb) => [
       eb.fn.countAll<number>().as('total'),
       sql<number>`count(*) filter (where success)`.as('ok'),
@@ -96,7 +96,7 @@ async function loginSummary(ctx: AppContext, tenantId: string, since: Date) {
 function failedLogins(ctx: AppContext, tenantId: string, since: Date) {
   return ctx.dbs
     .forTenant(tenantId)
-    .selectFrom('audit_log')
+    .selectFrom('tessera_audit.audit_log')
     .where('tenant_id', '=', tenantId)
     .where('action', '=', 'LOGIN')
     .where('success', '=', false)

@@ -12,13 +12,20 @@ import {
   deleteTenantFromMain,
   lockTenantParents,
   lockTenantRow,
+  markRelocated,
   purgeTenantRows,
+  transactionStart,
   upsertTenantCopy,
 } from './queries.js'
 import { ROUTED_CONNECT_TIMEOUT_MS, type RouteSync, type RoutingDeps } from './sync.js'
 import { sameDatabase, type RoutingTarget } from './url.js'
 
 const SERIALIZATION_RETRIES = 3
+/**
+ * How far before the copy's snapshot the late-audit-row copy looks back: a row the snapshot missed was
+ * written by a transaction that started before it and committed after, and requests end within seconds.
+ */
+const LATE_AUDIT_MS = 60 * 60_000
 
 const isRetryable = (err: unknown) => ['40001', '40P01'].includes(String((err as { code?: unknown })?.code))
 
@@ -72,6 +79,7 @@ export class TenantMover {
     const src = former?.db ?? this.#main
     const dst = opened?.db ?? this.#main
     const switched = opened
+    let copiedAt: Date | undefined
     // Why under the barrier: a write that took the tenant's handle before the switch would otherwise land
     // in the store being left after its rows were copied (and be lost), and a read just after the copy
     // would find them gone. Copying under it keeps the copy complete; the tenant's requests wait
@@ -80,7 +88,7 @@ export class TenantMover {
       .exclusive(tenantId, async () => {
         for (let attempt = 1; ; attempt++) {
           try {
-            await this.#relocate(tenantId, src, !former, dst, target)
+            copiedAt = await this.#relocate(tenantId, src, !former, dst, target)
             break
           } catch (err) {
             if (attempt < SERIALIZATION_RETRIES && isRetryable(err)) continue
@@ -88,7 +96,7 @@ export class TenantMover {
           }
         }
         // Why before the switch: switching closes the former pool when no other tenant uses it.
-        await this.#sweepAudit(tenantId, src, dst)
+        if (copiedAt) await this.#sweepAudit(tenantId, src, dst, copiedAt)
         if (switched) await dbs.route(tenantId, switched)
         else await dbs.unroute(tenantId)
       })
@@ -155,7 +163,9 @@ export class TenantMover {
    * One relocation attempt. The source transaction (repeatable read) locks the tenant row and the rows
    * new writes would reference, so concurrent inserts wait and concurrent updates or deletes of copied
    * rows make this attempt fail rather than be lost. The target commits first; the route is persisted
-   * before the source rows go. Returns once the source transaction has ended.
+   * before the source rows go (audit rows stay, marked as relocated). Returns once the source transaction
+   * has ended, with its start by the source database's clock (undefined when the move stood with
+   * leftovers).
    */
   async #relocate(
     tenantId: string,
@@ -163,15 +173,16 @@ export class TenantMover {
     srcIsMain: boolean,
     dst: Kysely<Database>,
     target: RoutingTarget | null,
-  ): Promise<void> {
+  ): Promise<Date | undefined> {
     const dstIsMain = target === null
     let copied = false
     let persistedOutside = false
     try {
-      await src
+      return await src
         .transaction()
         .setIsolationLevel('repeatable read')
         .execute(async (s) => {
+          const started = await transactionStart(s)
           const tenantRow = await lockTenantRow(s, tenantId)
           if (!tenantRow) throw new AppError('TENANT_NOT_FOUND')
           await lockTenantParents(s, tenantId)
@@ -184,6 +195,7 @@ export class TenantMover {
                 : err
             })
             // Rows of this tenant in the target are leftovers of an earlier move: the source is the truth.
+            // Audit rows among them stay, and the copy skips the ones the target holds already.
             await purgeTenantRows(d, tenantId)
             if (!dstIsMain) await upsertTenantCopy(d, { ...tenantRow, metadata: {} })
             await copyTenantRows(s, d, tenantId)
@@ -192,20 +204,25 @@ export class TenantMover {
           await this.routes.persist(srcIsMain ? s : this.#main, tenantId, target)
           persistedOutside = !srcIsMain
           await purgeTenantRows(s, tenantId, { tenantRow: !srcIsMain })
+          await markRelocated(s, tenantId)
+          return started
         })
     } catch (err) {
       if (persistedOutside) {
         // The route already points at the target, which holds every row: the move stands, with
         // leftovers in the former database (purged by a later move back there).
         this.deps.log.warn({ err, tenantId }, 'removing the moved rows from the former database failed')
-        return
+        return undefined
       }
       // Why: a route persisted inside the rolled-back source transaction never happened.
       if (srcIsMain) this.routes.forget(tenantId)
       if (copied) {
         await dst
           .transaction()
-          .execute((d) => purgeTenantRows(d, tenantId))
+          .execute(async (d) => {
+            await purgeTenantRows(d, tenantId)
+            await markRelocated(d, tenantId)
+          })
           .catch((e: unknown) =>
             this.deps.log.warn({ err: e, tenantId }, 'cleaning the target after a failed move failed'),
           )
@@ -216,16 +233,14 @@ export class TenantMover {
 
   /**
    * Audit rows are written without touching the locked rows, so some may land in the source after the
-   * copy's snapshot: move them too. Best effort; a failure is logged.
+   * copy's snapshot (`copiedAt`): copy those too (the ones copied already are skipped). Best effort; a
+   * failure is logged.
    */
-  async #sweepAudit(tenantId: string, src: Kysely<Database>, dst: Kysely<Database>): Promise<void> {
+  async #sweepAudit(tenantId: string, src: Kysely<Database>, dst: Kysely<Database>, copiedAt: Date) {
     try {
-      await src.transaction().execute(async (s) => {
-        const counts = await copyTenantRows(s, dst, tenantId, {
-          tables: [AUDIT_TABLE],
-          ignoreConflicts: true,
-        })
-        if ((counts[AUDIT_TABLE.name] ?? 0) > 0) await purgeTenantRows(s, tenantId, { tables: [AUDIT_TABLE] })
+      await copyTenantRows(src, dst, tenantId, {
+        tables: [AUDIT_TABLE],
+        since: new Date(copiedAt.getTime() - LATE_AUDIT_MS),
       })
     } catch (err) {
       this.deps.log.warn({ err, tenantId }, 'moving late audit rows after a relocation failed')
@@ -235,7 +250,8 @@ export class TenantMover {
   /**
    * Deletes a tenant everywhere: its audit rows are brought home to the main database first (they
    * outlive the tenant), then the tenant row goes (cascading to every row the main database holds),
-   * then its routed copy. Returns false when the tenant did not exist.
+   * then its routed copy (whose audit rows stay, marked, until retention). Returns false when the
+   * tenant did not exist.
    */
   async deleteTenant(tenantId: string): Promise<boolean> {
     const { dbs, log } = this.deps
@@ -251,7 +267,10 @@ export class TenantMover {
       this.routes.forget(tenantId)
       await routed.db
         .transaction()
-        .execute((trx) => purgeTenantRows(trx, tenantId, { tenantRow: true }))
+        .execute(async (trx) => {
+          await purgeTenantRows(trx, tenantId, { tenantRow: true })
+          await markRelocated(trx, tenantId)
+        })
         .catch((err: unknown) =>
           log.warn({ err, tenantId }, 'removing a deleted tenant’s routed rows failed'),
         )

@@ -80,10 +80,18 @@ interface TableSpec {
   readonly key: readonly string[]
   /** Has a permission_id column that may point at a built-in permission (ids differ per database). */
   readonly permissionRef?: boolean
+  /**
+   * Rows are never deleted by a move, only by retention; a copy skips the ids the target holds already
+   * (a tenant that moved out and back finds its earlier rows there).
+   */
+  readonly appendOnly?: boolean
 }
 
-/** Audit rows: moved last, and brought home when a tenant is deleted. */
-export const AUDIT_TABLE: TableSpec = { name: 'audit_log', key: ['id'] }
+/**
+ * Audit rows: copied last, and brought home when a tenant is deleted. The copies left behind stay until
+ * retention removes them (the service's role cannot delete audit rows: docs/decisions.md D17).
+ */
+export const AUDIT_TABLE: TableSpec = { name: 'tessera_audit.audit_log', key: ['id'], appendOnly: true }
 
 /**
  * The tenant-scoped tables, parents first. Client Keys, their usage, secrets and routing stay in the
@@ -109,8 +117,14 @@ const PAGE_ROWS = 1000
 type Row = Record<string, unknown>
 
 /** Pages through one table's rows of a tenant in key order; reads within the caller's snapshot. */
-async function* tenantRows(db: Kysely<Database>, spec: TableSpec, tenantId: string): AsyncGenerator<Row[]> {
+async function* tenantRows(
+  db: Kysely<Database>,
+  spec: TableSpec,
+  tenantId: string,
+  since?: Date,
+): AsyncGenerator<Row[]> {
   const keyRefs = sql.join(spec.key.map((k) => sql.ref(`t.${k}`)))
+  const recent = since ? sql`and t.created_at >= ${since}` : sql``
   let after: unknown[] | null = null
   for (;;) {
     const from: unknown[] | null = after
@@ -118,7 +132,7 @@ async function* tenantRows(db: Kysely<Database>, spec: TableSpec, tenantId: stri
       ? sql`and (${keyRefs}) > (${sql.join(from.map((v) => sql`${v}::uuid`))})`
       : sql``
     const result: QueryResult<{ r: Row | string }> = await sql<{ r: Row | string }>`select to_jsonb(t) as r
-      from ${sql.table(spec.name)} t where t.tenant_id = ${tenantId} ${cond}
+      from ${sql.table(spec.name)} t where t.tenant_id = ${tenantId} ${recent} ${cond}
       order by ${keyRefs} limit ${PAGE_ROWS}`.execute(db)
     if (result.rows.length === 0) return
     const page: Row[] = result.rows.map((x) => (typeof x.r === 'string' ? (JSON.parse(x.r) as Row) : x.r))
@@ -129,11 +143,16 @@ async function* tenantRows(db: Kysely<Database>, spec: TableSpec, tenantId: stri
   }
 }
 
-async function insertRows(db: Kysely<Database>, table: string, rows: Row[], ignoreConflicts: boolean) {
+async function insertRows(db: Kysely<Database>, spec: TableSpec, rows: Row[], ignoreConflicts: boolean) {
   const [first] = rows
   if (!first) return
+  const table = spec.name
   const cols = sql.join(Object.keys(first).map((c) => sql.ref(c)))
-  const conflict = ignoreConflicts ? sql`on conflict do nothing` : sql``
+  const conflict = spec.appendOnly
+    ? sql`on conflict (id) do nothing`
+    : ignoreConflicts
+      ? sql`on conflict do nothing`
+      : sql``
   await sql`insert into ${sql.table(table)} (${cols})
     select ${cols} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)
     ${conflict}`.execute(db)
@@ -163,24 +182,25 @@ async function permissionIdMapper(src: Kysely<Database>, dst: Kysely<Database>) 
 
 /**
  * Copies every row of the tenant from `src` to `dst` (both usually transactions) and returns the row
- * count per table. With `ignoreConflicts`, rows already present in `dst` are skipped.
+ * count per table. With `ignoreConflicts`, rows already present in `dst` are skipped (always, for an
+ * append-only table); with `since`, only rows created from then on.
  */
 export async function copyTenantRows(
   src: Kysely<Database>,
   dst: Kysely<Database>,
   tenantId: string,
-  opts: { tables?: readonly TableSpec[]; ignoreConflicts?: boolean } = {},
+  opts: { tables?: readonly TableSpec[]; ignoreConflicts?: boolean; since?: Date } = {},
 ): Promise<Record<string, number>> {
   const tables = opts.tables ?? TENANT_TABLES
   const mapPermission = tables.some((t) => t.permissionRef) ? await permissionIdMapper(src, dst) : null
   const counts: Record<string, number> = {}
   for (const spec of tables) {
     let count = 0
-    for await (const page of tenantRows(src, spec, tenantId)) {
+    for await (const page of tenantRows(src, spec, tenantId, opts.since)) {
       if (spec.permissionRef && mapPermission) {
         for (const row of page) row.permission_id = mapPermission(row.permission_id)
       }
-      await insertRows(dst, spec.name, page, opts.ignoreConflicts ?? false)
+      await insertRows(dst, spec, page, opts.ignoreConflicts ?? false)
       count += page.length
     }
     counts[spec.name] = count
@@ -190,8 +210,8 @@ export async function copyTenantRows(
 
 /**
  * Deletes every tenant-scoped row of the tenant and, with `tenantRow`, the tenant row itself. Audit rows
- * go last, through tessera_audit_relocate_out (the service's role may not delete them), which refuses
- * while any user of the tenant is still in this database. Requires a transaction.
+ * stay: only retention removes them (markRelocated records that they were copied elsewhere). Requires
+ * a transaction.
  */
 export async function purgeTenantRows(
   trx: Kysely<Database>,
@@ -200,13 +220,24 @@ export async function purgeTenantRows(
 ): Promise<void> {
   const tables = opts.tables ?? TENANT_TABLES
   for (const spec of [...tables].reverse()) {
-    if (spec.name === 'audit_log') continue
+    if (spec.appendOnly) continue
     await sql`delete from ${sql.table(spec.name)} where tenant_id = ${tenantId}`.execute(trx)
   }
-  if (tables.some((spec) => spec.name === 'audit_log')) {
-    await sql`select tessera_audit_relocate_out(${tenantId}::uuid)`.execute(trx)
-  }
   if (opts.tenantRow) await trx.deleteFrom('tenants').where('id', '=', tenantId).execute()
+}
+
+/**
+ * Records, in a table of the audit owner, that the tenant's audit rows in this database were copied
+ * to another one: they stay here until retention removes them, and nothing reads them for the tenant.
+ */
+export async function markRelocated(db: Kysely<Database>, tenantId: string): Promise<void> {
+  await sql`select tessera_audit.mark_relocated(${tenantId}::uuid)`.execute(db)
+}
+
+/** The start of the caller's transaction by the database's clock (rows it cannot see are younger). */
+export async function transactionStart(trx: Kysely<Database>): Promise<Date> {
+  const { rows } = await sql<{ at: Date | string }>`select now() as at`.execute(trx)
+  return new Date(rows[0]?.at ?? Date.now())
 }
 
 /** The tenant row as JSON, locked FOR UPDATE: inserts referencing the tenant wait until the caller ends. */
