@@ -72,7 +72,11 @@ t.test(
     const { url, drop } = await createTestDatabaseUrl('postgres')
     t.teardown(drop)
     const namespace = `t-${randomUUID()}:`
-    const env = { DATABASE_URL: url, REDIS_KEY_PREFIX: namespace, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) }
+    const env = {
+      DATABASE_URL: url,
+      REDIS_KEY_PREFIX: namespace,
+      ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    }
     const shared = createManualClock()
     const one = await buildAppOn(env, { clock: shared })
     t.teardown(() => one.close())
