@@ -16,12 +16,16 @@ import { openPostgres } from '../../src/db/connect.js'
 const DAY = 86_400_000
 const ago = (days: number) => new Date(Date.now() - days * DAY)
 
-/** A session with its refresh token: alive (null), or revoked `deadDaysAgo` days ago; returns its id. */
+/**
+ * A session with its latest refresh token: alive (null), or dead `deadDaysAgo` days ago, revoked or
+ * expired. A dead one also has a spent token (rotated, expired as long ago). Returns its id.
+ */
 async function insertSession(
   db: Kysely<Database>,
   tenantId: string,
   userId: string,
   deadDaysAgo: number | null,
+  how: 'revoked' | 'expired' = 'revoked',
 ) {
   const s = await db
     .insertInto('sessions')
@@ -29,21 +33,28 @@ async function insertSession(
       tenant_id: tenantId,
       user_id: userId,
       created_at: ago(60),
-      expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + 5),
-      revoked_at: deadDaysAgo === null ? null : ago(deadDaysAgo),
+      expires_at:
+        deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo + (how === 'revoked' ? -5 : 0)),
+      revoked_at: deadDaysAgo === null || how === 'expired' ? null : ago(deadDaysAgo),
     })
-    .returning('id')
+    .returning(['id', 'expires_at'])
     .executeTakeFirstOrThrow()
-  await db
-    .insertInto('refresh_tokens')
-    .values({
-      tenant_id: tenantId,
-      session_id: s.id,
-      token_hash: sha256Hex(randomUUID()),
-      created_at: ago(60),
-      expires_at: deadDaysAgo === null ? new Date(Date.now() + DAY) : ago(deadDaysAgo),
-    })
-    .execute()
+  const token = (replacedBy: string | null) =>
+    db
+      .insertInto('refresh_tokens')
+      .values({
+        tenant_id: tenantId,
+        session_id: s.id,
+        token_hash: sha256Hex(randomUUID()),
+        created_at: ago(60),
+        expires_at: s.expires_at,
+        replaced_by: replacedBy,
+        rotated_at: replacedBy ? ago(59) : null,
+        revoked_at: replacedBy ? ago(59) : null,
+      })
+      .execute()
+  await token(null)
+  if (deadDaysAgo !== null) await token(randomUUID())
   return s.id
 }
 
@@ -73,32 +84,37 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
       .execute()
   for (let i = 0; i < 5; i++) await usage(100)
   await usage(10)
-  // Sessions: dead 40 days ago (gone: 30-day refresh tokens + 1 day), dead 10 days ago (kept), alive (kept).
-  const session = (deadDaysAgo: number | null) => insertSession(db, tenant.id, user.id, deadDaysAgo)
+  // Sessions: revoked and expired 40 days ago (gone: 30-day refresh tokens + 1 day), revoked 10 days
+  // ago (kept), alive (kept).
+  const session = (deadDaysAgo: number | null, how?: 'revoked' | 'expired') =>
+    insertSession(db, tenant.id, user.id, deadDaysAgo, how)
   const old = await session(40)
+  const expired = await session(40, 'expired')
   const recent = await session(10)
   const alive = await session(null)
 
   const counts = await sweepOnce(app.ctx, { batch: 3 })
-  // The long-dead session's token goes with it (cascade); the recently dead one's, expired 10 days ago, on its own.
-  t.same(counts, { audit: 7, usage: 5, sessions: 1, refreshTokens: 1, mfaTokens: 0, throttle: 0 })
+  // The long-dead sessions' tokens go with them (cascade); of the recently dead one's, the spent token
+  // goes on its own and its latest stays with it, so a stolen copy is still recognised as reuse.
+  t.same(counts, { audit: 7, usage: 5, sessions: 2, refreshTokens: 1, mfaTokens: 0, throttle: 0 })
   const left = (table: 'tessera_audit.audit_log' | 'client_key_usage') =>
     db.selectFrom(table).select('id').where('tenant_id', '=', tenant.id).execute()
   t.equal((await left('tessera_audit.audit_log')).length, 3, 'audit rows inside the retention period stay')
   t.equal((await left('client_key_usage')).length, 1, 'usage rows inside the retention period stay')
   const sessions = await db.selectFrom('sessions').select('id').where('tenant_id', '=', tenant.id).execute()
-  t.same(new Set(sessions.map((s) => s.id)), new Set([recent, alive]), 'only the long-dead session went')
-  t.notOk(sessions.some((s) => s.id === old))
+  t.same(new Set(sessions.map((s) => s.id)), new Set([recent, alive]), 'only the long-dead sessions went')
+  t.notOk(sessions.some((s) => s.id === old || s.id === expired))
   const tokens = await db
     .selectFrom('refresh_tokens')
     .select('session_id')
     .where('tenant_id', '=', tenant.id)
     .execute()
   t.same(
-    tokens.map((r) => r.session_id),
-    [alive],
-    'spent refresh tokens went too',
+    new Set(tokens.map((r) => r.session_id)),
+    new Set([recent, alive]),
+    'spent refresh tokens went too; each session kept its latest',
   )
+  t.equal(tokens.length, 2)
 
   t.same(
     await sweepOnce(app.ctx, { batch: 3 }),

@@ -235,6 +235,11 @@ export async function revokeTenantSessions(
  * after it, while one that comes second finds the successor and revokes it. Deadlocks and serialisation
  * failures are retried (at most 3 times).
  *
+ * Every step finds its row by key (`= (select … from target)`, not `in`/joins): with joins a plan cached
+ * while the tables were small scanned all of a tenant's active sessions on every refresh (89 index rows
+ * and ~180 buffers per call at 89 sessions; docs/performance.md), and a prepared statement keeps its
+ * generic plan.
+ *
  * With `asyncCommit` (PostgreSQL servers only) the statement commits asynchronously:
  * `synchronous_commit` off for its own transaction, so it must never run inside a caller's transaction.
  * Why: the WAL flush per refresh cost about a quarter of refresh throughput. What it risks: a database
@@ -269,27 +274,23 @@ export async function rotateRefreshToken(
       select set_config('synchronous_commit', ${r.asyncCommit ? 'off' : 'on'}, true)
     ), target as (
       select t.id, t.session_id from refresh_tokens t
-        join sessions s on s.id = t.session_id
-        join users u on u.id = s.user_id
-      where t.tenant_id = ${r.tenantId} and t.token_hash = ${r.hash} and t.revoked_at is null
-        and t.expires_at > ${r.now} and s.revoked_at is null and u.status = 'ACTIVE'
-        and exists (select 1 from async_commit)
+      where t.token_hash = ${r.hash} and t.tenant_id = ${r.tenantId} and t.revoked_at is null
+        and t.expires_at > ${r.now} and exists (select 1 from async_commit)
     ), locked as materialized (
       select s.id, least(${r.expiresAt}::timestamptz, s.created_at + ${lifetime}) as ends_at
       from sessions s
-      where s.id in (select session_id from target) and s.tenant_id = ${r.tenantId}
+      where s.id = (select session_id from target) and s.tenant_id = ${r.tenantId}
         and s.revoked_at is null and s.created_at + ${lifetime} > ${r.now}
+        and exists (select 1 from users u where u.id = s.user_id and u.status = 'ACTIVE')
       for update of s
     ), consumed as (
       update refresh_tokens t set revoked_at = ${r.now}, rotated_at = ${r.now}, replaced_by = ${r.nextId}
-      from locked
-      where t.id in (select id from target) and t.session_id = locked.id and t.revoked_at is null
-      returning t.session_id, locked.ends_at
+      where t.id = (select id from target) and t.session_id = (select id from locked) and t.revoked_at is null
+      returning t.session_id
     ), sess as (
-      update sessions s set last_used_at = ${r.now}, expires_at = consumed.ends_at,
+      update sessions s set last_used_at = ${r.now}, expires_at = (select ends_at from locked),
         ip = ${r.meta.ip}, user_agent = ${r.meta.userAgent}
-      from consumed
-      where s.id = consumed.session_id
+      where s.id = (select session_id from consumed)
       returning s.id, s.user_id, s.expires_at, s.created_at
     ), successor as (
       insert into refresh_tokens (id, tenant_id, session_id, token_hash, created_at, expires_at)

@@ -139,23 +139,36 @@ async function sweepSessions(
     ? sql`unnest(${routed.ids}::uuid[], ${routed.lifetimes}::integer[]) as l(tenant_id, secs)`
     : sql`(select id as tenant_id, ${REFRESH_LIFETIME} as secs from tenants) l`
   // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
-  // have passed since it died: until then a stolen token of it is still recognised as reuse.
+  // have passed since it died: until then a stolen token of it is still recognised as reuse. Why two
+  // statements, neither on sessions.expires_at: no index may name a column a refresh writes (migration
+  // 0010), so revoked sessions are found by their partial index, and expired ones through their latest
+  // refresh token (replaced_by null), whose expiry is the session's and which stays until its session goes.
+  const dayAgo = sql`${now}::timestamptz - interval '1 day'`
   const sessions = await inBatches(async () => {
     const r = await sql`delete from sessions where id in (
       select s.id from sessions s join ${lifetimes} on l.tenant_id = s.tenant_id
-      where coalesce(s.revoked_at, s.expires_at) < ${now}::timestamptz - interval '1 day'
-        - l.secs * interval '1 second'
+      where s.revoked_at < ${dayAgo} and s.revoked_at < ${dayAgo} - l.secs * interval '1 second'
       limit ${batch})`.execute(conn)
     return Number(r.numAffectedRows ?? 0)
   }, batch)
+  const expired = await inBatches(async () => {
+    const r = await sql`delete from sessions where id in (
+      select s.id from refresh_tokens t join sessions s on s.id = t.session_id
+        join ${lifetimes} on l.tenant_id = s.tenant_id
+      where t.expires_at < ${dayAgo} and t.replaced_by is null and s.revoked_at is null
+        and s.expires_at < ${dayAgo} - l.secs * interval '1 second'
+      limit ${batch})`.execute(conn)
+    return Number(r.numAffectedRows ?? 0)
+  }, batch)
+  // Spent tokens only: a session's latest token leaves with its session (on delete cascade).
   const refreshTokens = await inBatches(async () => {
     const r = await sql`delete from refresh_tokens where id in (
-      select id from refresh_tokens where expires_at < ${now}::timestamptz - interval '1 day'
+      select id from refresh_tokens where expires_at < ${dayAgo} and replaced_by is not null
         ${only('tenant_id')} limit ${batch})`.execute(conn)
     return Number(r.numAffectedRows ?? 0)
   }, batch)
   const r = await sql`delete from mfa_tokens where expires_at < ${now} ${only('tenant_id')}`.execute(conn)
-  return { sessions, refreshTokens, mfaTokens: Number(r.numAffectedRows ?? 0) }
+  return { sessions: sessions + expired, refreshTokens, mfaTokens: Number(r.numAffectedRows ?? 0) }
 }
 
 /**
