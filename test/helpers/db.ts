@@ -126,15 +126,18 @@ async function dropStaleTemplates(current: string): Promise<void> {
 /** A new empty (unmigrated) or template-cloned database on TEST_DATABASE_URL's server. */
 async function createPgDatabase(migrated: boolean): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = randomName('tessera_t')
-  const template = migrated ? await templateName() : undefined
   for (let attempt = 0; ; attempt++) {
+    const template = migrated ? await templateName() : undefined
     try {
       const from = template ? ` template ${ident(template)}` : ''
       await admin((c) => c.query(`create database ${ident(name)}${from}`))
       break
     } catch (err) {
-      // 55006: someone is connected to the template at this instant; it passes.
-      if (pgCode(err) !== '55006' || attempt >= 20) throw err
+      const code = pgCode(err)
+      if (attempt >= 20 || (code !== '55006' && code !== '3D000')) throw err
+      // 55006: someone is connected to the template at this instant; it passes. 3D000: a run of another
+      // checkout (other migrations) found our template stale and dropped it; build it again.
+      if (code === '3D000') pgTemplate = undefined
       await sleep(100 + Math.random() * 200)
     }
   }

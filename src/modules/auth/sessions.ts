@@ -238,7 +238,10 @@ export async function revokeTenantSessions(
  * Every step finds its row by key (`= (select … from target)`, not `in`/joins): with joins a plan cached
  * while the tables were small scanned all of a tenant's active sessions on every refresh (89 index rows
  * and ~180 buffers per call at 89 sessions; docs/performance.md), and a prepared statement keeps its
- * generic plan.
+ * generic plan. `coalesce(revoked_at, 'infinity') = 'infinity'` means `revoked_at is null` (a revocation is
+ * never in the future), but does not imply the predicate of the partial index sessions_active_by_user:
+ * with `is null`, that index (all of the tenant's active sessions) was still chosen over the primary
+ * key while the table's statistics were those of an empty one.
  *
  * With `asyncCommit` (PostgreSQL servers only) the statement commits asynchronously:
  * `synchronous_commit` off for its own transaction, so it must never run inside a caller's transaction.
@@ -280,7 +283,7 @@ export async function rotateRefreshToken(
       select s.id, least(${r.expiresAt}::timestamptz, s.created_at + ${lifetime}) as ends_at
       from sessions s
       where s.id = (select session_id from target) and s.tenant_id = ${r.tenantId}
-        and s.revoked_at is null and s.created_at + ${lifetime} > ${r.now}
+        and coalesce(s.revoked_at, 'infinity') = 'infinity' and s.created_at + ${lifetime} > ${r.now}
         and exists (select 1 from users u where u.id = s.user_id and u.status = 'ACTIVE')
       for update of s
     ), consumed as (
