@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List audit log rows
-         * @description Lists the audit rows of the caller's tenant, newest first, filtered by the query. Page size default 50, at most 500. Rows are immutable and kept indefinitely; read endpoints write none.
+         * @description Lists the audit rows of the caller's tenant, newest first, filtered by the query. Page size default 50, at most 500. Rows are immutable; read endpoints write none. They are kept for the retention period the database holds (AUDIT_RETENTION_DAYS where the service's role may set it; unset: forever), and no credential can remove a younger one.
          */
         get: operations["listAuthLogs"];
         put?: never;
