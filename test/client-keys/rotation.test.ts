@@ -14,8 +14,16 @@ const jwt = await tokenFor(app, admin, 86_400)
 const base = '/api/v1/client-keys'
 const probe = (key: string) => call(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
 
+/** A new key, created with a token of a fresh sign-in: the manual clock runs past 600 s (section 22). */
 async function newKey() {
-  const r = await call(app, 'POST', base, { token: jwt }, { name: 'rotating', scopes: ['client-keys:read'] })
+  const fresh = await tokenFor(app, admin, 86_400)
+  const r = await call(
+    app,
+    'POST',
+    base,
+    { token: fresh },
+    { name: 'rotating', scopes: ['client-keys:read'] },
+  )
   return r.body.data as { id: string; key: string; prefix: string }
 }
 
