@@ -145,9 +145,10 @@ const SQL_USAGE = (from: number, to: number) => `
 /** `fn` with the table's indexes dropped (except those a foreign key needs), then rebuilt as they were. */
 async function withoutIndexes(c: pg.Client, table: string, fn: () => Promise<void>): Promise<number> {
   const { rows } = await c.query<{ name: string; def: string; con: string | null; cdef: string | null }>(
-    `select i.relname as name, pg_get_indexdef(i.oid) as def, con.conname as con,
+    `select format('%I.%I', n.nspname, i.relname) as name, pg_get_indexdef(i.oid) as def, con.conname as con,
        pg_get_constraintdef(con.oid) as cdef
      from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
+     join pg_namespace n on n.oid = i.relnamespace
      left join pg_constraint con on con.conindid = i.oid and con.contype in ('p', 'u')
      where t.oid = $1::regclass
        and (con.oid is null or not exists (select 1 from pg_constraint f where f.confrelid = t.oid and f.contype = 'f'))`,
