@@ -14,7 +14,7 @@ import {
   signAsymmetric,
   verifyAsymmetricSignature,
   type AsymmetricAlgorithm,
-} from '../src/auth/asymmetric.js'
+} from '../src/security/asymmetric.js'
 import { provisionTenant } from '../src/modules/tenants/provision.js'
 
 /** A tenant signing with `alg`, with one user (password hash `hash`); its code is `bench-<alg>`. */

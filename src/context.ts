@@ -3,9 +3,9 @@ import type { DatabaseRegistry } from './db/tenant-db.js'
 import type { Clock } from './lib/clock.js'
 import type { RouteSpec } from './lib/route-spec.js'
 import type { PasswordHasher } from './lib/hashing.js'
-import type { Keystore } from './auth/keystore.js'
-import type { AccessTokenVerifier } from './auth/access-token.js'
-import type { KeyVerifier } from './auth/key-verifier.js'
+import type { Keystore } from './security/keystore.js'
+import type { AccessTokenVerifier } from './security/access-token.js'
+import type { KeyVerifier } from './security/key-verifier.js'
 import type { ChangeChannel, ChangeMessage } from './db/change-channel.js'
 // Why type-only imports of module classes: the context names the services createContext builds, some of
 // them a module's; their code stays behind the modules' layer (see ARCHITECTURE.md, Layers).

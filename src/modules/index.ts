@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import systemRoutes from './system/routes.js'
-import authRoutes from './auth/routes.js'
+import authRoutes from './authentication/routes.js'
 import usersRoutes from './users/routes.js'
 import rolesRoutes from './roles/routes.js'
 import permissionsRoutes from './permissions/routes.js'

@@ -3,8 +3,8 @@ import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import type { RouteSpec } from '../lib/route-spec.js'
-import { holds, type Principal } from '../auth/principal.js'
-import { assertRecentSignIn } from '../auth/recent-auth.js'
+import { holds, type Principal } from '../security/principal.js'
+import { assertRecentSignIn } from '../security/recent-auth.js'
 import { bucketOf, DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i

@@ -6,7 +6,7 @@ import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtur
 import { decodeJwtUnverified, signJwt } from '../../src/lib/jwt.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { encryptSecret } from '../../src/lib/crypto-box.js'
-import { jwtSecretContext } from '../../src/auth/keystore.js'
+import { jwtSecretContext } from '../../src/security/keystore.js'
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
 

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AccessTokenVerifier } from '../../src/auth/access-token.js'
-import type { Keystore } from '../../src/auth/keystore.js'
+import { AccessTokenVerifier } from '../../src/security/access-token.js'
+import type { Keystore } from '../../src/security/keystore.js'
 import type { TenantCache, TenantInfo } from '../../src/modules/tenants/cache.js'
 import { signJwt } from '../../src/lib/jwt.js'
 

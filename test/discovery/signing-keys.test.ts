@@ -31,7 +31,7 @@ import {
 } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { loadConfig } from '../../src/config.js'
-import { openPrivateKey } from '../../src/auth/asymmetric.js'
+import { openPrivateKey } from '../../src/security/asymmetric.js'
 
 // Offline token verification (contract section 13): EdDSA and ES256 tenants, their key rotation and
 // algorithm switches with the 7-day overlap, forged tokens, and the discovery documents a standard

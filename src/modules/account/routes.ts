@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { principalOf, userOf } from '../../auth/request-principal.js'
+import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { changeMyPassword, resetUserPassword } from './passwords.js'
 import {

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import type { Principal, UserPrincipal } from '../../auth/principal.js'
-import { assertMayActOnUser } from '../../auth/hierarchy.js'
+import type { Principal, UserPrincipal } from '../../security/principal.js'
+import { assertMayActOnUser } from '../../security/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { countActive, endUserSessions, listActiveSessions, revokeSessions } from '../auth/sessions.js'
+import { countActive, endUserSessions, listActiveSessions, revokeSessions } from '../authentication/session-queries.js'
 import { findUserById, lockUser } from '../users/queries.js'
 
 type SessionRow = Awaited<ReturnType<typeof listActiveSessions>>[number]

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
-import type { Principal } from '../../auth/principal.js'
+import type { Principal } from '../../security/principal.js'
 import { writeAudit, type AuditAction, type RequestMeta } from './write.js'
 
 /** What an audited act learns as it goes and the row records: the target user and the names involved. */

@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { FastifyRequest } from 'fastify'
 import type { AuditAction, Database } from '../../db/database.js'
-import { actorOf, type Principal } from '../../auth/principal.js'
+import { actorOf, type Principal } from '../../security/principal.js'
 
 export type { AuditAction }
 

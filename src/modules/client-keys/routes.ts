@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { principalOf } from '../../auth/request-principal.js'
+import { principalOf } from '../../security/request-principal.js'
 import * as keys from './service.js'
 import * as usage from './usage.js'
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
-import { holds, type Principal } from '../../auth/principal.js'
+import { holds, type Principal } from '../../security/principal.js'
 import { tenantPermissions } from './queries.js'
 
 /** The tenant a key lives in, as far as the scope rules need it. */

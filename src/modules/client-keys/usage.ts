@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/openapi.js'
 import type { AppContext } from '../../context.js'
 import type { PageParams } from '../../db/paginate.js'
-import type { Principal } from '../../auth/principal.js'
+import type { Principal } from '../../security/principal.js'
 import { ownKey } from './service.js'
 import { listUsage, usageStats } from './usage-queries.js'
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { userOf } from '../../auth/request-principal.js'
+import { userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
-import { setupLoginOtp, verifyLoginOtp } from '../auth/login-otp.js'
+import { setupLoginOtp, verifyLoginOtp } from './login-step.js'
 import { confirmMyOtp, disableMyOtp, getMyOtp, renewMyRecoveryCodes, setupMyOtp } from './service.js'
 
 /** Second-factor module: enrollment under /me/otp and the second step of a login (openapi/paths/otp.yaml). */

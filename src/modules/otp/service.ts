@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import type { UserPrincipal } from '../../auth/principal.js'
+import type { UserPrincipal } from '../../security/principal.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
 import { findUserById } from '../users/queries.js'

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
-import { principalOf } from '../../auth/request-principal.js'
+import { principalOf } from '../../security/request-principal.js'
 import * as grants from './grants.js'
 import * as permissions from './service.js'
 

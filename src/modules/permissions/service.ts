@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import type { PageParams } from '../../db/paginate.js'
 import { fail } from '../../errors.js'
-import type { Principal } from '../../auth/principal.js'
+import type { Principal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import {
   deleteCustomPermission,

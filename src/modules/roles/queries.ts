@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Database, RolesTable, Unqualified } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
-import { adminPermissions } from '../../auth/grants.js'
+import { adminPermissions } from '../../security/grants.js'
 
 export const roleColumns = [
   'roles.id',

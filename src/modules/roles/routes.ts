@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
-import { principalOf } from '../../auth/request-principal.js'
+import { principalOf } from '../../security/request-principal.js'
 import * as assignments from './assignments.js'
 import * as roles from './service.js'
 

@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
-import type { Principal } from '../../auth/principal.js'
+import type { Principal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { assertPermissionsExist, permissionRows } from '../permissions/queries.js'
-import { assertGivable, assertMayGiveRole } from '../../auth/hierarchy.js'
+import { assertGivable, assertMayGiveRole } from '../../security/hierarchy.js'
 import type { PageParams } from '../../db/paginate.js'
 import {
   addRolePermissionRows,

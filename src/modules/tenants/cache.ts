@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
-import type { TenantDirectory } from '../../auth/lookups.js'
+import type { TenantDirectory } from '../../security/lookups.js'
 import { TtlCache } from '../../lib/ttl-cache.js'
 import { resolveAuthConfig, type AuthConfig } from './auth-config.js'
 import { findTenantByCode, findTenantById } from './queries.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { principalOf, userOf } from '../../auth/request-principal.js'
+import { principalOf, userOf } from '../../security/request-principal.js'
 import { getSecurityMetrics, getTenantMetrics } from './metrics.js'
 import { clearJwtSecret, generateJwtSecret, getJwtSecret, setJwtSecret } from './secrets.js'
 import { getSigningKeys, rotateSigningKey } from './signing-keys.js'

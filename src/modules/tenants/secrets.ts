@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import { DEFAULT_KID, jwtSecretContext } from '../../auth/keystore.js'
+import { DEFAULT_KID, jwtSecretContext } from '../../security/keystore.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
 import { asObject } from '../../lib/json-object.js'

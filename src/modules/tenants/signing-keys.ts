@@ -8,8 +8,8 @@ import {
   sealPrivateKey,
   type AsymmetricAlgorithm,
   type SigningAlgorithm,
-} from '../../auth/asymmetric.js'
-import { DEFAULT_KID } from '../../auth/keystore.js'
+} from '../../security/asymmetric.js'
+import { DEFAULT_KID } from '../../security/keystore.js'
 import { asObject } from '../../lib/json-object.js'
 import { newKid } from '../../lib/tokens.js'
 import { lockTenant } from './queries.js'

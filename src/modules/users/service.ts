@@ -1,15 +1,15 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
-import { assertNotOwnUser, type Principal } from '../../auth/principal.js'
+import { assertNotOwnUser, type Principal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
 import { normalizeEmail, normalizeUsername } from '../../lib/identifiers.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { removeOtp } from '../otp/queries.js'
-import { endUserSessions } from '../auth/sessions.js'
+import { endUserSessions } from '../authentication/session-queries.js'
 import { audited } from '../audit/audited.js'
-import { assertMayActOnUser } from '../../auth/hierarchy.js'
+import { assertMayActOnUser } from '../../security/hierarchy.js'
 import { findRoleByName } from '../roles/queries.js'
 import {
   deleteUserRow,

@@ -8,14 +8,14 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
 import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
-import { secondFactorAtLogin } from './login-otp.js'
+import { secondFactorAtLogin } from '../otp/login-step.js'
 import {
   findRefreshToken,
   newRefreshTokenFor,
   refreshTokenTenant,
   revokeSessions,
   rotateRefreshToken,
-} from './sessions.js'
+} from './session-queries.js'
 
 export interface LoginInput {
   tenantCode: string

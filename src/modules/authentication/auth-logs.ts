@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js'
-import type { Principal } from '../../auth/principal.js'
+import type { Principal } from '../../security/principal.js'
 import { parseSince } from '../../lib/duration.js'
 import { listAuditRows } from '../audit/queries.js'
 import type { AuditAction } from '../audit/write.js'

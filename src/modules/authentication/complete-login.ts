@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError, type ErrorCode } from '../../errors.js'
-import { issueAccessToken } from '../../auth/access-token.js'
-import { loadGrants, type Grants } from '../../auth/grants.js'
+import { issueAccessToken } from '../../security/access-token.js'
+import { loadGrants, type Grants } from '../../security/grants.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import type { TenantInfo } from '../tenants/cache.js'
-import { openSession } from './sessions.js'
+import { openSession } from './session-queries.js'
 
 /**
  * Writes one failed LOGIN row through `db` (outside any rolled-back transaction: commit, then fail) and

@@ -6,8 +6,8 @@ import { countLoginFailure, lockedError } from '../account/lockout.js'
 import { SecretCheck } from '../account/secret-check.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { findUserById } from '../users/queries.js'
-import { useCode } from '../otp/factor.js'
-import { confirmSetup, startSetup } from '../otp/service.js'
+import { useCode } from './factor.js'
+import { confirmSetup, startSetup } from './service.js'
 import {
   consumeMfaToken,
   failMfaToken,
@@ -15,9 +15,9 @@ import {
   findUserOtp,
   insertMfaToken,
   lockMfaToken,
-} from '../otp/queries.js'
-import { completeLogin, loginFailure } from './complete-login.js'
-import { newRefreshTokenFor, refreshTokenTenant } from './sessions.js'
+} from './queries.js'
+import { completeLogin, loginFailure } from '../authentication/complete-login.js'
+import { newRefreshTokenFor, refreshTokenTenant } from '../authentication/session-queries.js'
 
 // The second step of a login that needs a second factor (openapi/paths/otp.yaml, docs/decisions.md D13).
 

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex } from '../../lib/tokens.js'
-import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../../auth/grants.js'
+import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 
 const UUID_HEX = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
-import { principalOf, userOf } from '../../auth/request-principal.js'
+import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { login, refresh } from './login.js'
-import { getMe, logout, register, validateToken } from './account.js'
+import { getMe, logout, register, validateToken } from './service.js'
 import { listAuthLogs } from './auth-logs.js'
 
 /** Authentication module: login, refresh, logout, register, getMe, validateToken, listAuthLogs. */
