@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 
 // The layers of src/ (ARCHITECTURE.md, "Layers"), highest first: a file may import its own layer and the
 // ones below it, never one above. Each layer is recognised by a path segment of the import, which in
-// src/ names only that layer (the `auth` of modules/auth sits in `modules`, forbidden wherever `auth` is).
+// src/ names only that layer.
 const layer = {
   entry: { regex: '(^|/)(server|cli)\\.js$', message: 'nothing imports an entry point (server.ts, cli.ts)' },
   app: { regex: '(^|/)app(\\.js$|/)', message: 'only the entry points import app.ts and src/app/' },
@@ -17,9 +17,9 @@ const layer = {
   },
   context: {
     regex: '(^|/)context\\.js$',
-    message: 'auth, db and lib sit below the context: take what you need as an argument',
+    message: 'security, db and lib sit below the context: take what you need as an argument',
   },
-  auth: { regex: '(^|/)auth/', message: 'db, lib, config and errors sit below auth' },
+  security: { regex: '(^|/)security/', message: 'db, lib, config and errors sit below security' },
 }
 
 /** A files block forbidding imports of the given layers. */
@@ -54,17 +54,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  // Layers: entry (server.ts, cli.ts) → app.ts, app/ → plugins/ | modules/ → context.ts → auth/ →
+  // Layers: entry (server.ts, cli.ts) → app.ts, app/ → plugins/ | modules/ → context.ts → security/ →
   // db/, config.ts, errors.ts → lib/. generated/ is importable by all.
   below(['src/app.ts', 'src/app/**/*.ts'], ['entry']),
   below(['src/plugins/**/*.ts'], ['entry', 'app', 'modules']),
   below(['src/modules/**/*.ts'], ['entry', 'app', 'plugins']),
   // Why type imports of modules: AppContext names the module classes createContext builds.
   below(['src/context.ts'], ['entry', 'app', 'plugins'], [{ ...layer.modules, allowTypeImports: true }]),
-  below(['src/auth/**/*.ts'], ['entry', 'app', 'plugins', 'modules', 'context']),
+  below(['src/security/**/*.ts'], ['entry', 'app', 'plugins', 'modules', 'context']),
   below(
     ['src/db/**/*.ts', 'src/config.ts', 'src/errors.ts'],
-    ['entry', 'app', 'plugins', 'modules', 'context', 'auth'],
+    ['entry', 'app', 'plugins', 'modules', 'context', 'security'],
   ),
   // lib imports nothing of ours but lib (and generated/).
   below(
