@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
+import type { Database } from './db/database.js'
 import type { DatabaseRegistry } from './db/tenant-db.js'
 import type { Clock } from './lib/clock.js'
 import type { RouteSpec } from './lib/route-spec.js'
@@ -61,4 +63,13 @@ declare module 'fastify' {
     operationId?: string
     spec?: RouteSpec
   }
+}
+
+/**
+ * The database handle of the tenant a principal acts in (routed or main; see DatabaseRegistry). Services
+ * acting for a principal take their handle here; paths with no principal yet (login, refresh, the second
+ * step of a login) ask `ctx.dbs.forTenant(tenant.id)` directly.
+ */
+export function tdb(ctx: Pick<AppContext, 'dbs'>, actor: { readonly tenantId: string }): Kysely<Database> {
+  return ctx.dbs.forTenant(actor.tenantId)
 }

@@ -1,4 +1,6 @@
-import type { AppContext } from '../../context.js'
+import type { Transaction } from 'kysely'
+import { tdb, type AppContext } from '../../context.js'
+import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import { assertNotOwnUser, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { assertMayActOnUser } from '../../security/hierarchy.js'
@@ -21,7 +23,7 @@ function assertPolicy(rules: PasswordRule[]): void {
  */
 async function replacePassword(
   ctx: AppContext,
-  trx: Parameters<Parameters<typeof audited>[2]>[0],
+  trx: Transaction<Database>,
   p: { tenantId: string; userId: string; expectedHash: string; hash: string; revoke: boolean; keep?: string },
 ): Promise<number> {
   const row = (await lockUserPassword(trx, p.tenantId, p.userId)) ?? fail('USER_NOT_FOUND')
@@ -49,39 +51,38 @@ export async function changeMyPassword(
   meta: RequestMeta,
 ) {
   const { tenantId, userId } = actor
-  const db = ctx.dbs.forTenant(tenantId)
-  let expectedHash = ''
-  let hash = ''
+  const db = tdb(ctx, actor)
   // A wrong currentPassword is a failure of the user's secret budget (contract section 22).
   const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
     db,
     { tenantId, action: 'PASSWORD_CHANGED', actor, meta, note: { userId: null, metadata: {} } },
-    async (trx, note) => {
-      const sessionsRevoked = await replacePassword(ctx, trx, {
-        tenantId,
-        userId,
-        expectedHash,
-        hash,
-        revoke: true,
-        keep: actor.sessionId,
-      })
-      note.metadata.sessionsRevoked = sessionsRevoked
-      return { changed: true as const, sessionsRevoked }
-    },
-    async (note) => {
-      const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-      const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
-      note.userId = userId
-      if (user.status !== 'ACTIVE') fail('USER_INACTIVE')
-      const rules = checkPassword(input.newPassword, tenant.authConfig.passwordPolicy)
-      if (input.newPassword === input.currentPassword) rules.push('sameAsCurrent')
-      assertPolicy(rules)
-      await check.take()
-      const verified = await ctx.hasher.verify(input.currentPassword, user.password_hash)
-      if (!verified.ok) fail('INVALID_CREDENTIALS')
-      expectedHash = user.password_hash
-      hash = await ctx.hasher.hash(input.newPassword)
+    {
+      before: async (note) => {
+        const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+        const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+        note.userId = userId
+        if (user.status !== 'ACTIVE') fail('USER_INACTIVE')
+        const rules = checkPassword(input.newPassword, tenant.authConfig.passwordPolicy)
+        if (input.newPassword === input.currentPassword) rules.push('sameAsCurrent')
+        assertPolicy(rules)
+        await check.take()
+        const verified = await ctx.hasher.verify(input.currentPassword, user.password_hash)
+        if (!verified.ok) fail('INVALID_CREDENTIALS')
+        return { expectedHash: user.password_hash, hash: await ctx.hasher.hash(input.newPassword) }
+      },
+      act: async (trx, note, { expectedHash, hash }) => {
+        const sessionsRevoked = await replacePassword(ctx, trx, {
+          tenantId,
+          userId,
+          expectedHash,
+          hash,
+          revoke: true,
+          keep: actor.sessionId,
+        })
+        note.metadata.sessionsRevoked = sessionsRevoked
+        return { changed: true as const, sessionsRevoked }
+      },
     },
   ).then(check.passed, check.failedWith('INVALID_CREDENTIALS'))
 }
@@ -106,39 +107,38 @@ export async function resetUserPassword(
   meta: RequestMeta,
 ) {
   const { tenantId } = actor
-  const db = ctx.dbs.forTenant(tenantId)
+  const db = tdb(ctx, actor)
   const target = { tenantId, userId, isPlatform: actor.isPlatform }
-  let expectedHash = ''
-  let hash = ''
   return audited(
     db,
     { tenantId, action: 'PASSWORD_RESET', actor, meta, note: { userId: null, metadata: {} } },
-    async (trx, note) => {
-      // Why again: a rank may have changed while the hash was computed; this one commits with the change.
-      await assertMayActOnUser(trx, actor, target)
-      const sessionsRevoked = await replacePassword(ctx, trx, {
-        tenantId,
-        userId,
-        expectedHash,
-        hash,
-        revoke: input.revokeSessions ?? true,
-      })
-      note.metadata.sessionsRevoked = sessionsRevoked
-      return { changed: true as const, sessionsRevoked }
-    },
-    async (note) => {
-      // Why every kind of credential: a stolen access token, or a key its holder made with it, must not be
-      // enough to set its user's password for good; POST /me/password asks for the current one.
-      assertNotOwnUser(actor, userId, 'Change your own password with POST /me/password')
-      const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-      const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
-      note.userId = userId
-      await assertMayActOnUser(db, actor, target)
-      // Why no `sameAsCurrent` here: comparing with the stored hash would tell the caller whether a guess
-      // is the user's password (contract section 22); an administrator may set the current one again.
-      assertPolicy(checkPassword(input.password, tenant.authConfig.passwordPolicy))
-      expectedHash = user.password_hash
-      hash = await ctx.hasher.hash(input.password)
+    {
+      before: async (note) => {
+        // Why every kind of credential: a stolen access token, or a key its holder made with it, must not be
+        // enough to set its user's password for good; POST /me/password asks for the current one.
+        assertNotOwnUser(actor, userId, 'Change your own password with POST /me/password')
+        const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+        const user = (await findUserPassword(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+        note.userId = userId
+        await assertMayActOnUser(db, actor, target)
+        // Why no `sameAsCurrent` here: comparing with the stored hash would tell the caller whether a guess
+        // is the user's password (contract section 22); an administrator may set the current one again.
+        assertPolicy(checkPassword(input.password, tenant.authConfig.passwordPolicy))
+        return { expectedHash: user.password_hash, hash: await ctx.hasher.hash(input.password) }
+      },
+      act: async (trx, note, { expectedHash, hash }) => {
+        // Why again: a rank may have changed while the hash was computed; this one commits with the change.
+        await assertMayActOnUser(trx, actor, target)
+        const sessionsRevoked = await replacePassword(ctx, trx, {
+          tenantId,
+          userId,
+          expectedHash,
+          hash,
+          revoke: input.revokeSessions ?? true,
+        })
+        note.metadata.sessionsRevoked = sessionsRevoked
+        return { changed: true as const, sessionsRevoked }
+      },
     },
   )
 }

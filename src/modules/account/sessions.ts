@@ -1,10 +1,15 @@
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { Principal, UserPrincipal } from '../../security/principal.js'
 import { assertMayActOnUser } from '../../security/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { countActive, endUserSessions, listActiveSessions, revokeSessions } from '../authentication/session-queries.js'
+import {
+  countActive,
+  endUserSessions,
+  listActiveSessions,
+  revokeSessions,
+} from '../authentication/session-queries.js'
 import { findUserById, lockUser } from '../users/queries.js'
 
 type SessionRow = Awaited<ReturnType<typeof listActiveSessions>>[number]
@@ -26,7 +31,7 @@ function toSessionDto(s: SessionRow) {
 /** GET /me/sessions: the caller's active sessions, newest first; `current` marks the calling one. */
 export async function listMySessions(ctx: AppContext, actor: UserPrincipal) {
   const now = new Date(ctx.clock.now())
-  const rows = await listActiveSessions(ctx.dbs.forTenant(actor.tenantId), actor.tenantId, actor.userId, now)
+  const rows = await listActiveSessions(tdb(ctx, actor), actor.tenantId, actor.userId, now)
   return { items: rows.map((s) => ({ ...toSessionDto(s), current: s.id === actor.sessionId })) }
 }
 
@@ -43,24 +48,26 @@ export async function revokeMySession(
   const { tenantId, userId } = actor
   const now = new Date(ctx.clock.now())
   return audited(
-    ctx.dbs.forTenant(tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
-    async (trx, note) => {
-      const mine = await trx
-        .selectFrom('sessions')
-        .select('id')
-        .where('tenant_id', '=', tenantId)
-        .where('user_id', '=', userId)
-        .where('id', '=', sessionId)
-        .where('revoked_at', 'is', null)
-        .where('expires_at', '>', now)
-        .executeTakeFirst()
-      if (!mine) fail('SESSION_NOT_FOUND')
-      // Why check again: a refresh or logout may have ended it between the read and the lock.
-      const ended = await revokeSessions(trx, tenantId, [sessionId], 'revoked_by_user', now)
-      if (countActive(ended, now) === 0) fail('SESSION_NOT_FOUND')
-      note.metadata.sessionsRevoked = 1
-      return { revoked: true as const }
+    {
+      act: async (trx, note) => {
+        const mine = await trx
+          .selectFrom('sessions')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('user_id', '=', userId)
+          .where('id', '=', sessionId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', now)
+          .executeTakeFirst()
+        if (!mine) fail('SESSION_NOT_FOUND')
+        // Why check again: a refresh or logout may have ended it between the read and the lock.
+        const ended = await revokeSessions(trx, tenantId, [sessionId], 'revoked_by_user', now)
+        if (countActive(ended, now) === 0) fail('SESSION_NOT_FOUND')
+        note.metadata.sessionsRevoked = 1
+        return { revoked: true as const }
+      },
     },
   )
 }
@@ -70,17 +77,19 @@ export async function revokeMyOtherSessions(ctx: AppContext, actor: UserPrincipa
   const { tenantId, userId } = actor
   const now = new Date(ctx.clock.now())
   return audited(
-    ctx.dbs.forTenant(tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
-    async (trx, note) => {
-      // Why the user row first: a login racing this call waits, so its new session is never left active
-      // with its refresh token revoked by the second statement of endUserSessions. A deleted user has
-      // nothing to revoke: 0.
-      await lockUser(trx, tenantId, userId)
-      const ended = await endUserSessions(trx, tenantId, userId, 'revoked_by_user', now, actor.sessionId)
-      const revoked = countActive(ended, now)
-      note.metadata.sessionsRevoked = revoked
-      return { revoked }
+    {
+      act: async (trx, note) => {
+        // Why the user row first: a login racing this call waits, so its new session is never left active
+        // with its refresh token revoked by the second statement of endUserSessions. A deleted user has
+        // nothing to revoke: 0.
+        await lockUser(trx, tenantId, userId)
+        const ended = await endUserSessions(trx, tenantId, userId, 'revoked_by_user', now, actor.sessionId)
+        const revoked = countActive(ended, now)
+        note.metadata.sessionsRevoked = revoked
+        return { revoked }
+      },
     },
   )
 }
@@ -88,7 +97,7 @@ export async function revokeMyOtherSessions(ctx: AppContext, actor: UserPrincipa
 /** GET /users/:userId/sessions: a user's active sessions, newest first. Hierarchy rule applies. */
 export async function listUserSessions(ctx: AppContext, actor: Principal, userId: string) {
   const { tenantId } = actor
-  const db = ctx.dbs.forTenant(tenantId)
+  const db = tdb(ctx, actor)
   if (!(await findUserById(db, tenantId, userId))) fail('USER_NOT_FOUND')
   await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
   const rows = await listActiveSessions(db, tenantId, userId, new Date(ctx.clock.now()))
@@ -105,16 +114,21 @@ export async function revokeUserSessions(
   const { tenantId } = actor
   const now = new Date(ctx.clock.now())
   return audited(
-    ctx.dbs.forTenant(tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId: null, metadata: {} } },
-    async (trx, note) => {
-      // Why the user row first: the lock order every session writer follows (see auth/sessions.ts).
-      if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
-      note.userId = userId
-      await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-      const revoked = countActive(await endUserSessions(trx, tenantId, userId, 'revoked_by_admin', now), now)
-      note.metadata.sessionsRevoked = revoked
-      return { revoked }
+    {
+      act: async (trx, note) => {
+        // Why the user row first: the lock order every session writer follows (see auth/sessions.ts).
+        if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+        note.userId = userId
+        await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+        const revoked = countActive(
+          await endUserSessions(trx, tenantId, userId, 'revoked_by_admin', now),
+          now,
+        )
+        note.metadata.sessionsRevoked = revoked
+        return { revoked }
+      },
     },
   )
 }

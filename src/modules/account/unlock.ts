@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import { assertNotOwnUser, type Principal } from '../../security/principal.js'
 import { assertMayActOnUser } from '../../security/hierarchy.js'
@@ -14,20 +14,22 @@ import { userThrottleKeys } from './lockout.js'
  */
 export async function unlockUser(ctx: AppContext, actor: Principal, userId: string, meta: RequestMeta) {
   const { tenantId } = actor
-  const db = ctx.dbs.forTenant(tenantId)
+  const db = tdb(ctx, actor)
   return audited(
     db,
     { tenantId, action: 'ACCOUNT_UNLOCKED', actor, meta, note: { userId: null, metadata: {} } },
-    async () => ({ unlocked: true as const }),
-    // Why before the transaction: the counters are in Redis or the main database, not in this one.
-    async (note) => {
-      // Why: clearing its own user's counters would give a stolen credential a fresh budget of guesses.
-      assertNotOwnUser(actor, userId, 'Another administrator unlocks your account')
-      const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
-      note.userId = userId
-      await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-      await ctx.lockout.clear(tenantId, userThrottleKeys(user))
-      await ctx.secretBudget.clear(tenantId, userId)
+    {
+      // Why before the transaction: the counters are in Redis or the main database, not in this one.
+      before: async (note) => {
+        // Why: clearing its own user's counters would give a stolen credential a fresh budget of guesses.
+        assertNotOwnUser(actor, userId, 'Another administrator unlocks your account')
+        const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+        note.userId = userId
+        await assertMayActOnUser(db, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+        await ctx.lockout.clear(tenantId, userThrottleKeys(user))
+        await ctx.secretBudget.clear(tenantId, userId)
+      },
+      act: async () => ({ unlocked: true as const }),
     },
   )
 }

@@ -12,25 +12,32 @@ export interface AuditNote {
 }
 
 /**
- * Runs one audited act (ROLE_ASSIGN, ROLE_REMOVE, PERMISSION_GRANT, PERMISSION_REVOKE, USER_DELETE, the
- * account-lifecycle acts) in a transaction and writes exactly one audit row: the success row inside that
- * transaction, so the change and its row commit together; on any failure, after the rollback, a failure
- * row through `db` (commit, then fail), whose loss never hides the original error.
- *
- * `before` runs first, outside the transaction, under the same audit: work that must not hold a
- * connection or a row lock (a bcrypt hash, a Redis call) or that needs no transaction.
+ * The steps of one audited act, in the order they run: `before` outside the transaction, then `act` in it.
+ * `before` holds work that must not hold a connection or a row lock (a bcrypt hash, a Redis call) or that
+ * needs no transaction; what it returns is handed to `act`.
  */
-export async function audited<T>(
+export interface AuditedSteps<T, P> {
+  readonly before?: (note: AuditNote) => Promise<P>
+  readonly act: (trx: Transaction<Database>, note: AuditNote, prepared: P) => Promise<T>
+}
+
+/**
+ * Runs one audited act (ROLE_ASSIGN, ROLE_REMOVE, PERMISSION_GRANT, PERMISSION_REVOKE, USER_DELETE, the
+ * account-lifecycle acts) and writes exactly one audit row: the success row inside `act`'s transaction, so
+ * the change and its row commit together; on any failure of either step, after the rollback, a failure
+ * row through `db` (commit, then fail), whose loss never hides the original error.
+ */
+export async function audited<T, P = undefined>(
   db: Kysely<Database>,
   e: { tenantId: string; action: AuditAction; actor: Principal; meta: RequestMeta; note: AuditNote },
-  run: (trx: Transaction<Database>, note: AuditNote) => Promise<T>,
-  before?: (note: AuditNote) => Promise<void>,
+  steps: AuditedSteps<T, P>,
 ): Promise<T> {
   const { note } = e
   try {
-    if (before) await before(note)
+    // Why the cast: without `before` there is nothing to hand on, and P is its default, undefined.
+    const prepared = steps.before ? await steps.before(note) : (undefined as P)
     return await db.transaction().execute(async (trx) => {
-      const out = await run(trx, note)
+      const out = await steps.act(trx, note, prepared)
       await writeAudit(trx, {
         tenantId: e.tenantId,
         action: e.action,

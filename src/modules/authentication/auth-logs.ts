@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { Principal } from '../../security/principal.js'
 import { parseSince } from '../../lib/duration.js'
 import { listAuditRows } from '../audit/queries.js'
@@ -19,7 +19,7 @@ export interface AuthLogsQuery {
 export function listAuthLogs(ctx: AppContext, actor: Principal, query: AuthLogsQuery) {
   const sinceMs = query.since ? parseSince(query.since) : null
   return listAuditRows(
-    ctx.dbs.forTenant(actor.tenantId),
+    tdb(ctx, actor),
     actor.tenantId,
     {
       action: query.action,

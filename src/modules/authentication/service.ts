@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import { AppError, fail } from '../../errors.js'
 import { holds, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { newUserIdentifiers } from '../users/new-identifiers.js'
@@ -20,7 +20,7 @@ import { retryOnContention } from '../../db/contention.js'
  * either committed its successor before (and the successor is revoked here) or finds the session revoked.
  */
 export async function logout(ctx: AppContext, actor: UserPrincipal, token: string, meta: RequestMeta) {
-  const db = ctx.dbs.forTenant(actor.tenantId)
+  const db = tdb(ctx, actor)
   const now = new Date(ctx.clock.now())
   const revoked = await retryOnContention(() =>
     db.transaction().execute(async (trx) => {
@@ -63,7 +63,7 @@ export interface RegisterInput {
 
 /** POST /register: creates a user in the credential's tenant; one REGISTER row, failures included. */
 export async function register(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
-  const db = ctx.dbs.forTenant(actor.tenantId)
+  const db = tdb(ctx, actor)
   try {
     return await registerUnaudited(ctx, actor, input, meta)
   } catch (err) {
@@ -139,8 +139,6 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
     throw err
   }
 }
-
-const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 /** GET /me: the user as stored now, with its effective permissions. A deleted user is USER_NOT_FOUND. */
 export async function getMe(ctx: AppContext, actor: UserPrincipal) {

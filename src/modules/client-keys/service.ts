@@ -1,5 +1,5 @@
 import type { components } from '../../../generated/openapi.js'
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { ClientKeyStatus } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
 import { credentialUser, isSuperAdmin, type Principal } from '../../security/principal.js'
@@ -165,7 +165,7 @@ export async function updateClientKey(
   const input = checkInput(now, body)
   await ownKey(ctx, actor, id)
   if (body.scopes !== undefined) {
-    await assertMayGiveScopes(ctx.dbs.forTenant(actor.tenantId), actor, ownTenant(actor), body.scopes)
+    await assertMayGiveScopes(tdb(ctx, actor), actor, ownTenant(actor), body.scopes)
   }
   const row =
     (await q.updateKey(ctx.dbs.main, actor.tenantId, id, {
@@ -214,7 +214,7 @@ export async function rotateClientKey(
 
 /** GET /client-keys/scopes: the scopes the caller could give a key of its own tenant. */
 export async function listClientKeyScopes(ctx: AppContext, actor: Principal) {
-  return { items: await givableScopes(ctx.dbs.forTenant(actor.tenantId), actor) }
+  return { items: await givableScopes(tdb(ctx, actor), actor) }
 }
 
 interface PageQuery extends PageParams {

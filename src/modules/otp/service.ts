@@ -1,4 +1,6 @@
-import type { AppContext } from '../../context.js'
+import type { Transaction } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { tdb, type AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { UserPrincipal } from '../../security/principal.js'
 import { audited } from '../audit/audited.js'
@@ -24,14 +26,12 @@ import {
   replaceRecoveryCodes,
 } from './queries.js'
 
-const tdb = (ctx: AppContext, tenantId: string) => ctx.dbs.forTenant(tenantId)
-
 /**
  * A pending setup for a user (used by POST /me/otp/setup and POST /login/otp/setup): a new secret that
  * replaces a pending one, sealed, for 10 minutes. OTP_ALREADY_ENABLED when a secret is confirmed.
  */
 export async function startSetup(ctx: AppContext, tenantId: string, userId: string) {
-  const db = tdb(ctx, tenantId)
+  const db = ctx.dbs.forTenant(tenantId)
   const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
   const user = (await findUserById(db, tenantId, userId)) ?? fail('USER_NOT_FOUND')
   const secret = newOtpSecret()
@@ -53,7 +53,7 @@ export async function startSetup(ctx: AppContext, tenantId: string, userId: stri
  */
 export async function confirmSetup(
   ctx: AppContext,
-  trx: Parameters<Parameters<typeof audited>[2]>[0],
+  trx: Transaction<Database>,
   tenantId: string,
   userId: string,
   code: string,
@@ -86,7 +86,7 @@ export async function confirmSetup(
 
 /** GET /me/otp: the caller's second-factor status. */
 export async function getMyOtp(ctx: AppContext, actor: UserPrincipal) {
-  const db = tdb(ctx, actor.tenantId)
+  const db = tdb(ctx, actor)
   const tenant = (await ctx.tenants.byId(actor.tenantId)) ?? fail('TENANT_NOT_FOUND')
   const user = (await findUserById(db, actor.tenantId, actor.userId)) ?? fail('USER_NOT_FOUND')
   const row = await findUserOtp(db, actor.tenantId, actor.userId)
@@ -116,13 +116,15 @@ export function confirmMyOtp(ctx: AppContext, actor: UserPrincipal, code: string
   const { tenantId, userId } = actor
   const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
-    tdb(ctx, tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'OTP_ENABLED', actor, meta, note: { userId, metadata: {} } },
-    async (trx) => ({
-      otpEnabled: true as const,
-      recoveryCodes: await confirmSetup(ctx, trx, tenantId, userId, code),
-    }),
-    () => check.take(),
+    {
+      before: () => check.take(),
+      act: async (trx) => ({
+        otpEnabled: true as const,
+        recoveryCodes: await confirmSetup(ctx, trx, tenantId, userId, code),
+      }),
+    },
   ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
@@ -131,7 +133,7 @@ export function confirmMyOtp(ctx: AppContext, actor: UserPrincipal, code: string
  * charge of the user's secret budget (429 once it is spent, before the code is judged).
  */
 async function requireCode(ctx: AppContext, actor: UserPrincipal, code: string, check: SecretCheck) {
-  const db = tdb(ctx, actor.tenantId)
+  const db = tdb(ctx, actor)
   const row = await findUserOtp(db, actor.tenantId, actor.userId)
   if (!row?.secret_enc) fail('OTP_NOT_ENROLLED')
   await check.take()
@@ -144,13 +146,15 @@ export function renewMyRecoveryCodes(ctx: AppContext, actor: UserPrincipal, code
   const codes = newRecoveryCodes()
   const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
-    tdb(ctx, tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'OTP_RECOVERY_CODES_RENEWED', actor, meta, note: { userId, metadata: {} } },
-    async (trx) => {
-      await replaceRecoveryCodes(trx, tenantId, userId, codes.map(recoveryCodeHash))
-      return { recoveryCodes: codes }
+    {
+      before: () => requireCode(ctx, actor, code, check),
+      act: async (trx) => {
+        await replaceRecoveryCodes(trx, tenantId, userId, codes.map(recoveryCodeHash))
+        return { recoveryCodes: codes }
+      },
     },
-    () => requireCode(ctx, actor, code, check),
   ).then(check.passed, check.failedWith('INVALID_OTP'))
 }
 
@@ -159,17 +163,19 @@ export function disableMyOtp(ctx: AppContext, actor: UserPrincipal, code: string
   const { tenantId, userId } = actor
   const check = new SecretCheck(ctx, tenantId, userId, meta)
   return audited(
-    tdb(ctx, tenantId),
+    tdb(ctx, actor),
     { tenantId, action: 'OTP_DISABLED', actor, meta, note: { userId, metadata: {} } },
-    async (trx) => {
-      await removeOtp(trx, tenantId, userId)
-      return { otpEnabled: false as const }
-    },
-    async () => {
-      const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
-      if (tenant.authConfig.mfa.required)
-        fail('FORBIDDEN', 'The tenant requires a second factor of every user')
-      await requireCode(ctx, actor, code, check)
+    {
+      before: async () => {
+        const tenant = (await ctx.tenants.byId(tenantId)) ?? fail('TENANT_NOT_FOUND')
+        if (tenant.authConfig.mfa.required)
+          fail('FORBIDDEN', 'The tenant requires a second factor of every user')
+        await requireCode(ctx, actor, code, check)
+      },
+      act: async (trx) => {
+        await removeOtp(trx, tenantId, userId)
+        return { otpEnabled: false as const }
+      },
     },
   ).then(check.passed, check.failedWith('INVALID_OTP'))
 }

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import { loadGrants } from '../../security/grants.js'
@@ -9,8 +9,6 @@ import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
 import { findUserById, lockUser } from '../users/queries.js'
 import { assertPermissionsExist, deleteDirectGrant, insertDirectGrant, permissionRows } from './queries.js'
-
-const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 /** A user's permissions as stored now: direct grants, per role, and the effective union. */
 async function userPermissions(db: Kysely<Database>, actor: Principal, userId: string) {
@@ -45,13 +43,19 @@ function changeGrant(
 ) {
   const tenantId = actor.tenantId
   const note = { userId: null, metadata: { permission: input.permission } }
-  return audited(tdb(ctx, actor), { tenantId, action, actor, meta, note }, async (trx, n) => {
-    if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-    n.userId = input.userId
-    await assertPermissionsExist(trx, tenantId, [input.permission])
-    await change(trx)
-    return userPermissions(trx, actor, input.userId)
-  })
+  return audited(
+    tdb(ctx, actor),
+    { tenantId, action, actor, meta, note },
+    {
+      act: async (trx, n) => {
+        if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
+        n.userId = input.userId
+        await assertPermissionsExist(trx, tenantId, [input.permission])
+        await change(trx)
+        return userPermissions(trx, actor, input.userId)
+      },
+    },
+  )
 }
 
 /**

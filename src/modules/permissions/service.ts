@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import type { PageParams } from '../../db/paginate.js'
 import { fail } from '../../errors.js'
@@ -16,8 +16,6 @@ import {
   toPermissionDto,
   updateCustomPermission,
 } from './queries.js'
-
-const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 async function page(ctx: AppContext, actor: Principal, query: PageParams, customOnly: boolean) {
   const rows = await listPermissionRows(tdb(ctx, actor), actor.tenantId, customOnly, query)

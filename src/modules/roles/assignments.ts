@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import type { Principal } from '../../security/principal.js'
@@ -37,17 +37,23 @@ function changeAssignment(
 ) {
   const tenantId = actor.tenantId
   const note = { userId: null, metadata: { role: input.roleName ?? input.roleId } }
-  return audited(ctx.dbs.forTenant(tenantId), { tenantId, action, actor, meta, note }, async (trx, n) => {
-    if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
-    n.userId = input.userId
-    const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
-    n.metadata.role = role.name
-    await change(trx, role)
-    return {
-      userId: input.userId,
-      roles: (await roleNamesOf(trx, tenantId, [input.userId])).get(input.userId) ?? [],
-    }
-  })
+  return audited(
+    tdb(ctx, actor),
+    { tenantId, action, actor, meta, note },
+    {
+      act: async (trx, n) => {
+        if (!(await lockUser(trx, tenantId, input.userId))) fail('USER_NOT_FOUND')
+        n.userId = input.userId
+        const role = (await findAssignedRole(trx, tenantId, input)) ?? fail('ROLE_NOT_FOUND')
+        n.metadata.role = role.name
+        await change(trx, role)
+        return {
+          userId: input.userId,
+          roles: (await roleNamesOf(trx, tenantId, [input.userId])).get(input.userId) ?? [],
+        }
+      },
+    },
+  )
 }
 
 /**

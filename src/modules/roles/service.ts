@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import type { Principal } from '../../security/principal.js'
@@ -21,8 +21,6 @@ import {
   updateRole as updateRoleRow,
   type RoleRow,
 } from './queries.js'
-
-const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 /** True for the built-in `admin` role, whose permissions are derived, never stored (queries.ts). */
 const isAdminRole = (r: RoleRow) => r.is_system && r.name === 'admin'

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js'
+import { tdb, type AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import { assertNotOwnUser, type Principal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
@@ -21,8 +21,6 @@ import {
   updateUserRow,
   type UserChanges,
 } from './queries.js'
-
-const tdb = (ctx: AppContext, actor: Principal) => ctx.dbs.forTenant(actor.tenantId)
 
 export interface ListUsersQuery extends PageParams {
   status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
@@ -146,14 +144,16 @@ export async function deleteUser(ctx: AppContext, actor: Principal, userId: stri
   return audited(
     tdb(ctx, actor),
     { tenantId, action: 'USER_DELETE', actor, meta, note: { userId: null, metadata: {} } },
-    async (trx, note) => {
-      if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
-      note.userId = userId
-      await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-      // Why explicit, though the delete cascades to sessions: revocation must not hang on an ON DELETE rule.
-      await endUserSessions(trx, tenantId, userId, 'user_deleted', new Date(ctx.clock.now()))
-      await deleteUserRow(trx, tenantId, userId)
-      return { id: userId, deleted: true as const }
+    {
+      act: async (trx, note) => {
+        if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+        note.userId = userId
+        await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
+        // Why explicit, though the delete cascades to sessions: revocation must not hang on an ON DELETE rule.
+        await endUserSessions(trx, tenantId, userId, 'user_deleted', new Date(ctx.clock.now()))
+        await deleteUserRow(trx, tenantId, userId)
+        return { id: userId, deleted: true as const }
+      },
     },
   )
 }
