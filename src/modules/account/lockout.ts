@@ -4,7 +4,7 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import type { TenantInfo } from '../tenants/cache.js'
 import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
-import type { LockoutConfig } from '../tenants/auth-config.js'
+import type { LockoutConfig } from '../../security/auth-config.js'
 import type { ThrottleRecord, ThrottleStore } from './throttle-store.js'
 import { SecretBudget } from './secret-budget.js'
 

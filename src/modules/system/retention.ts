@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import type { DatabaseRegistry } from '../../db/tenant-db.js'
-import { defaultAuthConfig } from '../tenants/auth-config.js'
+import { defaultAuthConfig } from '../../security/auth-config.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,

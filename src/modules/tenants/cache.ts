@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { TenantDirectory } from '../../security/lookups.js'
 import { TtlCache } from '../../lib/ttl-cache.js'
-import { resolveAuthConfig, type AuthConfig } from './auth-config.js'
+import { resolveAuthConfig, type AuthConfig } from '../../security/auth-config.js'
 import { findTenantByCode, findTenantById } from './queries.js'
 
 /** What the request path needs to know about a tenant. */

@@ -1,4 +1,4 @@
-import { resolveAuthConfig } from './auth-config.js'
+import { resolveAuthConfig } from '../../security/auth-config.js'
 import type { TenantListRow } from './queries.js'
 
 const iso = (d: Date | string): string => new Date(d).toISOString()

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { defaultAuthConfig, mergeAuthConfig, type AuthConfig } from './auth-config.js'
+import { defaultAuthConfig, mergeAuthConfig, type AuthConfig } from '../../security/auth-config.js'
 import { insertBuiltinRoles, insertTenant } from './queries.js'
 
 /**

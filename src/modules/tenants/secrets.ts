@@ -5,7 +5,7 @@ import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
 import { asObject } from '../../lib/json-object.js'
 import { lockTenant } from './queries.js'
-import { resolveAuthConfig } from './auth-config.js'
+import { resolveAuthConfig } from '../../security/auth-config.js'
 
 /** How long a replaced secret keeps verifying tokens (generateJwtSecret, openapi/paths/tenants.yaml). */
 export const SECRET_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000

@@ -1,6 +1,6 @@
-import { defaultPasswordPolicy, type PasswordPolicy } from '../../lib/password-policy.js'
+import { defaultPasswordPolicy, type PasswordPolicy } from '../lib/password-policy.js'
 
-import type { IdentifierKind } from '../../lib/identifiers.js'
+import type { IdentifierKind } from '../lib/identifiers.js'
 export type { IdentifierKind }
 
 /** A tenant's resolved `auth_config` (`AuthConfig` in openapi/components/auth-config.yaml), every key set. */
