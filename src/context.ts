@@ -9,12 +9,78 @@ import type { Keystore } from './security/keystore.js'
 import type { AccessTokenVerifier } from './security/access-token.js'
 import type { KeyVerifier } from './security/key-verifier.js'
 import type { ChangeChannel, ChangeMessage } from './db/change-channel.js'
-// Why type-only imports of module classes: the context names the services createContext builds, some of
-// them a module's; their code stays behind the modules' layer (see ARCHITECTURE.md, Layers).
-import type { TenantCache } from './modules/tenants/cache.js'
-import type { TenantRouting } from './modules/tenants/routing/tenant-routing.js'
-import type { Lockout } from './modules/account/lockout.js'
-import type { SecretBudget } from './modules/account/secret-budget.js'
+import type { AuthConfig, LockoutConfig } from './security/auth-config.js'
+import type { DirectoryTenant, TenantDirectory } from './security/lookups.js'
+
+// What the context holds that modules implement, declared here as interfaces (as src/security/lookups.ts
+// declares the credential checks' lookups): createContext hands the modules' classes in, and nothing below
+// the modules' layer imports them.
+
+/** What the request path needs to know about a tenant. */
+export interface TenantInfo extends DirectoryTenant {
+  readonly name: string
+  readonly status: 'ACTIVE' | 'INACTIVE'
+  readonly authConfig: AuthConfig
+}
+
+/** Tenants by id and by code, cached briefly; implemented by modules/tenants/cache.ts. */
+export interface Tenants extends TenantDirectory<TenantInfo> {
+  /** Drops a tenant (all of them without an id) from the cache after a change. */
+  invalidate(id?: string): void
+}
+
+/** Account throttling over a counter store; implemented by modules/account/lockout.ts. */
+export interface AccountLockout {
+  /** Seconds the identifier stays locked (0: not locked), and whether it has a record at all. */
+  check(tenantId: string, key: string, now: number): Promise<{ lockedSeconds: number; tracked: boolean }>
+  /** Counts a failed login; the length of the lock it started, or null. */
+  failed(tenantId: string, key: string, cfg: LockoutConfig, now: number): Promise<number | null>
+  /** A successful login starts the identifier's count over. */
+  succeeded(tenantId: string, key: string): Promise<void>
+  /** Lifts the locks of these keys (an administrator's unlock); SERVICE_UNAVAILABLE when the store is down. */
+  clear(tenantId: string, keys: readonly string[]): Promise<void>
+  /** `up`, or `down` since a call to the counter store failed and until one succeeds. */
+  status(): 'up' | 'down'
+  /** Closes the counter store's own connection, if it has one. */
+  close(): void
+}
+
+/** One charge of a user's secret budget: taken (failures now counted in the window that started then), or refused. */
+export type SecretCharge =
+  | { readonly taken: true; readonly failures: number; readonly windowStartedAt: number }
+  | { readonly taken: false; readonly retryAfterMs: number }
+
+/** The per-user secret budget (contract section 22); implemented by modules/account/secret-budget.ts. */
+export interface UserSecretBudget {
+  /** Charges one check of the user's secret at `now`; refused once the window holds the limit's failures. */
+  take(tenantId: string, userId: string, now: number): Promise<SecretCharge>
+  /** Gives back a charge this budget handed out (the check passed, or never judged the secret). */
+  giveBack(tenantId: string, userId: string, charge: SecretCharge): Promise<void>
+  /** Forgets the user's failures (an administrator's unlock); SERVICE_UNAVAILABLE when the store is down. */
+  clear(tenantId: string, userId: string): Promise<void>
+  /** `up`, or `down` since a call to the shared store failed and until one succeeds. */
+  status(): 'up' | 'down'
+}
+
+/** A tenant's database as the API shows it (host and database name only). */
+export interface TenantDatabaseInfo {
+  tenantId: string
+  dedicated: boolean
+  host: string | null
+  database: string | null
+}
+
+/** Per-tenant database routing; implemented by modules/tenants/routing/tenant-routing.ts. */
+export interface Routing {
+  /** Restores every stored route, then follows other instances' changes. */
+  start(): Promise<void>
+  /** Stops following changes and waits for a running move or sync. */
+  stop(): Promise<void>
+  /** Moves the tenant's rows to the database at `url` (null: back to the main one). */
+  setDatabase(tenantId: string, url: string | null): Promise<TenantDatabaseInfo>
+  /** Deletes a tenant everywhere; false when it did not exist. */
+  deleteTenant(tenantId: string): Promise<boolean>
+}
 
 /**
  * What every module and plugin needs, built once by createContext (src/app/create-context.ts) and hung
@@ -28,22 +94,22 @@ export interface AppContext {
   readonly clock: Clock
   readonly startedAt: number
   readonly version: string
-  readonly tenants: TenantCache
+  readonly tenants: Tenants
   readonly keystore: Keystore
   /** Verifies access tokens (remembers verified ones; see the class). */
   readonly tokens: AccessTokenVerifier
   readonly keys: KeyVerifier
   /** Per-tenant database routing: moves, deletions, and the routes followed from the main database. */
-  readonly routing: TenantRouting
+  readonly routing: Routing
   /** The tenant id a refresh token carries (read from its text, nothing looked up), or null. */
   readonly refreshTokenTenant: (token: string) => string | null
   readonly hasher: PasswordHasher
   /** AES key for tenant secrets and routed-database credentials at rest (from SECRETS_KEY). */
   readonly secretsKey: Buffer
   /** Account throttling (auth_config.lockout): counters in Redis with REDIS_URL, else the main database. */
-  readonly lockout: Lockout
+  readonly lockout: AccountLockout
   /** The per-user secret budget (contract section 22), always on, on the lockout's counter store. */
-  readonly secretBudget: SecretBudget
+  readonly secretBudget: UserSecretBudget
   /**
    * Makes a change to cached state (a tenant, its signing keys, Client Keys) visible here at once and on
    * every other instance through the change channel (contract section 14). Call it after the commit.

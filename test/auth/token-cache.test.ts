@@ -1,7 +1,8 @@
 import t from 'tap'
 import { AccessTokenVerifier } from '../../src/security/access-token.js'
 import type { Keystore } from '../../src/security/keystore.js'
-import type { TenantCache, TenantInfo } from '../../src/modules/tenants/cache.js'
+import type { TenantInfo } from '../../src/context.js'
+import type { TenantCache } from '../../src/modules/tenants/cache.js'
 import { signJwt } from '../../src/lib/jwt.js'
 
 // The verifier's memory of verified tokens, without a database: the tenant cache and keystore are

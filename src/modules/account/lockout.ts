@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { AppContext } from '../../context.js'
+import type { AccountLockout, AppContext, TenantInfo } from '../../context.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import type { TenantInfo } from '../tenants/cache.js'
 import { AppError } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
 import type { LockoutConfig } from '../../security/auth-config.js'
@@ -80,7 +79,7 @@ function ttlMs(r: ThrottleRecord, cfg: LockoutConfig, now: number): number {
  * Account throttling over a counter store. Fails open: when the store does not answer, logins go on under
  * the per-IP budgets alone, and `status()` reports `down` (health shows `degraded`) until it answers again.
  */
-export class Lockout {
+export class Lockout implements AccountLockout {
   private failing = false
 
   constructor(

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
+import type { SecretCharge, UserSecretBudget } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import {
@@ -25,14 +26,10 @@ export const SECRET_BUDGET_WINDOW_MS = 15 * 60 * 1000
 /** The counter key of a user's budget, beside the lockout's identifier keys (`email:…`, `raw:…`). */
 export const budgetKey = (userId: string) => `secret-budget:${userId}`
 
-/** One charge: taken (failures now counted in the window that started then), or refused for retryAfterMs. */
-export type BudgetCharge =
-  { taken: true; failures: number; windowStartedAt: number } | { taken: false; retryAfterMs: number }
-
 /** Atomic budget operations on one counter store. */
 interface BudgetCounter {
   /** Charges one failure unless `limit` are counted in the running window; atomic against concurrent takes. */
-  take(tenantId: string, key: string, limit: number, windowMs: number, now: number): Promise<BudgetCharge>
+  take(tenantId: string, key: string, limit: number, windowMs: number, now: number): Promise<SecretCharge>
   /** Gives a charge back, unless its window has ended and another begun since. */
   giveBack(tenantId: string, key: string, windowStartedAt: number): Promise<void>
   remove(tenantId: string, keys: readonly string[]): Promise<void>
@@ -44,7 +41,7 @@ export function takeRule(
   limit: number,
   windowMs: number,
   now: number,
-): { record: ThrottleRecord; charge: BudgetCharge } {
+): { record: ThrottleRecord; charge: SecretCharge } {
   const fresh = current === null || current.failures === 0 || now - current.windowStartedAt >= windowMs
   const base = fresh ? { failures: 0, windowStartedAt: now, lockedUntil: null, locks: 0 } : current
   if (base.failures >= limit) {
@@ -62,7 +59,7 @@ class StoreBudgetCounter implements BudgetCounter {
   constructor(private readonly store: ThrottleStore) {}
 
   async take(tenantId: string, key: string, limit: number, windowMs: number, now: number) {
-    let charge: BudgetCharge = { taken: false, retryAfterMs: windowMs }
+    let charge: SecretCharge = { taken: false, retryAfterMs: windowMs }
     await this.store.update(
       tenantId,
       key,
@@ -204,14 +201,14 @@ function counterFor(store: ThrottleStore): BudgetCounter {
 }
 
 /** A charge as SecretBudget hands it out: which counter took it, for the give-back. */
-export type Charge = (BudgetCharge & { taken: true; local: boolean }) | (BudgetCharge & { taken: false })
+type Charge = (SecretCharge & { taken: true; local: boolean }) | (SecretCharge & { taken: false })
 
 /**
  * The per-user secret budget over the lockout's counter store (shared by every instance). Fails to this
  * process's memory, not open: while the store does not answer, checks are counted here, per instance, and
  * `status()` is `down` (health shows `degraded`).
  */
-export class SecretBudget {
+export class SecretBudget implements UserSecretBudget {
   private readonly shared: BudgetCounter
   private readonly local: BudgetCounter
   private failing = false
@@ -251,9 +248,10 @@ export class SecretBudget {
   }
 
   /** Gives a charge back (the check passed, or never judged the secret). Best effort: a loss only overcounts. */
-  async giveBack(tenantId: string, userId: string, charge: Charge): Promise<void> {
+  async giveBack(tenantId: string, userId: string, charge: SecretCharge): Promise<void> {
     if (!charge.taken) return
-    const counter = charge.local ? this.local : this.shared
+    // Why `in`: a charge this budget handed out says which counter took it (see Charge).
+    const counter = 'local' in charge && charge.local === true ? this.local : this.shared
     await counter.giveBack(tenantId, budgetKey(userId), charge.windowStartedAt).catch((err: unknown) => {
       this.log.warn({ err }, 'secret budget: give-back failed; the check stays counted')
     })

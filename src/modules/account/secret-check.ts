@@ -1,7 +1,7 @@
-import type { AppContext } from '../../context.js'
+import type { AppContext, SecretCharge } from '../../context.js'
 import { AppError, type ErrorCode } from '../../errors.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { SECRET_BUDGET_LIMIT, SECRET_BUDGET_WINDOW_MS, type Charge } from './secret-budget.js'
+import { SECRET_BUDGET_LIMIT, SECRET_BUDGET_WINDOW_MS } from './secret-budget.js'
 
 /** 429 RATE_LIMIT_EXCEEDED with `Retry-After`: the seconds until the budget's window ends (at least 1). */
 export function budgetSpentError(retryAfterMs: number): AppError {
@@ -17,7 +17,7 @@ export function budgetSpentError(retryAfterMs: number): AppError {
  * stays; anything else (a pass, a refusal that never judged the secret) gives it back.
  */
 export class SecretCheck {
-  private charge: Charge | null = null
+  private charge: SecretCharge | null = null
 
   constructor(
     private readonly ctx: AppContext,

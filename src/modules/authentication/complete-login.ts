@@ -1,12 +1,11 @@
 import type { Kysely } from 'kysely'
-import type { AppContext } from '../../context.js'
+import type { AppContext, TenantInfo } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError, type ErrorCode } from '../../errors.js'
 import { issueAccessToken } from '../../security/access-token.js'
 import { loadGrants, type Grants } from '../../security/grants.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import type { TenantInfo } from '../tenants/cache.js'
 import { openSession } from './session-queries.js'
 
 /**

@@ -1,25 +1,15 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
-import type { TenantDirectory } from '../../security/lookups.js'
+import type { TenantInfo, Tenants } from '../../context.js'
 import { TtlCache } from '../../lib/ttl-cache.js'
-import { resolveAuthConfig, type AuthConfig } from '../../security/auth-config.js'
+import { resolveAuthConfig } from '../../security/auth-config.js'
 import { findTenantByCode, findTenantById } from './queries.js'
-
-/** What the request path needs to know about a tenant. */
-export interface TenantInfo {
-  readonly id: string
-  readonly code: string
-  readonly name: string
-  readonly status: 'ACTIVE' | 'INACTIVE'
-  readonly authConfig: AuthConfig
-  readonly isPlatform: boolean
-}
 
 // Why: a status change or config edit made on another instance must apply within 5 s (docs/decisions.md D1).
 const TTL_MS = 2000
 
 /** Tenants by id and by code, cached briefly; `invalidate` after any local change. */
-export class TenantCache implements TenantDirectory<TenantInfo> {
+export class TenantCache implements Tenants {
   private readonly byIdCache = new TtlCache<string, TenantInfo | null>(TTL_MS)
   private readonly codeToId = new TtlCache<string, string | null>(TTL_MS)
 

@@ -1,3 +1,4 @@
+import type { TenantDatabaseInfo } from '../../../context.js'
 import { sql, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely'
 import type { Database } from '../../../db/database.js'
 
@@ -5,13 +6,6 @@ import type { Database } from '../../../db/database.js'
 // tenant's rows between two databases of the same schema.
 
 /** `PUT /tenants/:id/database`'s answer: where the tenant's rows live; never credentials. */
-export interface TenantDatabaseInfo {
-  tenantId: string
-  dedicated: boolean
-  host: string | null
-  database: string | null
-}
-
 /** Every stored route: tenant id and encrypted URL. */
 export function listRoutes(main: Kysely<Database>) {
   return main.selectFrom('tenant_databases').select(['tenant_id', 'url_enc']).execute()

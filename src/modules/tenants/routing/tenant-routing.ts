@@ -1,6 +1,7 @@
+import type { Routing, TenantDatabaseInfo } from '../../../context.js'
 import { isDatabaseUnavailable } from '../../../db/connect.js'
 import { TenantMover } from './move.js'
-import { routeInfo, type TenantDatabaseInfo } from './queries.js'
+import { routeInfo } from './queries.js'
 import { RouteSync, type RoutingDeps } from './sync.js'
 import { vetRoutingUrl } from './url.js'
 
@@ -12,7 +13,7 @@ const SYNC_INTERVAL_MS = 3000
  * restores routes at start and follows changes made by other instances (sync.ts). Moves, deletions and
  * syncs run one at a time.
  */
-export class TenantRouting {
+export class TenantRouting implements Routing {
   readonly #routes: RouteSync
   readonly #mover: TenantMover
   #queue: Promise<unknown> = Promise.resolve()
