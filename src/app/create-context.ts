@@ -16,6 +16,7 @@ import { refreshTokenTenant } from '../modules/authentication/session-queries.js
 import { findKeyByHash } from '../modules/client-keys/auth-queries.js'
 import { ensureSetting } from '../modules/system/queries.js'
 import { TenantCache } from '../modules/tenants/cache.js'
+import { signingLookup } from '../modules/tenants/secret-queries.js'
 import { TenantRouting } from '../modules/tenants/routing/tenant-routing.js'
 import { Lockout } from '../modules/account/lockout.js'
 import { DbThrottleStore, RedisThrottleStore } from '../modules/account/throttle-store.js'
@@ -62,7 +63,7 @@ export async function createContext(
   const tenants = new TenantCache(opened.db, config.platformTenantCode)
   const lockout = await createLockout(config, opened, options)
   const keystore = new Keystore(
-    opened.db,
+    signingLookup(opened.db),
     Buffer.from(jwtSecret, 'utf8'),
     secretsKey,
     clock,

@@ -1,10 +1,9 @@
 import type { KeyObject } from 'node:crypto'
-import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
 import { decryptSecret } from '../lib/crypto-box.js'
 import type { Clock } from '../lib/clock.js'
 import { TtlCache } from '../lib/ttl-cache.js'
 import { asObject } from '../lib/json-object.js'
+import type { SigningLookup } from './lookups.js'
 import {
   openPrivateKey,
   publicKeyOf,
@@ -70,7 +69,7 @@ export class Keystore {
   private readonly cache = new TtlCache<string, TenantKeys>(TTL_MS)
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly rows: SigningLookup,
     private readonly defaultSecret: Buffer,
     private readonly secretsKey: Buffer,
     private readonly clock: Clock,
@@ -85,18 +84,10 @@ export class Keystore {
 
   private async load(tenantId: string): Promise<TenantKeys> {
     // Why the tenant row once: both the secrets' overlap and the algorithm's come from it.
-    const tenant = await this.db
-      .selectFrom('tenants')
-      .select(['metadata', 'auth_config'])
-      .where('id', '=', tenantId)
-      .executeTakeFirst()
+    const tenant = await this.rows.tenant(tenantId)
     const [hs, pairs] = await Promise.all([
       this.loadSecrets(tenantId, tenant?.metadata),
-      this.db
-        .selectFrom('tenant_signing_keys')
-        .select(['kid', 'algorithm', 'private_key_enc', 'public_jwk', 'retired_at', 'expires_at'])
-        .where('tenant_id', '=', tenantId)
-        .execute(),
+      this.rows.keyPairs(tenantId),
     ])
     const accepted = new Map<string, Accepted>()
     let currentPair: SigningKey | null = null
@@ -128,11 +119,7 @@ export class Keystore {
 
   /** The tenant's HS256 secrets: the current one (or the service default) and the one it replaced. */
   private async loadSecrets(tenantId: string, metadata: unknown): Promise<TenantKeys> {
-    const rows = await this.db
-      .selectFrom('tenant_secrets')
-      .select(['kid', 'secret_enc', 'retired_at', 'expires_at'])
-      .where('tenant_id', '=', tenantId)
-      .execute()
+    const rows = await this.rows.secrets(tenantId)
     const accepted = new Map<string, Accepted>()
     let current: SigningKey | null = null
     for (const r of rows) {

@@ -1,5 +1,11 @@
 import type { Selectable } from 'kysely'
-import type { ClientKeysTable, TenantStatus } from '../db/database.js'
+import type {
+  ClientKeysTable,
+  TenantSecretsTable,
+  TenantSigningKeysTable,
+  TenantStatus,
+  TenantsTable,
+} from '../db/database.js'
 
 // What the credential checks need to look up, as interfaces: the modules implement them and the
 // context hands them in (see createContext), so nothing in src/auth imports a module.
@@ -39,3 +45,25 @@ export type StoredKey = Pick<
  * modules/client-keys/auth-queries.ts.
  */
 export type KeyLookup = (hash: string) => Promise<StoredKey | undefined>
+
+/**
+ * The rows the keystore builds a tenant's keys from, each read on the main database; implemented by
+ * modules/tenants/secret-queries.ts.
+ */
+export interface SigningLookup {
+  /** The tenant's metadata (rotation records) and auth_config (its algorithm), or undefined. */
+  tenant(tenantId: string): Promise<Pick<Selectable<TenantsTable>, 'metadata' | 'auth_config'> | undefined>
+  /** Every key pair of the tenant, current and retired (private keys sealed). */
+  keyPairs(
+    tenantId: string,
+  ): Promise<
+    Pick<
+      Selectable<TenantSigningKeysTable>,
+      'kid' | 'algorithm' | 'private_key_enc' | 'public_jwk' | 'retired_at' | 'expires_at'
+    >[]
+  >
+  /** Every HS256 secret of the tenant, current and retired (encrypted). */
+  secrets(
+    tenantId: string,
+  ): Promise<Pick<Selectable<TenantSecretsTable>, 'kid' | 'secret_enc' | 'retired_at' | 'expires_at'>[]>
+}

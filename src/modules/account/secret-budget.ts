@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import type { SecretCharge, UserSecretBudget } from '../../context.js'
 import type { Database } from '../../db/database.js'
@@ -10,6 +10,12 @@ import {
   type ThrottleRecord,
   type ThrottleStore,
 } from './throttle-store.js'
+import {
+  deleteThrottles,
+  findThrottleWindow,
+  giveBackBudgetCharge,
+  takeBudgetCharge,
+} from './throttle-queries.js'
 
 // The per-user secret budget (contract section 22; docs/decisions.md, "The per-user secret budget"):
 // every check of a user's second factor or current password is charged before it runs, always, whatever
@@ -99,52 +105,23 @@ class DbBudgetCounter implements BudgetCounter {
   constructor(private readonly db: Kysely<Database>) {}
 
   async take(tenantId: string, key: string, limit: number, windowMs: number, now: number) {
-    const at = new Date(now)
-    const cutoff = new Date(now - windowMs)
-    const fresh = sql`(t.failures = 0 or t.window_started_at <= ${cutoff}::timestamptz)`
-    const { rows } = await sql<{ failures: number; window_started_at: Date | string }>`
-      insert into login_throttle as t (tenant_id, identifier, failures, window_started_at, locks, updated_at)
-      values (${tenantId}, ${key}, 1, ${at}::timestamptz, 0, now())
-      on conflict (tenant_id, identifier) do update set
-        failures = case when ${fresh} then 1 else t.failures + 1 end,
-        window_started_at = case when ${fresh} then ${at}::timestamptz else t.window_started_at end,
-        updated_at = now()
-      where ${fresh} or t.failures < ${limit}::int
-      returning t.failures, t.window_started_at`.execute(this.db)
-    const row = rows[0]
+    const row = await takeBudgetCharge(this.db, { tenantId, key, limit, windowMs, now })
     if (row) {
       const started = new Date(row.window_started_at).getTime()
       return { taken: true as const, failures: row.failures, windowStartedAt: started }
     }
     // Why a second query only here: a refused charge changed nothing, so nothing was returned to read.
-    const spent = await this.db
-      .selectFrom('login_throttle')
-      .select('window_started_at')
-      .where('tenant_id', '=', tenantId)
-      .where('identifier', '=', key)
-      .executeTakeFirst()
+    const spent = await findThrottleWindow(this.db, tenantId, key)
     const started = spent ? new Date(spent.window_started_at).getTime() : now
     return { taken: false as const, retryAfterMs: started + windowMs - now }
   }
 
   async giveBack(tenantId: string, key: string, windowStartedAt: number) {
-    await this.db
-      .updateTable('login_throttle')
-      .set((eb) => ({ failures: eb('failures', '-', 1) }))
-      .where('tenant_id', '=', tenantId)
-      .where('identifier', '=', key)
-      .where('window_started_at', '=', new Date(windowStartedAt))
-      .where('failures', '>', 0)
-      .execute()
+    await giveBackBudgetCharge(this.db, tenantId, key, windowStartedAt)
   }
 
   async remove(tenantId: string, keys: readonly string[]) {
-    if (keys.length === 0) return
-    await this.db
-      .deleteFrom('login_throttle')
-      .where('tenant_id', '=', tenantId)
-      .where('identifier', 'in', [...keys])
-      .execute()
+    await deleteThrottles(this.db, tenantId, keys)
   }
 }
 

@@ -7,6 +7,7 @@ import type { RequestMeta } from '../audit/write.js'
 import {
   countActive,
   endUserSessions,
+  findActiveSession,
   listActiveSessions,
   revokeSessions,
 } from '../authentication/session-queries.js'
@@ -52,15 +53,7 @@ export async function revokeMySession(
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId, metadata: {} } },
     {
       act: async (trx, note) => {
-        const mine = await trx
-          .selectFrom('sessions')
-          .select('id')
-          .where('tenant_id', '=', tenantId)
-          .where('user_id', '=', userId)
-          .where('id', '=', sessionId)
-          .where('revoked_at', 'is', null)
-          .where('expires_at', '>', now)
-          .executeTakeFirst()
+        const mine = await findActiveSession(trx, { tenantId, userId, sessionId, now })
         if (!mine) fail('SESSION_NOT_FOUND')
         // Why check again: a refresh or logout may have ended it between the read and the lock.
         const ended = await revokeSessions(trx, tenantId, [sessionId], 'revoked_by_user', now)

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Redis } from 'ioredis'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
+import { deleteThrottles, findThrottle, lockThrottle, writeThrottle } from './throttle-queries.js'
 
 // Where account-throttling counters live (docs/decisions.md D12): Redis when the service has REDIS_URL,
 // so every instance sees one count, else the main database. Both offer the same three operations; the
@@ -37,12 +38,7 @@ export class DbThrottleStore implements ThrottleStore {
   constructor(readonly db: Kysely<Database>) {}
 
   async read(tenantId: string, key: string): Promise<ThrottleRecord | null> {
-    const row = await this.db
-      .selectFrom('login_throttle')
-      .select(['failures', 'window_started_at', 'locked_until', 'locks'])
-      .where('tenant_id', '=', tenantId)
-      .where('identifier', '=', key)
-      .executeTakeFirst()
+    const row = await findThrottle(this.db, tenantId, key)
     if (!row) return null
     return {
       failures: row.failures,
@@ -59,20 +55,7 @@ export class DbThrottleStore implements ThrottleStore {
   ): Promise<ThrottleRecord> {
     return retryOnContention(() =>
       this.db.transaction().execute(async (trx) => {
-        // Why insert first: a row that exists can be locked, so two failures never read the same count.
-        const blank = { tenant_id: tenantId, identifier: key, window_started_at: new Date(0) }
-        await trx
-          .insertInto('login_throttle')
-          .values({ ...blank, failures: 0, locks: 0 })
-          .onConflict((oc) => oc.doNothing())
-          .execute()
-        const row = await trx
-          .selectFrom('login_throttle')
-          .select(['failures', 'window_started_at', 'locked_until', 'locks'])
-          .where('tenant_id', '=', tenantId)
-          .where('identifier', '=', key)
-          .forUpdate()
-          .executeTakeFirstOrThrow()
+        const row = await lockThrottle(trx, tenantId, key)
         const started = new Date(row.window_started_at).getTime()
         const current =
           started === 0 && row.failures === 0 && row.locks === 0
@@ -84,30 +67,14 @@ export class DbThrottleStore implements ThrottleStore {
                 locks: row.locks,
               }
         const out = next(current)
-        await trx
-          .updateTable('login_throttle')
-          .set({
-            failures: out.failures,
-            window_started_at: new Date(out.windowStartedAt),
-            locked_until: out.lockedUntil === null ? null : new Date(out.lockedUntil),
-            locks: out.locks,
-            updated_at: new Date(),
-          })
-          .where('tenant_id', '=', tenantId)
-          .where('identifier', '=', key)
-          .execute()
+        await writeThrottle(trx, tenantId, key, out)
         return out
       }),
     )
   }
 
   async remove(tenantId: string, keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return
-    await this.db
-      .deleteFrom('login_throttle')
-      .where('tenant_id', '=', tenantId)
-      .where('identifier', 'in', [...keys])
-      .execute()
+    await deleteThrottles(this.db, tenantId, keys)
   }
 }
 

@@ -1,7 +1,11 @@
-import type { Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
+import { sql, type Insertable, type Kysely } from 'kysely'
+import type { AuditAction, AuditLogTable, Database } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
-import type { AuditAction } from './write.js'
+
+/** Appends one audit row (through the handle given: the change's transaction, or one outside it). */
+export async function insertAuditRow(db: Kysely<Database>, row: Insertable<AuditLogTable>): Promise<void> {
+  await db.insertInto('tessera_audit.audit_log').values(row).execute()
+}
 
 export interface AuditFilter {
   action?: AuditAction
@@ -46,4 +50,26 @@ export async function listAuditRows(
       >,
     })),
   }
+}
+
+/**
+ * Retention: up to `batch` audit rows older than `days` days by the database's clock, through the audit
+ * owner's function (docs/decisions.md D17), which refuses a cutoff inside the database's own period.
+ */
+export async function expireAuditRows(db: Kysely<Database>, days: number, batch: number): Promise<number> {
+  const r = await sql<{ n: string }>`select tessera_audit.expire(
+      now() - make_interval(days => ${days}::integer), ${batch}::integer) as n`.execute(db)
+  return Number(r.rows[0]?.n ?? 0)
+}
+
+/** The database's own audit retention period (null: kept), and whether the connected role may change it. */
+export async function findAuditRetention(db: Kysely<Database>) {
+  const { rows } = await sql<{ days: number | null; can: boolean }>`select s.retention_days as days,
+    has_table_privilege('tessera_audit.settings', 'UPDATE') as can from tessera_audit.settings s`.execute(db)
+  return rows[0]
+}
+
+/** Sets the database's audit retention period (only a role that may: see findAuditRetention). */
+export async function setAuditRetentionDays(db: Kysely<Database>, days: number): Promise<void> {
+  await sql`select tessera_audit.set_retention_days(${days}::integer)`.execute(db)
 }

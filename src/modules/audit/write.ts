@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import type { FastifyRequest } from 'fastify'
 import type { AuditAction, Database } from '../../db/database.js'
 import { actorOf, type Principal } from '../../security/principal.js'
+import { insertAuditRow } from './queries.js'
 
 export type { AuditAction }
 
@@ -56,19 +57,16 @@ export interface AuditEntry {
  * failure row pass a handle outside any rolled-back transaction (commit, then fail).
  */
 export async function writeAudit(db: Kysely<Database>, e: AuditEntry): Promise<void> {
-  await db
-    .insertInto('tessera_audit.audit_log')
-    .values({
-      tenant_id: e.tenantId,
-      user_id: e.userId ?? null,
-      action: e.action,
-      success: e.success,
-      error_message: e.success ? null : (e.errorMessage ?? 'failed'),
-      ip_address: e.meta.ip,
-      user_agent: e.meta.userAgent,
-      request_id: e.meta.requestId,
-      ...actorOf(e.actor),
-      metadata: JSON.stringify(e.metadata ?? {}),
-    })
-    .execute()
+  await insertAuditRow(db, {
+    tenant_id: e.tenantId,
+    user_id: e.userId ?? null,
+    action: e.action,
+    success: e.success,
+    error_message: e.success ? null : (e.errorMessage ?? 'failed'),
+    ip_address: e.meta.ip,
+    user_agent: e.meta.userAgent,
+    request_id: e.meta.requestId,
+    ...actorOf(e.actor),
+    metadata: JSON.stringify(e.metadata ?? {}),
+  })
 }

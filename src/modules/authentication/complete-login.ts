@@ -3,9 +3,11 @@ import type { AppContext, TenantInfo } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError, type ErrorCode } from '../../errors.js'
 import { issueAccessToken } from '../../security/access-token.js'
-import { loadGrants, type Grants } from '../../security/grants.js'
+import type { Grants } from '../../security/grants.js'
+import { loadGrants } from '../permissions/grant-queries.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { recordLogin } from '../users/queries.js'
 import { openSession } from './session-queries.js'
 
 /**
@@ -104,12 +106,7 @@ export async function completeLogin(
         userAgent: meta.userAgent,
       })
       if (!session) return null
-      await trx
-        .updateTable('users')
-        .set(opts.newHash ? { last_login_at: now, password_hash: opts.newHash } : { last_login_at: now })
-        .where('tenant_id', '=', tenant.id)
-        .where('id', '=', user.id)
-        .execute()
+      await recordLogin(trx, tenant.id, user.id, now, opts.newHash)
       await writeAudit(trx, {
         tenantId: tenant.id,
         action: 'LOGIN',

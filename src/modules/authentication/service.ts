@@ -5,11 +5,11 @@ import { newUserIdentifiers } from '../users/new-identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { loadUserWithGrants } from '../../security/grants.js'
+import { loadUserWithGrants } from '../permissions/grant-queries.js'
 import { assertMayGiveRole } from '../../security/hierarchy.js'
-import { findRolesByName, permissionsOfRoles } from '../roles/queries.js'
-import { toUserDto, userColumns } from '../users/queries.js'
-import { countActive, revokeSessions } from './session-queries.js'
+import { findRolesByName, insertUserRoles, permissionsOfRoles } from '../roles/queries.js'
+import { insertUser, toUserDto } from '../users/queries.js'
+import { countActive, findSessionOfToken, revokeSessions } from './session-queries.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 
@@ -24,15 +24,11 @@ export async function logout(ctx: AppContext, actor: UserPrincipal, token: strin
   const now = new Date(ctx.clock.now())
   const revoked = await retryOnContention(() =>
     db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('refresh_tokens')
-        .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
-        .select(['refresh_tokens.session_id'])
-        .where('refresh_tokens.tenant_id', '=', actor.tenantId)
-        .where('refresh_tokens.token_hash', '=', sha256Hex(token))
-        .where('sessions.tenant_id', '=', actor.tenantId)
-        .where('sessions.user_id', '=', actor.userId)
-        .executeTakeFirst()
+      const row = await findSessionOfToken(trx, {
+        tenantId: actor.tenantId,
+        userId: actor.userId,
+        tokenHash: sha256Hex(token),
+      })
       const ended = row ? await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now) : []
       // Why the expiry: an expired session was no longer active, though nobody had revoked it yet.
       const wasActive = countActive(ended, now) > 0
@@ -105,25 +101,20 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
     return await tdb(ctx, actor)
       .transaction()
       .execute(async (trx) => {
-        const row = await trx
-          .insertInto('users')
-          .values({
-            tenant_id: tenant.id,
-            email,
-            username,
-            cpf_cnpj: cpf,
-            password_hash: passwordHash,
-            email_verified: input.emailVerified ?? false,
-          })
-          .returning(userColumns)
-          .executeTakeFirstOrThrow()
-        const user = row
-        if (roles.length > 0) {
-          await trx
-            .insertInto('user_roles')
-            .values(roles.map((r) => ({ tenant_id: tenant.id, user_id: user.id, role_id: r.id })))
-            .execute()
-        }
+        const user = await insertUser(trx, {
+          tenant_id: tenant.id,
+          email,
+          username,
+          cpf_cnpj: cpf,
+          password_hash: passwordHash,
+          email_verified: input.emailVerified ?? false,
+        })
+        await insertUserRoles(
+          trx,
+          tenant.id,
+          user.id,
+          roles.map((r) => r.id),
+        )
         await writeAudit(trx, {
           tenantId: tenant.id,
           action: 'REGISTER',

@@ -3,7 +3,9 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex } from '../../lib/tokens.js'
-import { grantQueryParts, userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
+import { lockUserStatus } from '../users/queries.js'
+import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
+import { grantQueryParts } from '../permissions/grant-queries.js'
 
 const UUID_HEX = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/
 
@@ -44,13 +46,7 @@ export async function openSession(
     userAgent: string | null
   },
 ): Promise<{ sessionId: string; refreshToken: string } | null> {
-  const user = await trx
-    .selectFrom('users')
-    .select('status')
-    .where('tenant_id', '=', s.tenantId)
-    .where('id', '=', s.userId)
-    .forUpdate()
-    .executeTakeFirst()
+  const user = await lockUserStatus(trx, s.tenantId, s.userId)
   if (user?.status !== 'ACTIVE') return null
   const active = await trx
     .selectFrom('sessions')
@@ -363,5 +359,53 @@ export function findRefreshToken(db: Kysely<Database>, tenantId: string, hash: s
     ])
     .where('refresh_tokens.tenant_id', '=', tenantId)
     .where('refresh_tokens.token_hash', '=', hash)
+    .executeTakeFirst()
+}
+
+/** The tenant's active sessions at `now` (tenant metrics). */
+export async function countActiveSessions(
+  db: Kysely<Database>,
+  tenantId: string,
+  now: Date,
+): Promise<number> {
+  const row = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** The session a refresh token belongs to, when it is this user's (whatever the token's own state). */
+export function findSessionOfToken(
+  db: Kysely<Database>,
+  p: { tenantId: string; userId: string; tokenHash: string },
+) {
+  return db
+    .selectFrom('refresh_tokens')
+    .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+    .select(['refresh_tokens.session_id'])
+    .where('refresh_tokens.tenant_id', '=', p.tenantId)
+    .where('refresh_tokens.token_hash', '=', p.tokenHash)
+    .where('sessions.tenant_id', '=', p.tenantId)
+    .where('sessions.user_id', '=', p.userId)
+    .executeTakeFirst()
+}
+
+/** The id of one of the user's sessions when it is active at `now`, or undefined. */
+export function findActiveSession(
+  db: Kysely<Database>,
+  p: { tenantId: string; userId: string; sessionId: string; now: Date },
+) {
+  return db
+    .selectFrom('sessions')
+    .select('id')
+    .where('tenant_id', '=', p.tenantId)
+    .where('user_id', '=', p.userId)
+    .where('id', '=', p.sessionId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', p.now)
     .executeTakeFirst()
 }

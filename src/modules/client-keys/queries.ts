@@ -188,11 +188,14 @@ export function rotateKey(
     .executeTakeFirst()
 }
 
-/** Names (with descriptions) of the permissions that exist in a tenant: built-in and its custom ones. */
-export function tenantPermissions(db: Kysely<Database>, tenantId: string) {
-  return db
-    .selectFrom('permissions')
-    .select(['name', 'resource', 'description'])
-    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
-    .execute()
+/** The tenant's usable Client Keys: ACTIVE and not expired at `now` (tenant metrics). */
+export async function countActiveKeys(db: Kysely<Database>, tenantId: string, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('client_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'ACTIVE')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import { holds, type Principal } from '../../security/principal.js'
-import { tenantPermissions } from './queries.js'
+import { tenantPermissions } from '../permissions/queries.js'
 
 /** The tenant a key lives in, as far as the scope rules need it. */
 export interface KeyTenant {

@@ -111,3 +111,14 @@ export async function usageStats(db: Kysely<Database>, tenantId: string, keyId: 
     routes: routes.rows.map((r) => ({ route: r.route, count: Number(r.n) })),
   }
 }
+
+/** Retention: up to `batch` usage rows recorded before `before`; how many went. */
+export async function deleteUsageBefore(db: Kysely<Database>, before: Date, batch: number): Promise<number> {
+  const r = await db
+    .deleteFrom('client_key_usage')
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('client_key_usage').select('id').where('created_at', '<', before).limit(batch),
+    )
+    .executeTakeFirst()
+  return Number(r.numDeletedRows)
+}

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { setOtpEnabled } from '../users/queries.js'
 
 // The second factor's tables: user_otp, otp_recovery_codes, mfa_tokens (migration 0004).
 
@@ -73,12 +74,7 @@ export async function confirmPendingSecret(
     .returning('user_id')
     .executeTakeFirst()
   if (!row) return false
-  await trx
-    .updateTable('users')
-    .set({ otp_enabled: true, updated_at: sql`now()` })
-    .where('tenant_id', '=', p.tenantId)
-    .where('id', '=', p.userId)
-    .execute()
+  await setOtpEnabled(trx, p.tenantId, p.userId, true)
   return true
 }
 
@@ -149,12 +145,7 @@ export async function removeOtp(
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
     .execute()
-  await trx
-    .updateTable('users')
-    .set({ otp_enabled: false, updated_at: sql`now()` })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', userId)
-    .execute()
+  await setOtpEnabled(trx, tenantId, userId, false)
   return gone?.secret_enc != null
 }
 
@@ -240,4 +231,15 @@ export async function failMfaToken(db: Kysely<Database>, tenantId: string, id: s
   if (row && row.failures >= 5) {
     await db.deleteFrom('mfa_tokens').where('tenant_id', '=', tenantId).where('id', '=', id).execute()
   }
+}
+
+/** Retention: mfaTokens expired before `now`, of these tenants only when given; how many went. */
+export async function deleteExpiredMfaTokens(
+  db: Kysely<Database>,
+  now: Date,
+  tenantIds?: readonly string[],
+): Promise<number> {
+  const only = tenantIds ? sql`and ${sql.ref('tenant_id')} = any(${tenantIds}::uuid[])` : sql``
+  const r = await sql`delete from mfa_tokens where expires_at < ${now} ${only}`.execute(db)
+  return Number(r.numAffectedRows ?? 0)
 }

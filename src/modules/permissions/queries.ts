@@ -324,3 +324,34 @@ export async function deleteDirectGrant(
     .where('permission_id', '=', permissionId)
     .execute()
 }
+
+/** The tenant's custom permissions (tenant metrics). */
+export async function countCustomPermissions(db: Kysely<Database>, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('permissions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    // Why: `r:*` rows exist only to hold grants (see above); they are not custom permissions.
+    .where('action', '<>', '*')
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Names (with descriptions) of the permissions that exist in a tenant: built-in and its custom ones. */
+export function tenantPermissions(db: Kysely<Database>, tenantId: string) {
+  return db
+    .selectFrom('permissions')
+    .select(['name', 'resource', 'description'])
+    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
+    .execute()
+}
+
+/** Names of every permission that exists in the tenant (built-in and custom). */
+export async function existingPermissionNames(db: Kysely<Database>, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('permissions')
+    .select('name')
+    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
+    .execute()
+  return rows.map((r) => r.name)
+}

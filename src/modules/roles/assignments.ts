@@ -6,8 +6,15 @@ import type { Principal } from '../../security/principal.js'
 import { assertGivable, assertMayActOnUser, assertMayGiveRole } from '../../security/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { lockUser, roleNamesOf } from '../users/queries.js'
-import { deleteUserRole, findRoleById, findRoleByName, insertUserRole, type RoleRow } from './queries.js'
+import { lockUser } from '../users/queries.js'
+import {
+  deleteUserRole,
+  findRoleById,
+  findRoleByName,
+  insertUserRole,
+  roleNamesOf,
+  type RoleRow,
+} from './queries.js'
 import { permissionsOf } from './service.js'
 
 export interface RoleAssignmentInput {

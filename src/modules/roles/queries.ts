@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Database, RolesTable, Unqualified } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
 import { adminPermissions } from '../../security/grants.js'
+import { existingPermissionNames } from '../permissions/queries.js'
 
 export const roleColumns = [
   'roles.id',
@@ -23,16 +24,6 @@ export function findRolesByName(db: Kysely<Database>, tenantId: string, names: r
     .where('tenant_id', '=', tenantId)
     .where('name', 'in', [...names])
     .execute()
-}
-
-/** Names of every permission that exists in the tenant (built-in and custom). */
-export async function existingPermissionNames(db: Kysely<Database>, tenantId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('permissions')
-    .select('name')
-    .where((eb) => eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]))
-    .execute()
-  return rows.map((r) => r.name)
 }
 
 /**
@@ -224,4 +215,68 @@ export async function deleteUserRole(db: Kysely<Database>, tenantId: string, use
     .where('user_id', '=', userId)
     .where('role_id', '=', roleId)
     .execute()
+}
+
+/** The tenant's roles, built-in ones included (tenant metrics). */
+export async function countRoles(db: Kysely<Database>, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('roles')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Gives a new user these roles, in one statement (nothing for none). */
+export async function insertUserRoles(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  roleIds: readonly string[],
+): Promise<void> {
+  if (roleIds.length === 0) return
+  await db
+    .insertInto('user_roles')
+    .values(roleIds.map((roleId) => ({ tenant_id: tenantId, user_id: userId, role_id: roleId })))
+    .execute()
+}
+
+/** Creates the built-in `admin` (level 100) and `user` (level 0) roles of a tenant. */
+export async function insertBuiltinRoles(trx: Transaction<Database> | Kysely<Database>, tenantId: string) {
+  return trx
+    .insertInto('roles')
+    .values([
+      {
+        tenant_id: tenantId,
+        name: 'admin',
+        description: 'Tenant administrator',
+        level: 100,
+        is_system: true,
+      },
+      {
+        tenant_id: tenantId,
+        name: 'user',
+        description: 'Default role of registered users',
+        level: 0,
+        is_system: true,
+      },
+    ])
+    .returning(['id', 'name'])
+    .execute()
+}
+
+/** Role names per user, for building user objects of a page in one query. */
+export async function roleNamesOf(db: Kysely<Database>, tenantId: string, userIds: string[]) {
+  const out = new Map<string, string[]>()
+  if (userIds.length === 0) return out
+  const rows = await db
+    .selectFrom('user_roles')
+    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+    .select(['user_roles.user_id', 'roles.name'])
+    .where('user_roles.tenant_id', '=', tenantId)
+    .where('user_roles.user_id', 'in', userIds)
+    .orderBy('roles.name')
+    .execute()
+  for (const r of rows) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r.name])
+  return out
 }

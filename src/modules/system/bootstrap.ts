@@ -7,7 +7,8 @@ import { insertClientKey } from '../client-keys/queries.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { findTenantByCode } from '../tenants/queries.js'
 import { provisionTenant } from '../tenants/provision.js'
-import { findUserForLogin } from '../users/queries.js'
+import { findRoleByName, insertUserRoles } from '../roles/queries.js'
+import { findUserForLogin, insertUser } from '../users/queries.js'
 
 // First start: what must exist before any credential can: the platform tenant, and the bootstrap key
 // and admin named in the environment. Run by buildApp at every start and by the CLI's `bootstrap`.
@@ -49,21 +50,15 @@ export async function ensureBootstrapAdmin(
   if (existing) return { userId: existing.id, created: false }
   const passwordHash = await hasher.hash(password)
   return db.transaction().execute(async (trx) => {
-    const user = await trx
-      .insertInto('users')
-      .values({ tenant_id: tenantId, email: normalized, password_hash: passwordHash, email_verified: true })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    const role = await trx
-      .selectFrom('roles')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('name', '=', 'admin')
-      .executeTakeFirstOrThrow()
-    await trx
-      .insertInto('user_roles')
-      .values({ tenant_id: tenantId, user_id: user.id, role_id: role.id })
-      .execute()
+    const user = await insertUser(trx, {
+      tenant_id: tenantId,
+      email: normalized,
+      password_hash: passwordHash,
+      email_verified: true,
+    })
+    const role = await findRoleByName(trx, tenantId, 'admin')
+    if (!role) throw new Error('the platform tenant has no admin role')
+    await insertUserRoles(trx, tenantId, user.id, [role.id])
     return { userId: user.id, created: true }
   })
 }

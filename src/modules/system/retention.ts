@@ -1,8 +1,19 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { AppContext } from '../../context.js'
+import { advisoryUnlock, tryAdvisoryLock } from '../../db/advisory-lock.js'
 import type { Database } from '../../db/database.js'
 import type { DatabaseRegistry } from '../../db/tenant-db.js'
-import { defaultAuthConfig } from '../../security/auth-config.js'
+import { deleteIdleThrottles } from '../account/throttle-queries.js'
+import { expireAuditRows, findAuditRetention, setAuditRetentionDays } from '../audit/queries.js'
+import {
+  deleteExpiredSessions,
+  deleteRevokedSessions,
+  deleteSpentRefreshTokens,
+  givenLifetimes,
+} from '../authentication/sweep-queries.js'
+import { deleteUsageBefore } from '../client-keys/usage-queries.js'
+import { deleteExpiredMfaTokens } from '../otp/queries.js'
+import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
@@ -47,25 +58,13 @@ async function inBatches(run: () => Promise<number>, batch: number): Promise<num
   }
 }
 
-const count = (r: { numDeletedRows?: bigint; numAffectedRows?: bigint } | undefined) =>
-  Number(r?.numDeletedRows ?? r?.numAffectedRows ?? 0)
-
-/** A tenant row's refresh-token lifetime in seconds (its stored one, else the default every tenant starts from). */
-const REFRESH_LIFETIME = sql<number>`coalesce((auth_config->>'refreshTokenExpiresIn')::integer, ${
-  defaultAuthConfig().refreshTokenExpiresIn
-})`
-
 type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
 type Warner = { warn(obj: object, msg: string): void }
 
 /** Audit rows older than `days` days by the database's clock, through the audit owner's function (D17). */
 function expireAudit(conn: Conn, days: number, batch: number): Promise<number> {
-  return inBatches(async () => {
-    // Why the database's clock: tessera_audit.expire refuses a cutoff inside the period by that clock.
-    const r = await sql<{ n: string }>`select tessera_audit.expire(
-      now() - make_interval(days => ${days}::integer), ${batch}::integer) as n`.execute(conn)
-    return Number(r.rows[0]?.n ?? 0)
-  }, batch)
+  // Why the database's clock: tessera_audit.expire refuses a cutoff inside the period by that clock.
+  return inBatches(() => expireAuditRows(conn, days, batch), batch)
 }
 
 /** The mismatch last warned about, per database handle: each is said once, not every pass. */
@@ -82,13 +81,10 @@ export async function auditSweepDays(
   configured: number | undefined,
   log?: Warner,
 ): Promise<number | null> {
-  const { rows } = await sql<{ days: number | null; can: boolean }>`select s.retention_days as days,
-    has_table_privilege('tessera_audit.settings', 'UPDATE') as can from tessera_audit.settings s`.execute(
-    conn,
-  )
-  const stored = rows[0]?.days ?? null
-  if (configured !== undefined && stored !== configured && rows[0]?.can) {
-    await sql`select tessera_audit.set_retention_days(${configured}::integer)`.execute(conn)
+  const row = await findAuditRetention(conn)
+  const stored = row?.days ?? null
+  if (configured !== undefined && stored !== configured && row?.can) {
+    await setAuditRetentionDays(conn, configured)
     return configured
   }
   if (stored === (configured ?? null)) return stored
@@ -134,41 +130,21 @@ async function sweepSessions(
   batch: number,
   routed?: RoutedTenants,
 ): Promise<SessionCounts> {
-  const only = (column: string) => (routed ? sql`and ${sql.ref(column)} = any(${routed.ids}::uuid[])` : sql``)
-  const lifetimes = routed
-    ? sql`unnest(${routed.ids}::uuid[], ${routed.lifetimes}::integer[]) as l(tenant_id, secs)`
-    : sql`(select id as tenant_id, ${REFRESH_LIFETIME} as secs from tenants) l`
+  const lifetimes = routed ? givenLifetimes(routed.ids, routed.lifetimes) : refreshLifetimes()
   // A dead session (revoked, or expired) goes once its tenant's refresh-token lifetime and a day
   // have passed since it died: until then a stolen token of it is still recognised as reuse. Why two
   // statements, neither on sessions.expires_at: no index may name a column a refresh writes (migration
   // 0010), so revoked sessions are found by their partial index, and expired ones through their latest
-  // refresh token (replaced_by null), whose expiry is the session's and which stays until its session goes.
-  const dayAgo = sql`${now}::timestamptz - interval '1 day'`
-  const sessions = await inBatches(async () => {
-    const r = await sql`delete from sessions where id in (
-      select s.id from sessions s join ${lifetimes} on l.tenant_id = s.tenant_id
-      where s.revoked_at < ${dayAgo} and s.revoked_at < ${dayAgo} - l.secs * interval '1 second'
-      limit ${batch})`.execute(conn)
-    return Number(r.numAffectedRows ?? 0)
-  }, batch)
-  const expired = await inBatches(async () => {
-    const r = await sql`delete from sessions where id in (
-      select s.id from refresh_tokens t join sessions s on s.id = t.session_id
-        join ${lifetimes} on l.tenant_id = s.tenant_id
-      where t.expires_at < ${dayAgo} and t.replaced_by is null and s.revoked_at is null
-        and s.expires_at < ${dayAgo} - l.secs * interval '1 second'
-      limit ${batch})`.execute(conn)
-    return Number(r.numAffectedRows ?? 0)
-  }, batch)
-  // Spent tokens only: a session's latest token leaves with its session (on delete cascade).
-  const refreshTokens = await inBatches(async () => {
-    const r = await sql`delete from refresh_tokens where id in (
-      select id from refresh_tokens where expires_at < ${dayAgo} and replaced_by is not null
-        ${only('tenant_id')} limit ${batch})`.execute(conn)
-    return Number(r.numAffectedRows ?? 0)
-  }, batch)
-  const r = await sql`delete from mfa_tokens where expires_at < ${now} ${only('tenant_id')}`.execute(conn)
-  return { sessions: sessions + expired, refreshTokens, mfaTokens: Number(r.numAffectedRows ?? 0) }
+  // refresh token (see sweep-queries.ts).
+  const sessions = await inBatches(() => deleteRevokedSessions(conn, { now, lifetimes, batch }), batch)
+  const expired = await inBatches(() => deleteExpiredSessions(conn, { now, lifetimes, batch }), batch)
+  const tenantIds = routed?.ids
+  const refreshTokens = await inBatches(
+    () => deleteSpentRefreshTokens(conn, { now, batch, tenantIds }),
+    batch,
+  )
+  const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
+  return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 
 /**
@@ -183,11 +159,7 @@ async function sweepRouted(
   const total = { audit: 0, sessions: 0, refreshTokens: 0, mfaTokens: 0 }
   for (const { db, tenantIds } of ctx.dbs.routedGroups()) {
     try {
-      const rows = await conn
-        .selectFrom('tenants')
-        .select(['id', REFRESH_LIFETIME.as('secs')])
-        .where('id', 'in', tenantIds)
-        .execute()
+      const rows = await findRefreshLifetimes(conn, tenantIds)
       const routed = { ids: rows.map((r) => r.id), lifetimes: rows.map((r) => Number(r.secs)) }
       // Why audit rows too: a routed tenant's audit rows move with it and are written there.
       const days = await auditSweepDays(db, db, ctx.config.auditRetentionDays, p.log)
@@ -216,33 +188,15 @@ export async function sweepOnce(
   const now = opts.now ?? new Date(ctx.clock.now())
   const { auditRetentionDays, usageRetentionDays } = ctx.config
   return ctx.dbs.main.connection().execute(async (conn: Conn) => {
-    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_KEY}) as ok`.execute(conn)
-    if (!rows[0]?.ok) return null
+    if (!(await tryAdvisoryLock(conn, LOCK_KEY))) return null
     try {
       const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000)
       const auditDays = await auditSweepDays(conn, ctx.dbs.main, auditRetentionDays, opts.log)
       const audit = auditDays === null ? 0 : await expireAudit(conn, auditDays, batch)
-      const usage = await inBatches(
-        async () =>
-          count(
-            await conn
-              .deleteFrom('client_key_usage')
-              .where('id', 'in', (eb) =>
-                eb
-                  .selectFrom('client_key_usage')
-                  .select('id')
-                  .where('created_at', '<', daysAgo(usageRetentionDays))
-                  .limit(batch),
-              )
-              .executeTakeFirst(),
-          ),
-        batch,
-      )
+      const usage = await inBatches(() => deleteUsageBefore(conn, daysAgo(usageRetentionDays), batch), batch)
       const own = await sweepSessions(conn, now, batch)
       // The longest lock is 7 days: a counter idle for 8 can no longer matter.
-      const throttle = count(
-        await conn.deleteFrom('login_throttle').where('updated_at', '<', daysAgo(8)).executeTakeFirst(),
-      )
+      const throttle = await deleteIdleThrottles(conn, daysAgo(8))
       const routed = await sweepRouted(ctx, conn, { now, batch, log: opts.log })
       return {
         audit: audit + routed.audit,
@@ -253,7 +207,7 @@ export async function sweepOnce(
         throttle,
       }
     } finally {
-      await sql`select pg_advisory_unlock(${LOCK_KEY})`.execute(conn)
+      await advisoryUnlock(conn, LOCK_KEY)
     }
   })
 }

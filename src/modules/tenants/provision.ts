@@ -1,7 +1,9 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { defaultAuthConfig, mergeAuthConfig, type AuthConfig } from '../../security/auth-config.js'
-import { insertBuiltinRoles, insertTenant } from './queries.js'
+import { insertBuiltinRoles, insertUserRoles } from '../roles/queries.js'
+import { insertUser } from '../users/queries.js'
+import { insertTenant } from './queries.js'
 
 /**
  * Creates a tenant with its built-in roles (and, optionally, a first admin user holding `admin`) in one
@@ -30,25 +32,16 @@ export async function provisionTenant(
     const roles = await insertBuiltinRoles(trx, tenant.id)
     let adminUserId: string | undefined
     if (t.admin) {
-      const user = await trx
-        .insertInto('users')
-        .values({
-          tenant_id: tenant.id,
-          email: t.admin.email,
-          username: t.admin.username,
-          cpf_cnpj: t.admin.cpf_cnpj,
-          password_hash: t.admin.passwordHash,
-          email_verified: false,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
+      const user = await insertUser(trx, {
+        tenant_id: tenant.id,
+        email: t.admin.email,
+        username: t.admin.username,
+        cpf_cnpj: t.admin.cpf_cnpj,
+        password_hash: t.admin.passwordHash,
+        email_verified: false,
+      })
       const adminRole = roles.find((r) => r.name === 'admin')
-      if (adminRole) {
-        await trx
-          .insertInto('user_roles')
-          .values({ tenant_id: tenant.id, user_id: user.id, role_id: adminRole.id })
-          .execute()
-      }
+      if (adminRole) await insertUserRoles(trx, tenant.id, user.id, [adminRole.id])
       adminUserId = user.id
     }
     if (also) await also(trx, tenant.id)

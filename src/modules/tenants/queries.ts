@@ -1,6 +1,7 @@
-import type { Kysely, Transaction } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
+import { defaultAuthConfig, type AuthConfig } from '../../security/auth-config.js'
 
 export const tenantColumns = [
   'id',
@@ -42,30 +43,6 @@ export function insertTenant(
     })
     .returning(tenantColumns)
     .executeTakeFirstOrThrow()
-}
-
-/** Creates the built-in `admin` (level 100) and `user` (level 0) roles of a tenant. */
-export async function insertBuiltinRoles(trx: Transaction<Database> | Kysely<Database>, tenantId: string) {
-  return trx
-    .insertInto('roles')
-    .values([
-      {
-        tenant_id: tenantId,
-        name: 'admin',
-        description: 'Tenant administrator',
-        level: 100,
-        is_system: true,
-      },
-      {
-        tenant_id: tenantId,
-        name: 'user',
-        description: 'Default role of registered users',
-        level: 0,
-        is_system: true,
-      },
-    ])
-    .returning(['id', 'name'])
-    .execute()
 }
 
 /** Tenant columns plus where its rows live (left join tenant_databases: host and database only). */
@@ -123,4 +100,74 @@ export function findTenantWithDatabase(db: Kysely<Database>, id: string) {
 /** Locks a tenant row for a read-modify-write of its auth_config or metadata. Requires a transaction. */
 export function lockTenant(trx: Transaction<Database>, id: string) {
   return trx.selectFrom('tenants').select(tenantColumns).where('id', '=', id).forUpdate().executeTakeFirst()
+}
+
+/** Sets a tenant's name and status (those given) and touches updated_at; its id, or undefined when gone. */
+export function updateTenantRow(
+  trx: Transaction<Database>,
+  tenantId: string,
+  input: { name?: string; status?: 'ACTIVE' | 'INACTIVE' },
+  now: Date,
+) {
+  return trx
+    .updateTable('tenants')
+    .set({
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', tenantId)
+    .returning('id')
+    .executeTakeFirst()
+}
+
+/** Stores a tenant's whole auth_config (resolved: every key set) and touches updated_at. */
+export async function setAuthConfig(
+  trx: Transaction<Database>,
+  tenantId: string,
+  config: AuthConfig,
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('tenants')
+    .set({ auth_config: JSON.stringify(config), updated_at: now })
+    .where('id', '=', tenantId)
+    .execute()
+}
+
+/** A tenant's metadata (the secrets' and signing keys' rotation records), or undefined. */
+export function findTenantMetadata(db: Kysely<Database>, tenantId: string) {
+  return db.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst()
+}
+
+/** Replaces a tenant's metadata. */
+export async function setTenantMetadata(
+  trx: Kysely<Database>,
+  tenantId: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  await trx
+    .updateTable('tenants')
+    .set({ metadata: JSON.stringify(metadata) })
+    .where('id', '=', tenantId)
+    .execute()
+}
+
+/** A tenant row's refresh-token lifetime in seconds (its stored one, else the default every tenant starts from). */
+const REFRESH_LIFETIME = sql<number>`coalesce((auth_config->>'refreshTokenExpiresIn')::integer, ${
+  defaultAuthConfig().refreshTokenExpiresIn
+})`
+
+/** Every tenant's refresh-token lifetime as the derived table `l(tenant_id, secs)`, read in the sweep's statement. */
+export function refreshLifetimes(): RawBuilder<unknown> {
+  return sql`(select id as tenant_id, ${REFRESH_LIFETIME} as secs from tenants) l`
+}
+
+/** These tenants' refresh-token lifetimes in seconds (for a routed database, whose copies may be stale). */
+export function findRefreshLifetimes(db: Kysely<Database>, tenantIds: string[]) {
+  return db
+    .selectFrom('tenants')
+    .select(['id', REFRESH_LIFETIME.as('secs')])
+    .where('id', 'in', tenantIds)
+    .execute()
 }

@@ -4,7 +4,15 @@ import { DEFAULT_KID, jwtSecretContext } from '../../security/keystore.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { newKid, randomToken } from '../../lib/tokens.js'
 import { asObject } from '../../lib/json-object.js'
-import { lockTenant } from './queries.js'
+import { findTenantMetadata, lockTenant, setTenantMetadata } from './queries.js'
+import {
+  deleteRetiredKeyPairs,
+  deleteRetiredSecrets,
+  findCurrentSecret,
+  findCurrentSecretId,
+  insertSecret,
+  retireSecret,
+} from './secret-queries.js'
 import { resolveAuthConfig } from '../../security/auth-config.js'
 
 /** How long a replaced secret keeps verifying tokens (generateJwtSecret, openapi/paths/tenants.yaml). */
@@ -59,13 +67,8 @@ export interface JwtSecretState {
 export async function getJwtSecret(ctx: AppContext, tenantId: string): Promise<JwtSecretState> {
   const db = ctx.dbs.main
   const [current, tenant] = await Promise.all([
-    db
-      .selectFrom('tenant_secrets')
-      .select(['kid', 'secret_enc', 'created_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('retired_at', 'is', null)
-      .executeTakeFirst(),
-    db.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst(),
+    findCurrentSecret(db, tenantId),
+    findTenantMetadata(db, tenantId),
   ])
   if (!tenant) fail('TENANT_NOT_FOUND')
   const meta = asObject(tenant.metadata).jwtSecret as JwtSecretMeta | undefined
@@ -110,12 +113,7 @@ async function rotateJwtSecret(
   const secret = action === 'generate' ? randomToken(32) : action === 'set' ? checkedSecret(given) : null
   await ctx.dbs.main.transaction().execute(async (trx) => {
     const tenant = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
-    const current = await trx
-      .selectFrom('tenant_secrets')
-      .select(['id', 'kid'])
-      .where('tenant_id', '=', tenantId)
-      .where('retired_at', 'is', null)
-      .executeTakeFirst()
+    const current = await findCurrentSecretId(trx, tenantId)
     // Why a no-op: clearing while on the default retires nothing, so no overlap starts.
     if (secret === null && !current) return
     const nowMs = ctx.clock.now()
@@ -125,28 +123,16 @@ async function rotateJwtSecret(
     const meta: JwtSecretMeta = { ...(metadata.jwtSecret as JwtSecretMeta | undefined) }
     // Why every retired row: only the current secret and the one it replaces are honoured, so a rotation
     // ends every older secret at once, whatever is left of its own overlap.
-    await trx
-      .deleteFrom('tenant_secrets')
-      .where('tenant_id', '=', tenantId)
-      .where('retired_at', 'is not', null)
-      .execute()
+    await deleteRetiredSecrets(trx, tenantId)
     // An HS256 tenant's rotation ends a key pair a switch back from EdDSA/ES256 retired, too: only the
     // key a rotation replaces keeps verifying (an asymmetric tenant keeps its pairs: they sign).
     if (resolveAuthConfig(tenant.auth_config).signingAlgorithm === 'HS256') {
-      await trx
-        .deleteFrom('tenant_signing_keys')
-        .where('tenant_id', '=', tenantId)
-        .where('retired_at', 'is not', null)
-        .execute()
+      await deleteRetiredKeyPairs(trx, tenantId)
     }
     let previousKid = DEFAULT_KID
     if (current) {
       previousKid = current.kid
-      await trx
-        .updateTable('tenant_secrets')
-        .set({ retired_at: now, expires_at: until })
-        .where('id', '=', current.id)
-        .execute()
+      await retireSecret(trx, current.id, now, until)
       // The service default secret, if it was the previous one, is now older than that: it ends too.
       meta.defaultRetiredUntil = null
     } else {
@@ -155,15 +141,12 @@ async function rotateJwtSecret(
     let kid = DEFAULT_KID
     if (secret !== null) {
       kid = newKid()
-      await trx
-        .insertInto('tenant_secrets')
-        .values({
-          tenant_id: tenantId,
-          kid,
-          secret_enc: encryptSecret(secret, ctx.secretsKey, jwtSecretContext(tenantId)),
-          created_at: now,
-        })
-        .execute()
+      await insertSecret(trx, {
+        tenant_id: tenantId,
+        kid,
+        secret_enc: encryptSecret(secret, ctx.secretsKey, jwtSecretContext(tenantId)),
+        created_at: now,
+      })
     } else {
       // Back on the default: it is current again, with no end.
       meta.defaultRetiredUntil = null
@@ -172,11 +155,7 @@ async function rotateJwtSecret(
     meta.history = [...(meta.history ?? []), { action, kid, previousKid, at: now.toISOString() }].slice(
       -HISTORY_MAX,
     )
-    await trx
-      .updateTable('tenants')
-      .set({ metadata: JSON.stringify({ ...metadata, jwtSecret: meta }) })
-      .where('id', '=', tenantId)
-      .execute()
+    await setTenantMetadata(trx, tenantId, { ...metadata, jwtSecret: meta })
   })
   await ctx.changed({ signing: tenantId })
   return getJwtSecret(ctx, tenantId)

@@ -9,7 +9,12 @@ import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
 import { revokeTenantSessions } from '../authentication/session-queries.js'
 import { checkPassword } from '../../lib/password-policy.js'
-import { defaultAuthConfig, mergeAuthConfig, resolveAuthConfig, type AuthConfig } from '../../security/auth-config.js'
+import {
+  defaultAuthConfig,
+  mergeAuthConfig,
+  resolveAuthConfig,
+  type AuthConfig,
+} from '../../security/auth-config.js'
 import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
@@ -18,6 +23,8 @@ import {
   findTenantWithDatabase,
   listTenantRows,
   lockTenant,
+  setAuthConfig,
+  updateTenantRow,
   type TenantFilter,
 } from './queries.js'
 
@@ -146,16 +153,7 @@ export async function updateTenant(
   const now = new Date(ctx.clock.now())
   const updated = await retryOnContention(() =>
     ctx.dbs.main.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('tenants')
-        .set({
-          ...(input.name !== undefined ? { name: input.name } : {}),
-          ...(input.status !== undefined ? { status: input.status } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', tenantId)
-        .returning('id')
-        .executeTakeFirst()
+      const row = await updateTenantRow(trx, tenantId, input, now)
       if (row && input.status === 'INACTIVE') {
         const revoke = (t: Transaction<Database>) => revokeTenantSessions(t, tenantId, 'tenant_inactive', now)
         // Why nested for a routed tenant: its sessions live in another database. That revocation commits
@@ -186,11 +184,7 @@ export async function updateTenantConfig(
     const row = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
     const before = resolveAuthConfig(row.auth_config)
     const next = mergeAuthConfig(before, patch)
-    await trx
-      .updateTable('tenants')
-      .set({ auth_config: JSON.stringify(next), updated_at: new Date(ctx.clock.now()) })
-      .where('id', '=', tenantId)
-      .execute()
+    await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
     // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
     await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
     return next

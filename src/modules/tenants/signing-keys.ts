@@ -12,7 +12,13 @@ import {
 import { DEFAULT_KID } from '../../security/keystore.js'
 import { asObject } from '../../lib/json-object.js'
 import { newKid } from '../../lib/tokens.js'
-import { lockTenant } from './queries.js'
+import { findTenantMetadata, lockTenant, setTenantMetadata } from './queries.js'
+import {
+  deleteRetiredKeyPairs,
+  findCurrentSecretId,
+  insertKeyPair,
+  retireCurrentKeyPair,
+} from './secret-queries.js'
 import { generateJwtSecret, SECRET_OVERLAP_MS } from './secrets.js'
 
 // Asymmetric signing keys of a tenant (`signingAlgorithm` EdDSA or ES256; docs/decisions.md D14): the
@@ -35,17 +41,14 @@ async function installKeyPair(
   await retireKeyPairs(trx, tenantId, nowMs)
   const kid = newKid()
   const { privateKey, publicKey } = newKeyPair(alg)
-  await trx
-    .insertInto('tenant_signing_keys')
-    .values({
-      tenant_id: tenantId,
-      kid,
-      algorithm: alg,
-      private_key_enc: sealPrivateKey(privateKey, ctx.secretsKey, tenantId, kid),
-      public_jwk: JSON.stringify(await publicJwk(publicKey, kid, alg)),
-      created_at: new Date(nowMs),
-    })
-    .execute()
+  await insertKeyPair(trx, {
+    tenant_id: tenantId,
+    kid,
+    algorithm: alg,
+    private_key_enc: sealPrivateKey(privateKey, ctx.secretsKey, tenantId, kid),
+    public_jwk: JSON.stringify(await publicJwk(publicKey, kid, alg)),
+    created_at: new Date(nowMs),
+  })
   await setPreviousSecret(
     trx,
     tenantId,
@@ -57,17 +60,8 @@ async function installKeyPair(
 
 /** Deletes the retired key pairs and retires the current one for 7 days. */
 async function retireKeyPairs(trx: Transaction<Database>, tenantId: string, nowMs: number): Promise<void> {
-  await trx
-    .deleteFrom('tenant_signing_keys')
-    .where('tenant_id', '=', tenantId)
-    .where('retired_at', 'is not', null)
-    .execute()
-  await trx
-    .updateTable('tenant_signing_keys')
-    .set({ retired_at: new Date(nowMs), expires_at: new Date(nowMs + SECRET_OVERLAP_MS) })
-    .where('tenant_id', '=', tenantId)
-    .where('retired_at', 'is', null)
-    .execute()
+  await deleteRetiredKeyPairs(trx, tenantId)
+  await retireCurrentKeyPair(trx, tenantId, new Date(nowMs), new Date(nowMs + SECRET_OVERLAP_MS))
 }
 
 /** Records (or clears) the HS256 secret an asymmetric tenant still honours: `tenants.metadata.signing`. */
@@ -76,23 +70,14 @@ async function setPreviousSecret(
   tenantId: string,
   previousSecret: { kid: string; expiresAt: string } | null,
 ): Promise<void> {
-  const row = await trx.selectFrom('tenants').select('metadata').where('id', '=', tenantId).executeTakeFirst()
+  const row = await findTenantMetadata(trx, tenantId)
   const metadata = asObject(row?.metadata)
-  await trx
-    .updateTable('tenants')
-    .set({ metadata: JSON.stringify({ ...metadata, signing: { previousSecret } }) })
-    .where('id', '=', tenantId)
-    .execute()
+  await setTenantMetadata(trx, tenantId, { ...metadata, signing: { previousSecret } })
 }
 
 /** The kid of the tenant's current HS256 secret (or the service default's). */
 async function currentSecretKid(trx: Transaction<Database>, tenantId: string): Promise<string> {
-  const row = await trx
-    .selectFrom('tenant_secrets')
-    .select('kid')
-    .where('tenant_id', '=', tenantId)
-    .where('retired_at', 'is', null)
-    .executeTakeFirst()
+  const row = await findCurrentSecretId(trx, tenantId)
   return row?.kid ?? DEFAULT_KID
 }
 

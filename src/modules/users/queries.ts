@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely'
+import { sql, type Insertable, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely'
 import type { Database, JsonRow, Unqualified, UsersTable } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
 import type { IdentifierKind } from '../../lib/identifiers.js'
@@ -92,22 +92,6 @@ export async function setPasswordHash(
     .execute()
 }
 
-/** Role names per user, for building user objects of a page in one query. */
-export async function roleNamesOf(db: Kysely<Database>, tenantId: string, userIds: string[]) {
-  const out = new Map<string, string[]>()
-  if (userIds.length === 0) return out
-  const rows = await db
-    .selectFrom('user_roles')
-    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-    .select(['user_roles.user_id', 'roles.name'])
-    .where('user_roles.tenant_id', '=', tenantId)
-    .where('user_roles.user_id', 'in', userIds)
-    .orderBy('roles.name')
-    .execute()
-  for (const r of rows) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r.name])
-  return out
-}
-
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
 
 /**
@@ -195,4 +179,67 @@ export function updateUserRow(db: Kysely<Database>, tenantId: string, userId: st
 /** Deletes a user of the tenant; its sessions, refresh tokens, roles and grants cascade. */
 export async function deleteUserRow(db: Kysely<Database>, tenantId: string, userId: string): Promise<void> {
   await db.deleteFrom('users').where('tenant_id', '=', tenantId).where('id', '=', userId).execute()
+}
+
+/** The tenant's users, and how many of them are ACTIVE (tenant metrics). */
+export async function countUsers(db: Kysely<Database>, tenantId: string) {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('total'),
+      sql<number>`count(*) filter (where status = 'ACTIVE')`.as('active'),
+    ])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow()
+  return { total: Number(row.total), active: Number(row.active) }
+}
+
+/** A new user row; its columns as userColumns lists them (never the password hash). */
+export function insertUser(db: Kysely<Database>, values: Insertable<UsersTable>) {
+  return db.insertInto('users').values(values).returning(userColumns).executeTakeFirstOrThrow()
+}
+
+/**
+ * The user's status, its row locked: the first statement of opening a session (lock order: user row,
+ * session rows, refresh tokens; see authentication/session-queries.ts).
+ */
+export function lockUserStatus(trx: Transaction<Database>, tenantId: string, userId: string) {
+  return trx
+    .selectFrom('users')
+    .select('status')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst()
+}
+
+/** Records a login at `now`, and the password's new hash when it was rehashed. */
+export async function recordLogin(
+  trx: Transaction<Database>,
+  tenantId: string,
+  userId: string,
+  now: Date,
+  newHash: string | null | undefined,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set(newHash ? { last_login_at: now, password_hash: newHash } : { last_login_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .execute()
+}
+
+/** Marks whether the user's logins need a second factor (set with its enrollment, cleared with its removal). */
+export async function setOtpEnabled(
+  trx: Transaction<Database>,
+  tenantId: string,
+  userId: string,
+  enabled: boolean,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ otp_enabled: enabled, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .execute()
 }

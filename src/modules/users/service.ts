@@ -10,13 +10,12 @@ import { removeOtp } from '../otp/queries.js'
 import { endUserSessions } from '../authentication/session-queries.js'
 import { audited } from '../audit/audited.js'
 import { assertMayActOnUser } from '../../security/hierarchy.js'
-import { findRoleByName } from '../roles/queries.js'
+import { findRoleByName, roleNamesOf } from '../roles/queries.js'
 import {
   deleteUserRow,
   findUserById,
   listUsers as listUserRows,
   lockUser,
-  roleNamesOf,
   toUserDto,
   updateUserRow,
   type UserChanges,
