@@ -1,7 +1,7 @@
 import { tdb, type AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { Principal, UserPrincipal } from '../../security/principal.js'
-import { assertMayActOnUser } from '../../security/hierarchy.js'
+import { assertMayActOnUser } from '../permissions/hierarchy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
 import {

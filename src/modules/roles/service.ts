@@ -5,7 +5,7 @@ import { fail } from '../../errors.js'
 import type { Principal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { assertPermissionsExist, permissionRows } from '../permissions/queries.js'
-import { assertGivable, assertMayGiveRole } from '../../security/hierarchy.js'
+import { assertGivable, assertMayGiveRole } from '../permissions/hierarchy.js'
 import type { PageParams } from '../../db/paginate.js'
 import {
   addRolePermissionRows,

@@ -9,7 +9,7 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { removeOtp } from '../otp/queries.js'
 import { endUserSessions } from '../authentication/session-queries.js'
 import { audited } from '../audit/audited.js'
-import { assertMayActOnUser } from '../../security/hierarchy.js'
+import { assertMayActOnUser } from '../permissions/hierarchy.js'
 import { findRoleByName, roleNamesOf } from '../roles/queries.js'
 import {
   deleteUserRow,

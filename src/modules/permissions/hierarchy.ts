@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
-import { AppError } from '../errors.js'
-import { holds, isSuperAdmin, type Principal } from './principal.js'
-import { loadGrants } from '../modules/permissions/grant-queries.js'
+import type { Database } from '../../db/database.js'
+import { AppError } from '../../errors.js'
+import { holds, isSuperAdmin, type Principal } from '../../security/principal.js'
+import { loadGrants } from './grant-queries.js'
 
 /**
  * The hierarchy rule (docs/decisions.md D2), in one place. Every act it names calls into this file:
