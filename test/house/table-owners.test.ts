@@ -53,7 +53,7 @@ interface Finding {
 }
 
 /** The table-to-module map of ARCHITECTURE.md: rows of `| \`table\` | module | ... |` under its heading. */
-export function ownersFromDoc(doc: string): Map<string, string> {
+function ownersFromDoc(doc: string): Map<string, string> {
   const start = doc.indexOf('## Tables and their owners')
   const section = doc.slice(
     start,
@@ -92,7 +92,7 @@ function inSubquery(node: ts.Node): boolean {
 }
 
 /** Every breach of the three rules in one file's text. */
-export function findBreaches(file: string, text: string, owners: Map<string, string>): Finding[] {
+function findBreaches(file: string, text: string, owners: Map<string, string>): Finding[] {
   const out: Finding[] = []
   const place = placeOf(file)
   const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
