@@ -59,8 +59,8 @@ export default tseslint.config(
   below(['src/app.ts', 'src/app/**/*.ts'], ['entry']),
   below(['src/plugins/**/*.ts'], ['entry', 'app', 'modules']),
   below(['src/modules/**/*.ts'], ['entry', 'app', 'plugins']),
-  // Why type imports of modules: AppContext names the module classes createContext builds.
-  below(['src/context.ts'], ['entry', 'app', 'plugins'], [{ ...layer.modules, allowTypeImports: true }]),
+  // The context declares what it holds as interfaces the modules implement: it imports no module, not even a type.
+  below(['src/context.ts'], ['entry', 'app', 'plugins', 'modules']),
   below(['src/security/**/*.ts'], ['entry', 'app', 'plugins', 'modules', 'context']),
   below(
     ['src/db/**/*.ts', 'src/config.ts', 'src/errors.ts'],

@@ -8,7 +8,7 @@ import type {
 } from '../db/database.js'
 
 // What the credential checks need to look up, as interfaces: the modules implement them and the
-// context hands them in (see createContext), so nothing in src/auth imports a module.
+// context hands them in (see createContext), so nothing in src/security imports a module.
 
 /** A tenant as the credential checks see it. */
 export interface DirectoryTenant {

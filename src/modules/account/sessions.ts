@@ -111,7 +111,7 @@ export async function revokeUserSessions(
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId: null, metadata: {} } },
     {
       act: async (trx, note) => {
-        // Why the user row first: the lock order every session writer follows (see auth/sessions.ts).
+        // Why the user row first: the lock order every session writer follows (see authentication/session-queries.ts).
         if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
         note.userId = userId
         await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
