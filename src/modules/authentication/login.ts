@@ -8,14 +8,9 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
 import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
+import { newRefreshTokenFor, refreshTokenTenant } from './refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
-import {
-  findRefreshToken,
-  newRefreshTokenFor,
-  refreshTokenTenant,
-  revokeSessions,
-  rotateRefreshToken,
-} from './session-queries.js'
+import { findRefreshToken, revokeSessions, rotateRefreshToken } from './session-queries.js'
 
 export interface LoginInput {
   tenantCode: string

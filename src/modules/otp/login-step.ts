@@ -16,7 +16,7 @@ import {
   lockMfaToken,
 } from './queries.js'
 import { completeLogin, loginFailure } from '../authentication/complete-login.js'
-import { newRefreshTokenFor, refreshTokenTenant } from '../authentication/session-queries.js'
+import { newRefreshTokenFor, refreshTokenTenant } from '../authentication/refresh-token.js'
 
 // The second step of a login that needs a second factor (openapi/paths/otp.yaml, docs/decisions.md D13).
 
