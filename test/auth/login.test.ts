@@ -189,7 +189,7 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
 })
 
 t.test('login: imported hashes verify and are upgraded to bcrypt cost 12', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, {}, { passwordCost: 12 })
   const tenant = await createTenant(app)
   const db = app.ctx.dbs.forTenant(tenant.id)
   const a = await createUser(app, tenant)

@@ -48,6 +48,8 @@ export async function buildTestApp(
   const violations: string[] = []
   const app = (await buildApp(config, {
     pgliteDataDir,
+    // bcrypt at cost 4 unless the test says 12 (AppOptions.passwordCost): hashing's own tests, timing.
+    passwordCost: 4,
     ...options,
     beforeRoutes: async (a) => {
       installContractGuard(a, violations)
@@ -85,7 +87,10 @@ export async function twoInstances(
  * database themselves (two instances on one database, a shutdown); the caller closes it.
  */
 export function buildAppOn(env: Record<string, string>, options: AppOptions = {}): Promise<FastifyInstance> {
-  return buildApp(loadConfig({ ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env }), options)
+  return buildApp(loadConfig({ ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env }), {
+    passwordCost: 4,
+    ...options,
+  })
 }
 
 /**
