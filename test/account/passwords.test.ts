@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, loginTokens } from '../helpers/call.js'
+import { call, login, loginTokens, type As, type BodyOf, unchecked } from '../helpers/call.js'
 import {
   auditRows,
   createKey,
@@ -24,13 +24,13 @@ const app = await buildTestApp(t)
 const NEW_PASSWORD = 'Brand-new-secret-42'
 const WRONG = 'Not-the-password-17'
 
-const changePassword = (token: string, body: unknown, ip?: string) =>
-  call(app, 'POST', '/api/v1/me/password', { token, ip }, body)
+const changePassword = (token: string, body: BodyOf<'changeMyPassword'>, ip?: string) =>
+  call(app, 'changeMyPassword', { token, ip }, { body })
 
-const resetPassword = (as: Parameters<typeof call>[3], userId: string, body: unknown) =>
-  call(app, 'PUT', `/api/v1/users/${userId}/password`, as, body)
+const resetPassword = (as: As, userId: string, body: BodyOf<'resetUserPassword'>) =>
+  call(app, 'resetUserPassword', as, { params: { userId }, body })
 
-const refresh = (refreshToken: string) => call(app, 'POST', '/api/v1/refresh', null, { refreshToken })
+const refresh = (refreshToken: string) => call(app, 'refresh', null, { body: { refreshToken } })
 
 const hashOf = async (user: UserFx) =>
   (
@@ -82,11 +82,12 @@ t.test(
     const loggedOut = await loginTokens(app, user)
     const out = await call(
       app,
-      'POST',
-      '/api/v1/logout',
+      'logout',
       { token: loggedOut.accessToken },
       {
-        refreshToken: loggedOut.refreshToken,
+        body: {
+          refreshToken: loggedOut.refreshToken,
+        },
       },
     )
     t.equal(out.status, 200)
@@ -226,7 +227,7 @@ t.test('changeMyPassword: 400 VALIDATION_ERROR for a missing field or an unknown
     { currentPassword: PASSWORD, newPassword: NEW_PASSWORD, extra: true },
     { currentPassword: PASSWORD, newPassword: '' },
   ]) {
-    const res = await changePassword(token, body)
+    const res = await changePassword(token, unchecked(body))
     t.equal(res.status, 400, JSON.stringify(body))
     t.equal(res.code, 'VALIDATION_ERROR')
   }
@@ -316,7 +317,7 @@ t.test(
     const tenant = await createTenant(app)
     const admin = await userAndToken(tenant, { roles: ['admin'] })
     const { user, token } = await userAndToken(tenant, { roles: ['user'] })
-    const del = await call(app, 'DELETE', `/api/v1/users/${user.id}`, { token: admin.token })
+    const del = await call(app, 'deleteUser', { token: admin.token }, { params: { userId: user.id } })
     t.equal(del.status, 200)
     const res = await changePassword(token, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })
     t.equal(res.status, 404)
@@ -525,13 +526,18 @@ t.test(
     const tenant = await createTenant(app)
     const admin = await userAndToken(tenant, { roles: ['admin'] })
     const target = await createUser(app, tenant, { roles: ['user'] })
-    const missing = await resetPassword({ token: admin.token }, target.id, { revokeSessions: true })
+    const missing = await resetPassword(
+      { token: admin.token },
+      target.id,
+      unchecked({ revokeSessions: true }),
+    )
     t.equal(missing.status, 400)
     t.equal(missing.code, 'VALIDATION_ERROR')
-    const badType = await resetPassword({ token: admin.token }, target.id, {
-      password: NEW_PASSWORD,
-      revokeSessions: 'no',
-    })
+    const badType = await resetPassword(
+      { token: admin.token },
+      target.id,
+      unchecked({ password: NEW_PASSWORD, revokeSessions: 'no' }),
+    )
     t.equal(badType.code, 'VALIDATION_ERROR')
     const badId = await resetPassword({ token: admin.token }, 'not-a-uuid', { password: NEW_PASSWORD })
     t.equal(badId.status, 400)
@@ -691,11 +697,13 @@ t.test(
     const { accessToken } = await loginTokens(app, admin)
     const r = await call(
       app,
-      'PUT',
-      `/api/v1/users/${admin.id}/password`,
+      'resetUserPassword',
       { token: accessToken },
       {
-        password: 'Another-pass-12345',
+        params: { userId: admin.id },
+        body: {
+          password: 'Another-pass-12345',
+        },
       },
     )
     t.equal(r.status, 403)

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { callRaw } from '../helpers/call.js'
 
 // createClientKey and rotateClientKey (openapi/paths/client-keys.yaml): the value is shown once (create,
 // and rotate for the new value), never again, in no response, log line or stored row.
@@ -20,7 +20,7 @@ t.test(
     const jwt = await tokenFor(app, admin)
     const base = '/api/v1/client-keys'
 
-    const created = await call(
+    const created = await callRaw(
       app,
       'POST',
       base,
@@ -29,7 +29,7 @@ t.test(
     )
     t.equal(created.status, 201)
     const { id, key: first } = created.body.data as { id: string; key: string }
-    const rotated = await call(
+    const rotated = await callRaw(
       app,
       'POST',
       `${base}/${id}/rotate`,
@@ -42,18 +42,18 @@ t.test(
     const secrets = [first.slice(12), second.slice(12)]
 
     const later = [
-      await call(app, 'GET', `${base}/tenant`, { key: first }),
-      await call(app, 'GET', `${base}/tenant`, { bearerKey: second }),
-      await call(app, 'GET', `${base}/${id}`, { key: second }),
-      await call(app, 'GET', `${base}/${id}`, { token: jwt }),
-      await call(app, 'GET', `${base}?tenantId=${tenant.id}`, { key: PLATFORM_KEY }),
-      await call(app, 'PATCH', `${base}/${id}`, { key: second }, { name: 'renamed' }),
-      await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'w'.repeat(43) }),
+      await callRaw(app, 'GET', `${base}/tenant`, { key: first }),
+      await callRaw(app, 'GET', `${base}/tenant`, { bearerKey: second }),
+      await callRaw(app, 'GET', `${base}/${id}`, { key: second }),
+      await callRaw(app, 'GET', `${base}/${id}`, { token: jwt }),
+      await callRaw(app, 'GET', `${base}?tenantId=${tenant.id}`, { key: PLATFORM_KEY }),
+      await callRaw(app, 'PATCH', `${base}/${id}`, { key: second }, { name: 'renamed' }),
+      await callRaw(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'w'.repeat(43) }),
     ]
     await app.keyUsage.flush()
     later.push(
-      await call(app, 'GET', `${base}/${id}/logs`, { token: jwt }),
-      await call(app, 'GET', `${base}/${id}/stats`, { token: jwt }),
+      await callRaw(app, 'GET', `${base}/${id}/logs`, { token: jwt }),
+      await callRaw(app, 'GET', `${base}/${id}/stats`, { token: jwt }),
     )
     t.equal(later.filter((r) => r.status === 200).length, later.length - 1, 'all served but the unknown key')
     t.notMatch(rotated.raw, secrets[0], 'the rotate response does not repeat the old value')

@@ -35,8 +35,26 @@ type Op<K extends OperationId> = operations[K]
 
 type PathParams<K extends OperationId> = Op<K>['parameters'] extends { path: infer P } ? P : never
 type Query<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>
-type BodyOf<K extends OperationId> =
-  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : never
+/** The JSON body an operation takes (for wrappers that pass one through). */
+export type BodyOf<K extends OperationId> =
+  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } }
+    ? Loosen<K, B>
+    : never
+
+/**
+ * The request fields that have a `default` in the document. openapi-typescript types a property with a
+ * default as required (its `defaultNonNullable`), which is right for a response and wrong for a request:
+ * a request may leave it out. These three are all the document has (a field added with a default
+ * shows up here as a test that cannot leave it out).
+ */
+interface Defaulted {
+  createRole: 'level'
+  resetUserPassword: 'revokeSessions'
+  rotateClientKey: 'gracePeriodSeconds'
+}
+type Loosen<K extends OperationId, B> = K extends keyof Defaulted
+  ? Omit<B, Defaulted[K]> & Partial<Pick<B, Defaulted[K] & keyof B>>
+  : B
 
 /**
  * What an operation takes besides the credential: `params` when its path has parameters (then
@@ -54,9 +72,8 @@ export type Req<K extends OperationId> = ([PathParams<K>] extends [never]
       : { body: BodyOf<K> })
 
 /** The arguments after the operationId: the credential and the request, both optional when nothing is required. */
-type Args<K extends OperationId> = object extends Req<K>
-  ? [as?: As | null, req?: Req<K>]
-  : [as: As | null, req: Req<K>]
+type Args<K extends OperationId> =
+  object extends Req<K> ? [as?: As | null, req?: Req<K>] : [as: As | null, req: Req<K>]
 
 /**
  * A value of the wrong shape sent on purpose (a bad body, an unknown query parameter, a malformed path
@@ -79,7 +96,9 @@ type ErrorJson<K extends OperationId> = JsonOf<Responses<K>[ErrorStatus<K>]>
 /** The error envelope's fields (`code`, `error`, `details`), each absent on a success. */
 type ErrorFields<K extends OperationId> = {
   [P in Exclude<keyof NonNullable<ErrorJson<K>>, 'success'>]?: NonNullable<ErrorJson<K>>[P]
-}
+} & { success?: boolean }
+/** A success body without its `success: true`, which the error fields type as `boolean`. */
+type SuccessFields<J> = J extends object ? Omit<J, 'success'> : J
 type DataOf<J> = J extends { data: infer D } ? D : undefined
 
 /** What every response has, whatever the operation: for helpers that take the response of any call. */
@@ -99,7 +118,9 @@ export interface AnyRes {
  * them after asserting the success status (on an error `data` is undefined); read `code` on an error.
  */
 export interface Res<K extends OperationId> extends AnyRes {
-  body: [SuccessJson<K>] extends [undefined] ? ErrorFields<K> | undefined : SuccessJson<K> & ErrorFields<K>
+  body: [SuccessJson<K>] extends [undefined]
+    ? ErrorFields<K> | undefined
+    : SuccessFields<SuccessJson<K>> & ErrorFields<K>
   data: DataOf<SuccessJson<K>>
 }
 
@@ -123,7 +144,10 @@ for (const [path, item] of Object.entries(document.paths as Record<string, PathI
   }
 }
 
-function urlOf(op: OperationId, req: { params?: object; query?: object } = {}): { method: Method; url: string } {
+function urlOf(
+  op: OperationId,
+  req: { params?: object; query?: object } = {},
+): { method: Method; url: string } {
   const route = table.get(op)
   if (!route) throw new Error(`no operation ${op} in generated/openapi.json`)
   const params = (req.params ?? {}) as Record<string, unknown>
@@ -148,8 +172,15 @@ function urlOf(op: OperationId, req: { params?: object; query?: object } = {}): 
  *     t.equal(res.status, 200)
  *     t.equal(res.data.name, 'editor')
  */
-export async function call<K extends OperationId>(app: FastifyInstance, op: K, ...args: Args<K>): Promise<Res<K>> {
-  const [as, req] = args as [As | null | undefined, { params?: object; query?: object; body?: unknown } | undefined]
+export async function call<K extends OperationId>(
+  app: FastifyInstance,
+  op: K,
+  ...args: Args<K>
+): Promise<Res<K>> {
+  const [as, req] = args as [
+    As | null | undefined,
+    { params?: object; query?: object; body?: unknown } | undefined,
+  ]
   const { method, url } = urlOf(op, req)
   return (await callRaw(app, method, url, as ?? {}, req?.body)) as Res<K>
 }
@@ -192,6 +223,22 @@ export async function callRaw(
     raw: res.body,
     headers: res.headers,
   }
+}
+
+/** The fields a 400 VALIDATION_ERROR names in `details` (`body.name`, `query.limit`); none for another response. */
+export function detailPaths(res: AnyRes): string[] {
+  const details = res.body?.details
+  return Array.isArray(details) ? details.map((d: { path: string }) => d.path) : []
+}
+
+/**
+ * The `mfaToken` a login stopped at the second factor carries in `details` (401 OTP_REQUIRED or
+ * OTP_ENROLLMENT_REQUIRED); throws when the response has none.
+ */
+export function mfaTokenIn(res: AnyRes): string {
+  const details = res.body?.details as { mfaToken?: unknown } | undefined
+  if (typeof details?.mfaToken !== 'string') throw new Error(`expected an mfaToken in details: ${res.raw}`)
+  return details.mfaToken
 }
 
 /** login with the fixture password or another; from a fresh address unless `ip` is given. */

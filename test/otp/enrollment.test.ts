@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, type As } from '../helpers/call.js'
+import { call, type As, type BodyOf } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
@@ -27,26 +27,27 @@ const STEP_MS = 30_000
 const PENDING_MS = 10 * 60 * 1000
 const RECOVERY_SHAPE = /^[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}$/
 
-const getOtp = (as: As) => call(app, 'GET', '/api/v1/me/otp', as)
-const setupOtp = (as: As, body?: unknown) => call(app, 'POST', '/api/v1/me/otp/setup', as, body)
-const confirmOtp = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/confirm', as, { code })
-const renewCodes = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/recovery-codes', as, { code })
-const disableOtp = (as: As, code: string) => call(app, 'DELETE', '/api/v1/me/otp', as, { code })
-const patchUser = (as: As, userId: string, body: unknown) =>
-  call(app, 'PATCH', `/api/v1/users/${userId}`, as, body)
+const getOtp = (as: As) => call(app, 'getMyOtp', as)
+const setupOtp = (as: As, body?: BodyOf<'setupMyOtp'>) => call(app, 'setupMyOtp', as, { body })
+const confirmOtp = (as: As, code: string) => call(app, 'confirmMyOtp', as, { body: { code } })
+const renewCodes = (as: As, code: string) => call(app, 'renewMyRecoveryCodes', as, { body: { code } })
+const disableOtp = (as: As, code: string) => call(app, 'disableMyOtp', as, { body: { code } })
+const patchUser = (as: As, userId: string, body: BodyOf<'updateUser'>) =>
+  call(app, 'updateUser', as, { params: { userId }, body })
 
 /** POST /login with the fixture password, and `otp` when given. */
 const loginAs = (user: UserFx, otp?: string, ip?: string) =>
   call(
     app,
-    'POST',
-    '/api/v1/login',
+    'login',
     { ip },
     {
-      tenantCode: user.tenant.code,
-      identifier: user.email,
-      password: PASSWORD,
-      ...(otp === undefined ? {} : { otp }),
+      body: {
+        tenantCode: user.tenant.code,
+        identifier: user.email,
+        password: PASSWORD,
+        ...(otp === undefined ? {} : { otp }),
+      },
     },
   )
 
@@ -701,7 +702,7 @@ t.test(
     t.equal(login.status, 401)
     t.equal(login.code, 'OTP_ENROLLMENT_REQUIRED')
     t.match(login.body.details, { mfaToken: /^[A-Za-z0-9_-]+$/, expiresIn: 300 })
-    t.same(Object.keys(login.body.details).sort(), ['expiresIn', 'mfaToken'])
+    t.same(Object.keys(login.body.details ?? {}).sort(), ['expiresIn', 'mfaToken'])
     t.notOk(login.body.data, 'no token is issued')
 
     // The user may also enroll through /me/otp with a token it still holds; then a login asks for the code.
