@@ -17,7 +17,7 @@ import {
   waitFor,
   type UserFx,
 } from '../helpers/fixtures.js'
-import { callRaw, call, loginTokens, type Res } from '../helpers/call.js'
+import { call, loginTokens, type Res } from '../helpers/call.js'
 import { createManualClock } from '../../src/lib/clock.js'
 
 // One app and one manual clock for the file. The clock only moves forward; every test makes its own
@@ -317,9 +317,17 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
     const user = await createUser(app, tenant, { roles: ['user'] })
     const caller = await plain(user)
     const gone = await plain(user)
-    const url = `/api/v1/me/sessions/${gone.sid}`
-    t.equal((await callRaw(app, 'DELETE', url, { token: caller.accessToken })).status, 200)
-    const res = await callRaw(app, 'DELETE', url, { token: caller.accessToken })
+    t.equal(
+      (await call(app, 'revokeMySession', { token: caller.accessToken }, { params: { sessionId: gone.sid } }))
+        .status,
+      200,
+    )
+    const res = await call(
+      app,
+      'revokeMySession',
+      { token: caller.accessToken },
+      { params: { sessionId: gone.sid } },
+    )
     t.equal(res.status, 404)
     t.equal(res.code, 'SESSION_NOT_FOUND')
     const loggedOut = await plain(user)
@@ -487,9 +495,8 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
       clock.advance(1_000)
       const gone = await plain(target)
       t.same((await logout(gone)).data, { revoked: true })
-      const url = `/api/v1/users/${target.id}/sessions`
 
-      const res = await callRaw(app, 'GET', url, admin.cred)
+      const res = await call(app, 'listUserSessions', admin.cred, { params: { userId: target.id } })
       t.equal(res.status, 200)
       t.same(res.data.items, [
         {
@@ -514,7 +521,9 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
         'no `current` field',
       )
 
-      const byKey = await callRaw(app, 'GET', url, await keyCred(app, tenant, ['users:read']))
+      const byKey = await call(app, 'listUserSessions', await keyCred(app, tenant, ['users:read']), {
+        params: { userId: target.id },
+      })
       t.equal(byKey.status, 200)
       t.same(byKey.data, res.data)
       t.equal((await revokedRows(tenant.id)).length, 0, 'listing writes no audit row')
@@ -566,12 +575,15 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
     const tenant = await createTenant(app)
     const target = await createUser(app, tenant, { roles: ['user'] })
     const plainUser = await userWithToken(app, tenant, { roles: ['user'] })
-    const url = `/api/v1/users/${target.id}/sessions`
-    const res = await callRaw(app, 'GET', url, plainUser.cred)
+    const res = await call(app, 'listUserSessions', plainUser.cred, { params: { userId: target.id } })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     const key = await keyCred(app, tenant, ['users:update'])
-    t.equal((await callRaw(app, 'GET', url, key)).code, 'FORBIDDEN', 'a key without the users:read scope')
+    t.equal(
+      (await call(app, 'listUserSessions', key, { params: { userId: target.id } })).code,
+      'FORBIDDEN',
+      'a key without the users:read scope',
+    )
   })
 
   t.test('listUserSessions: 400 VALIDATION_ERROR for a userId that is not a UUID', async (t) => {
@@ -598,9 +610,8 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const gone = await plain(target)
       t.same((await logout(gone)).data, { revoked: true })
       const theirs = await plain(bystander)
-      const url = `/api/v1/users/${target.id}/sessions`
 
-      const res = await callRaw(app, 'DELETE', url, admin.cred)
+      const res = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: target.id } })
       t.equal(res.status, 200)
       t.same(res.data, { revoked: 2 }, 'the logged-out session is not counted')
 
@@ -621,12 +632,14 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
         tokens.every((r) => r.revoked_at !== null),
         'every refresh token of the user is revoked',
       )
-      t.same((await callRaw(app, 'GET', url, admin.cred)).data, { items: [] })
+      t.same((await call(app, 'listUserSessions', admin.cred, { params: { userId: target.id } })).data, {
+        items: [],
+      })
       t.equal((await refresh(theirs.refreshToken)).status, 200, 'another user’s session is untouched')
       const me = await call(app, 'getMe', { token: b.accessToken })
       t.equal(me.status, 200, 'access tokens live until exp')
 
-      const again = await callRaw(app, 'DELETE', url, admin.cred)
+      const again = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: target.id } })
       t.same(again.data, { revoked: 0 })
       t.match(await revokedRows(tenant.id), [
         {
@@ -674,12 +687,11 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const deputy = await userWithToken(app, tenant, { roles: ['deputy'] })
       const peer = await createUser(app, tenant, { roles: ['admin'] })
       const s = await plain(peer)
-      const url = `/api/v1/users/${peer.id}/sessions`
       for (const [who, cred] of [
         ['equal-ranked admin', admin.cred],
         ['lower-ranked admin', deputy.cred],
       ] as const) {
-        const res = await callRaw(app, 'DELETE', url, cred)
+        const res = await call(app, 'revokeUserSessions', cred, { params: { userId: peer.id } })
         t.equal(res.status, 403, who)
         t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION', who)
       }
@@ -765,11 +777,10 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
     const tenant = await createTenant(app)
     const target = await createUser(app, tenant, { roles: ['user'] })
     const s = await plain(target)
-    const url = `/api/v1/users/${target.id}/sessions`
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await callRaw(app, 'DELETE', url, key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'revokeUserSessions', key, { params: { userId: target.id } })).code, 'FORBIDDEN')
     const plainUser = await userWithToken(app, tenant, { roles: ['user'] })
-    const res = await callRaw(app, 'DELETE', url, plainUser.cred)
+    const res = await call(app, 'revokeUserSessions', plainUser.cred, { params: { userId: target.id } })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     t.equal((await revokedRows(tenant.id)).length, 0)

@@ -12,7 +12,7 @@ import type { Database } from '../../src/db/database.js'
 import { buildTestApp, twoInstances } from '../helpers/app.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { createTenant, createUser, platformKey, tokenFor, waitFor } from '../helpers/fixtures.js'
-import { callRaw, call, loginTokens } from '../helpers/call.js'
+import { call, loginTokens } from '../helpers/call.js'
 
 // Contract section 14: a Client Key revocation, a tenant status change, a session revocation and a
 // signing-key rotation take effect on every instance within 1 second, through PostgreSQL LISTEN/NOTIFY.
@@ -53,9 +53,8 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
   const tenant = await createTenant(one)
   const admin = await createUser(one, tenant, { roles: ['admin'] })
   const jwt = await tokenFor(one, admin)
-  const base = '/api/v1/client-keys'
   const probe = (app: FastifyInstance, key: string) =>
-    callRaw(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
+    call(app, 'listTenantClientKeys', { key }).then((r) => r.status)
   const delays: Record<string, number[]> = {}
   const record = (kind: string, ms: number) => (delays[kind] ??= []).push(ms)
 
@@ -70,13 +69,18 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
   t.test('revokeClientKey on one instance is refused on the other within 1 s (p99 of 30)', async (t) => {
     for (let i = 0; i < 30; i++) {
       const k = (
-        await callRaw(one, 'POST', base, { token: jwt }, { name: `k${i}`, scopes: ['client-keys:read'] })
+        await call(
+          one,
+          'createClientKey',
+          { token: jwt },
+          { body: { name: `k${i}`, scopes: ['client-keys:read'] } },
+        )
       ).body.data
       t.equal(await probe(two, k.key), 200, 'the other instance has the key cached as valid')
       // Why the spread: were the other instance to wait for its cache to expire (2 s), every delay here
       // would be over 1.5 s; each is the channel's.
       await sleep((i % 4) * 150)
-      t.equal((await callRaw(one, 'POST', `${base}/${k.id}/revoke`, { token: jwt })).status, 200)
+      t.equal((await call(one, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })).status, 200)
       const delay = await waitFor(async () => (await probe(two, k.key)) === 401, 3000, 5)
       t.ok(delay >= 0 && delay < 1000, `refused on the other instance after ${delay} ms`)
       record('clientKeyRevocation', delay)
@@ -162,10 +166,15 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
     t.equal((await call(two, 'getHealth')).data.status, 'ok')
     // And changes arrive again.
     const k = (
-      await callRaw(one, 'POST', base, { token: jwt }, { name: 'after', scopes: ['client-keys:read'] })
+      await call(
+        one,
+        'createClientKey',
+        { token: jwt },
+        { body: { name: 'after', scopes: ['client-keys:read'] } },
+      )
     ).body.data
     t.equal(await probe(two, k.key), 200)
-    await callRaw(one, 'POST', `${base}/${k.id}/revoke`, { token: jwt })
+    await call(one, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })
     const delay = await waitFor(async () => (await probe(two, k.key)) === 401, 3000, 5)
     t.ok(delay >= 0 && delay < 1000, `refused after ${delay} ms`)
   })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, userWithToken } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
-import { callRaw, call, login } from '../helpers/call.js'
+import { call, login } from '../helpers/call.js'
 
 const A = '203.0.113.10'
 const B = '203.0.113.20'
@@ -111,11 +111,11 @@ t.test(
 
     await t.test('403 without tenants:read; 401 without a credential', async (t) => {
       const { cred: as } = await userWithToken(app, tenant, { roles: ['user'] })
-      for (const url of ['/api/v1/tenants/me/metrics', '/api/v1/tenants/me/metrics/security']) {
-        const denied = await callRaw(app, 'GET', url, as)
+      for (const op of ['getTenantMetrics', 'getSecurityMetrics'] as const) {
+        const denied = await call(app, op, as)
         t.equal(denied.status, 403)
         t.equal(denied.body.code, 'FORBIDDEN')
-        t.equal((await callRaw(app, 'GET', url)).status, 401)
+        t.equal((await call(app, op)).status, 401)
       }
     })
   },
