@@ -12,6 +12,7 @@ import {
   keyCred,
   PASSWORD,
   platformTenant,
+  sidOf,
   UNKNOWN_ID,
   userWithToken,
   waitFor,
@@ -27,12 +28,6 @@ const app = await buildTestApp(t, {}, { clock })
 
 const DAY_S = 86_400
 const iso = (ms: number) => new Date(ms).toISOString()
-
-/** The session id (`sid` claim) an access token carries. */
-function sidOf(accessToken: string): string {
-  const payload = accessToken.split('.')[1] ?? ''
-  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sid: string }).sid
-}
 
 interface Session {
   accessToken: string

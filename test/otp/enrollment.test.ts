@@ -69,12 +69,6 @@ function wrongCode(key: Buffer): string {
   }
 }
 
-/** A user of `tenant` (role `user` unless told) with an access token issued now. */
-async function member(tenant: TenantFx, opts: Parameters<typeof createUser>[2] = {}) {
-  const user = await createUser(app, tenant, { roles: ['user'], ...opts })
-  return { user, cred: { token: await tokenFor(app, user) } as As }
-}
-
 /** Runs the setup and returns the authenticator's key, read from the returned otpauth URI. */
 async function startSetup(cred: As): Promise<Buffer> {
   const res = await setupOtp(cred)
@@ -84,7 +78,7 @@ async function startSetup(cred: As): Promise<Buffer> {
 
 /** A user who enrolled through /me/otp (setup and confirm), with its key and recovery codes. */
 async function enrolledMember(tenant: TenantFx, opts: Parameters<typeof createUser>[2] = {}) {
-  const { user, cred } = await member(tenant, opts)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'], ...opts })
   const key = await startSetup(cred)
   const res = await confirmOtp(cred, codeNow(key))
   if (res.status !== 200) throw new Error(`confirm failed: ${res.raw}`)
@@ -141,7 +135,7 @@ t.test(
   'getMyOtp: 200 the status before a setup, while pending, once confirmed, and after a recovery code is used at login',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const before = await getOtp(cred)
     t.equal(before.status, 200)
     t.same(before.data, NOT_ENROLLED)
@@ -168,7 +162,7 @@ t.test(
 
 t.test('getMyOtp: 200 requiredByTenant when the tenant requires a second factor', async (t) => {
   const tenant = await createTenant(app, { mfa: { required: true } })
-  const { cred } = await member(tenant)
+  const { cred } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await getOtp(cred)
   t.equal(res.status, 200)
   t.same(res.data, { ...NOT_ENROLLED, requiredByTenant: true }, "the user's own flag stays false")
@@ -176,7 +170,7 @@ t.test('getMyOtp: 200 requiredByTenant when the tenant requires a second factor'
 
 t.test("getMyOtp: 404 USER_NOT_FOUND for a deleted user's still-valid access token", async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   await deleteUserRow(user)
   const res = await getOtp(cred)
   t.equal(res.status, 404)
@@ -193,7 +187,7 @@ t.test(
     const tenant = await createTenant(app)
     const tenantName = (await app.ctx.tenants.byId(tenant.id))?.name ?? ''
     t.ok(tenantName, 'the tenant has a name')
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await setupOtp(cred)
     t.equal(res.status, 200)
     const { secret, otpauthUri, qrCodeSvg, expiresAt } = res.data
@@ -223,7 +217,7 @@ t.test(
 t.test('setupMyOtp: the account is the username when the user has no email', async (t) => {
   const tenant = await createTenant(app)
   const username = `otp.${Math.random().toString(36).slice(2, 10)}`
-  const { user, cred } = await member(tenant, { username })
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'], username })
   await tdb(user)
     .updateTable('users')
     .set({ email: null })
@@ -240,7 +234,7 @@ t.test(
   "setupMyOtp: a second setup replaces the first: the first secret's code is refused (401 INVALID_OTP), the second's confirms",
   async (t) => {
     const tenant = await createTenant(app)
-    const { cred } = await member(tenant)
+    const { cred } = await userWithToken(app, tenant, { roles: ['user'] })
     const first = await startSetup(cred)
     const second = await startSetup(cred)
     t.notSame(first, second, 'a new secret')
@@ -272,7 +266,7 @@ t.test('setupMyOtp: 409 OTP_ALREADY_ENABLED once enrolled; the confirmed secret 
 
 t.test('setupMyOtp: the pending secret is stored sealed, never as its base32 or its bytes', async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await setupOtp(cred)
   const secret = res.data.secret as string
   const rawHex = base32Decode(secret).toString('hex')
@@ -290,7 +284,7 @@ t.test('setupMyOtp: the pending secret is stored sealed, never as its base32 or 
 
 t.test("setupMyOtp: 404 USER_NOT_FOUND for a deleted user's still-valid access token", async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   await deleteUserRow(user)
   const res = await setupOtp(cred)
   t.equal(res.status, 404)
@@ -305,7 +299,7 @@ t.test(
   'confirmMyOtp: 200 otpEnabled and 10 distinct recovery codes, kept only as hashes; users.otp_enabled set; OTP_ENABLED rows for failure and success',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     t.equal((await confirmOtp(cred, wrongCode(key))).code, 'INVALID_OTP')
     t.equal(await otpEnabledInDb(user), false, 'a wrong code enables nothing')
@@ -349,7 +343,7 @@ t.test(
   'confirmMyOtp: 401 INVALID_OTP for a wrong code, a recovery-code form and codes two steps away; one step back is accepted',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     const window = new Set([-1, 0, 1].map((d) => codeNow(key, d)))
     const refused = [wrongCode(key), 'abcd-efgh-ijkl', ...[-2, 2].map((d) => codeNow(key, d))].filter(
@@ -371,13 +365,13 @@ t.test(
   'confirmMyOtp: 409 OTP_NOT_ENROLLED without a setup, after the 10-minute expiry, and once confirmed',
   async (t) => {
     const tenant = await createTenant(app)
-    const none = await member(tenant)
+    const none = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await confirmOtp(none.cred, '123456')
     t.equal(res.status, 409)
     t.equal(res.code, 'OTP_NOT_ENROLLED')
 
-    const late = await member(tenant)
-    const onTime = await member(tenant)
+    const late = await userWithToken(app, tenant, { roles: ['user'] })
+    const onTime = await userWithToken(app, tenant, { roles: ['user'] })
     const lateKey = await startSetup(late.cred)
     const onTimeKey = await startSetup(onTime.cred)
     clock.advance(PENDING_MS - 1000)
@@ -385,16 +379,16 @@ t.test(
     clock.advance(2000)
     t.equal((await getOtp(late.cred)).data.pendingSetup, false, 'at 10 min 1 s: no longer pending')
     // Why fresh tokens: confirming needs a sign-in of the last 600 s (section 22), and those are older now.
-    const expired = await confirmOtp({ token: await tokenFor(app, late.user) }, codeNow(lateKey))
+    const expired = await confirmOtp({ token: await tokenFor(app, late) }, codeNow(lateKey))
     t.equal(expired.status, 409, 'a right code of an expired setup')
     t.equal(expired.code, 'OTP_NOT_ENROLLED')
-    t.equal(await otpEnabledInDb(late.user), false)
+    t.equal(await otpEnabledInDb(late), false)
 
-    const again = await confirmOtp({ token: await tokenFor(app, onTime.user) }, nextCode(onTimeKey))
+    const again = await confirmOtp({ token: await tokenFor(app, onTime) }, nextCode(onTimeKey))
     t.equal(again.status, 409, 'nothing pending once confirmed')
     t.equal(again.code, 'OTP_NOT_ENROLLED')
 
-    const rows = await rowsOf(late.user, 'OTP_ENABLED')
+    const rows = await rowsOf(late, 'OTP_ENABLED')
     t.same(
       rows.map((r) => [r.success, r.error_message]),
       [[false, 'OTP_NOT_ENROLLED']],
@@ -407,7 +401,7 @@ t.test(
   'confirmMyOtp: 429 RATE_LIMIT_EXCEEDED after 5 code checks from one address, a budget shared with POST /login; no audit row for it',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     const ip = '192.0.2.77'
     const at = { ...cred, ip }
@@ -524,7 +518,7 @@ t.test(
   'renewMyRecoveryCodes: 409 OTP_NOT_ENROLLED without a confirmed factor (none, or only a pending setup)',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const none = await renewCodes(cred, '123456')
     t.equal(none.status, 409)
     t.equal(none.code, 'OTP_NOT_ENROLLED')
@@ -625,7 +619,7 @@ t.test(
 
 t.test('disableMyOtp: 409 OTP_NOT_ENROLLED without a confirmed factor', async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await disableOtp(cred, '123456')
   t.equal(res.status, 409)
   t.equal(res.code, 'OTP_NOT_ENROLLED')
@@ -688,7 +682,7 @@ t.test(
   async (t) => {
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await patchUser(admin.cred, user.id, { otpEnabled: true })
     t.equal(res.status, 200)
     t.equal(res.data.otpEnabled, true)
@@ -727,12 +721,12 @@ t.test(
     t.equal(await otpEnabledInDb(peer.user), true)
     t.equal((await rowsOf(peer.user, 'OTP_DISABLED')).length, 0, 'no OTP_DISABLED row')
 
-    const other = await member(tenant, { roles: ['admin'] })
-    const flag = await patchUser(admin.cred, other.user.id, { otpEnabled: true })
+    const other = await userWithToken(app, tenant, { roles: ['admin'] })
+    const flag = await patchUser(admin.cred, other.id, { otpEnabled: true })
     t.equal(flag.status, 403)
     t.equal(flag.code, 'ROLE_HIERARCHY_VIOLATION')
-    t.equal(await otpEnabledInDb(other.user), false)
-    t.equal((await loginAs(other.user)).status, 200, "the peer's login is unchanged")
+    t.equal(await otpEnabledInDb(other), false)
+    t.equal((await loginAs(other)).status, 200, "the peer's login is unchanged")
   },
 )
 
