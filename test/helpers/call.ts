@@ -252,6 +252,20 @@ export function login(
   return call(app, 'login', { ip }, { body: { tenantCode, identifier, password } })
 }
 
+/**
+ * login as a fixture user: the fixture password unless `password` is given, `otp` when given, from a
+ * fresh address unless `ip` is given.
+ */
+export function loginAs(
+  app: FastifyInstance,
+  user: UserFx,
+  opts: { otp?: string; password?: string; ip?: string } = {},
+): Promise<Res<'login'>> {
+  const { otp, password = PASSWORD, ip } = opts
+  const body = { tenantCode: user.tenant.code, identifier: user.email, password }
+  return call(app, 'login', { ip }, { body: otp === undefined ? body : { ...body, otp } })
+}
+
 /** Logs a fixture user in (fixture password, fresh address) and returns its tokens; throws unless 200. */
 export async function loginTokens(
   app: FastifyInstance,

@@ -1,16 +1,35 @@
 // The per-user secret budget's tests (test/account/secret-budget-*.test.ts) share these: an app's users
 // enrolled in the second factor, codes computed from the otpauthUri as an authenticator would, and the
-// assertion of a budget refusal.
+// assertion of a budget refusal; enrollThroughMe also serves test/otp/login-otp.test.ts.
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { call, loginTokens, mfaTokenIn, type AnyRes, type Res } from './call.js'
-import { createUser, PASSWORD, type UserFx } from './fixtures.js'
+import { call, loginAs, loginTokens, mfaTokenIn, type AnyRes, type Res } from './call.js'
+import { createUser, type UserFx } from './fixtures.js'
 import { secretOfUri, totpAt } from './totp.js'
 import type { ManualClock } from '../../src/lib/clock.js'
 
 export const STEP_MS = 30_000
 export const WINDOW_MS = 15 * 60 * 1000
 export const WRONG_PASSWORD = 'Wrong-password-17'
+
+/**
+ * Enrolls a user in the second factor through /me/otp as it signs in (setup, then confirm with the
+ * code of now), then moves the clock one step on; throws unless both answer 200.
+ */
+export async function enrollThroughMe(
+  app: FastifyInstance,
+  clock: ManualClock,
+  user: UserFx,
+): Promise<{ key: Buffer; secret: string; recoveryCodes: string[] }> {
+  const as = { token: (await loginTokens(app, user)).accessToken }
+  const setup = await call(app, 'setupMyOtp', as)
+  if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
+  const key = secretOfUri(setup.data.otpauthUri)
+  const confirm = await call(app, 'confirmMyOtp', as, { body: { code: totpAt(key, clock.now()) } })
+  if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
+  clock.advance(STEP_MS)
+  return { key, secret: setup.data.secret, recoveryCodes: confirm.data.recoveryCodes }
+}
 
 export interface Enrolled extends UserFx {
   key: Buffer
@@ -31,25 +50,12 @@ export function harness(app: FastifyInstance, clock: ManualClock) {
   /** A user of `tenant` enrolled through /me/otp, the clock then moved one step on. */
   const enrolled = async (tenant: { id: string; code: string }): Promise<Enrolled> => {
     const user = await createUser(app, tenant)
-    const as = { token: (await loginTokens(app, user)).accessToken }
-    const setup = await call(app, 'setupMyOtp', as)
-    if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
-    const key = secretOfUri(setup.data.otpauthUri)
-    const confirm = await call(app, 'confirmMyOtp', as, { body: { code: totpAt(key, clock.now()) } })
-    if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
-    clock.advance(STEP_MS)
-    return { ...user, key, recoveryCodes: confirm.data.recoveryCodes }
+    const { key, recoveryCodes } = await enrollThroughMe(app, clock, user)
+    return { ...user, key, recoveryCodes }
   }
   /** POST /login with the fixture password (and `otp` when given), from a fresh address. */
-  const login = (u: UserFx, otp?: string): Promise<Res<'login'>> =>
-    call(
-      app,
-      'login',
-      {},
-      {
-        body: { tenantCode: u.tenant.code, identifier: u.email, password: PASSWORD, ...(otp ? { otp } : {}) },
-      },
-    )
+  const login = (u: UserFx, otp?: string): Promise<Res<'login'>> => loginAs(app, u, { otp })
+
   /** A fresh mfaToken: POST /login without otp, stopped at the second factor. */
   const mfaToken = async (u: Enrolled): Promise<string> => {
     return mfaTokenIn(await login(u))

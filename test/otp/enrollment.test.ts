@@ -1,11 +1,10 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, type As, type BodyOf } from '../helpers/call.js'
+import { call, loginAs, type As, type BodyOf } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
   createUser,
-  PASSWORD,
   tokenFor,
   userWithToken,
   type TenantFx,
@@ -34,22 +33,6 @@ const renewCodes = (as: As, code: string) => call(app, 'renewMyRecoveryCodes', a
 const disableOtp = (as: As, code: string) => call(app, 'disableMyOtp', as, { body: { code } })
 const patchUser = (as: As, userId: string, body: BodyOf<'updateUser'>) =>
   call(app, 'updateUser', as, { params: { userId }, body })
-
-/** POST /login with the fixture password, and `otp` when given. */
-const loginAs = (user: UserFx, otp?: string, ip?: string) =>
-  call(
-    app,
-    'login',
-    { ip },
-    {
-      body: {
-        tenantCode: user.tenant.code,
-        identifier: user.email,
-        password: PASSWORD,
-        ...(otp === undefined ? {} : { otp }),
-      },
-    },
-  )
 
 /** The authenticator's code now. */
 const codeNow = (key: Buffer, drift = 0) => totpAt(key, clock.now(), drift)
@@ -154,7 +137,7 @@ t.test(
     })
 
     const recovery = confirmed.data.recoveryCodes[3] as string
-    const res = await loginAs(user, recovery)
+    const res = await loginAs(app, user, { otp: recovery })
     t.equal(res.status, 200, 'a recovery code logs in')
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 9, 'one recovery code used')
   },
@@ -261,7 +244,11 @@ t.test('setupMyOtp: 409 OTP_ALREADY_ENABLED once enrolled; the confirmed secret 
   const after = await otpRowOf(user)
   t.equal(after?.secret_enc, before?.secret_enc, 'the secret is unchanged')
   t.equal(after?.pending_secret_enc, null, 'no pending secret was stored')
-  t.equal((await loginAs(user, nextCode(key))).status, 200, 'the enrolled authenticator still logs in')
+  t.equal(
+    (await loginAs(app, user, { otp: nextCode(key) })).status,
+    200,
+    'the enrolled authenticator still logs in',
+  )
 })
 
 t.test('setupMyOtp: the pending secret is stored sealed, never as its base32 or its bytes', async (t) => {
@@ -405,7 +392,7 @@ t.test(
     const key = await startSetup(cred)
     const ip = '192.0.2.77'
     const at = { ...cred, ip }
-    for (let i = 0; i < 2; i++) t.equal((await loginAs(user, undefined, ip)).status, 200, `login ${i + 1}`)
+    for (let i = 0; i < 2; i++) t.equal((await loginAs(app, user, { ip })).status, 200, `login ${i + 1}`)
     for (let i = 0; i < 3; i++) t.equal((await confirmOtp(at, wrongCode(key))).code, 'INVALID_OTP')
     const res = await confirmOtp(at, codeNow(key))
     t.equal(res.status, 429, 'the sixth request of the login budget')
@@ -442,10 +429,10 @@ t.test(
     )
     t.equal((await recoveryRowsOf(user)).length, 10, 'only the new set is stored')
 
-    const stale = await loginAs(user, old[0])
+    const stale = await loginAs(app, user, { otp: old[0] })
     t.equal(stale.status, 401, 'a code of the former set')
     t.equal(stale.code, 'INVALID_OTP')
-    t.equal((await loginAs(user, fresh[0])).status, 200, 'a code of the new set')
+    t.equal((await loginAs(app, user, { otp: fresh[0] })).status, 200, 'a code of the new set')
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 9)
 
     const rows = await rowsOf(user, 'OTP_RECOVERY_CODES_RENEWED')
@@ -493,13 +480,21 @@ t.test(
     const replay = await renewCodes(cred, code)
     t.equal(replay.status, 401, 'the same code in the same step')
     t.equal(replay.code, 'INVALID_OTP')
-    const viaLogin = await loginAs(user, code)
+    const viaLogin = await loginAs(app, user, { otp: code })
     t.equal(viaLogin.code, 'INVALID_OTP', 'nor at login')
 
     const kept = first.data.recoveryCodes as string[]
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 10, 'the refused calls changed nothing')
-    t.equal((await loginAs(user, kept[0])).status, 200, 'the set of the last success is the live one')
-    t.equal((await loginAs(user, recoveryCodes[0])).code, 'INVALID_OTP', 'the set of the enrollment is void')
+    t.equal(
+      (await loginAs(app, user, { otp: kept[0] })).status,
+      200,
+      'the set of the last success is the live one',
+    )
+    t.equal(
+      (await loginAs(app, user, { otp: recoveryCodes[0] })).code,
+      'INVALID_OTP',
+      'the set of the enrollment is void',
+    )
 
     const rows = await rowsOf(user, 'OTP_RECOVERY_CODES_RENEWED')
     t.same(
@@ -548,7 +543,7 @@ t.test(
   async (t) => {
     const tenant = await createTenant(app)
     const { user, cred, key } = await enrolledMember(tenant)
-    t.equal((await loginAs(user)).code, 'OTP_REQUIRED', 'enrolled: a login needs the code')
+    t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED', 'enrolled: a login needs the code')
     const res = await disableOtp(cred, nextCode(key))
     t.equal(res.status, 200)
     t.same(res.data, { otpEnabled: false })
@@ -556,7 +551,7 @@ t.test(
     t.equal(await otpRowOf(user), undefined, 'no secret')
     t.equal((await recoveryRowsOf(user)).length, 0, 'no recovery codes')
     t.same((await getOtp(cred)).data, NOT_ENROLLED)
-    const login = await loginAs(user)
+    const login = await loginAs(app, user)
     t.equal(login.status, 200, 'the password alone logs in again')
     const rows = await rowsOf(user, 'OTP_DISABLED')
     t.same(
@@ -573,7 +568,7 @@ t.test('disableMyOtp: 200 for a recovery code', async (t) => {
   const res = await disableOtp(cred, recoveryCodes[9] as string)
   t.equal(res.status, 200)
   t.same(res.data, { otpEnabled: false })
-  t.equal((await loginAs(user)).status, 200)
+  t.equal((await loginAs(app, user)).status, 200)
 })
 
 t.test('disableMyOtp: 401 INVALID_OTP for a wrong code; the factor is kept', async (t) => {
@@ -588,7 +583,7 @@ t.test('disableMyOtp: 401 INVALID_OTP for a wrong code; the factor is kept', asy
   t.equal(await otpEnabledInDb(user), true)
   t.ok((await otpRowOf(user))?.secret_enc, 'the secret is kept')
   t.equal((await getOtp(cred)).data.recoveryCodesLeft, 10)
-  t.equal((await loginAs(user)).code, 'OTP_REQUIRED', 'a login still needs the code')
+  t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED', 'a login still needs the code')
   const rows = await rowsOf(user, 'OTP_DISABLED')
   t.same(
     rows.map((r) => [r.success, r.error_message]),
@@ -659,7 +654,7 @@ t.test(
       [[true, 'user', admin.id]],
       'the actor is the administrator, the user the one reset',
     )
-    t.equal((await loginAs(user)).status, 200, 'the password alone logs in')
+    t.equal((await loginAs(app, user)).status, 200, 'the password alone logs in')
   },
 )
 
@@ -671,7 +666,7 @@ t.test(
     const { user } = await enrolledMember(tenant)
     t.equal((await patchUser(admin.cred, user.id, { otpEnabled: false })).status, 200)
     t.equal(await otpRowOf(user), undefined, 'the lost authenticator is gone')
-    const res = await loginAs(user)
+    const res = await loginAs(app, user)
     t.equal(res.status, 401)
     t.equal(res.code, 'OTP_ENROLLMENT_REQUIRED', 'the tenant still requires one: enroll at login')
   },
@@ -692,7 +687,7 @@ t.test(
       'required of the user, not enrolled',
     )
 
-    const login = await loginAs(user)
+    const login = await loginAs(app, user)
     t.equal(login.status, 401)
     t.equal(login.code, 'OTP_ENROLLMENT_REQUIRED')
     t.match(login.body.details, { mfaToken: /^[A-Za-z0-9_-]+$/, expiresIn: 300 })
@@ -702,8 +697,8 @@ t.test(
     // The user may also enroll through /me/otp with a token it still holds; then a login asks for the code.
     const key = await startSetup(cred)
     t.equal((await confirmOtp(cred, codeNow(key))).status, 200)
-    t.equal((await loginAs(user)).code, 'OTP_REQUIRED')
-    t.equal((await loginAs(user, nextCode(key))).status, 200)
+    t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED')
+    t.equal((await loginAs(app, user, { otp: nextCode(key) })).status, 200)
   },
 )
 
@@ -726,7 +721,7 @@ t.test(
     t.equal(flag.status, 403)
     t.equal(flag.code, 'ROLE_HIERARCHY_VIOLATION')
     t.equal(await otpEnabledInDb(other), false)
-    t.equal((await loginAs(other)).status, 200, "the peer's login is unchanged")
+    t.equal((await loginAs(app, other)).status, 200, "the peer's login is unchanged")
   },
 )
 

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, loginTokens, mfaTokenIn, type As, type Res } from '../helpers/call.js'
+import { call, login, loginAs, mfaTokenIn, type As, type Res } from '../helpers/call.js'
+import { enrollThroughMe } from '../helpers/secret-budget.js'
 import {
   auditRows,
   createTenant,
@@ -41,16 +42,8 @@ interface Enrolled {
 }
 
 /** Enrolls the user through /me/otp (setup, confirm), then moves the clock one step on. */
-async function enroll(user: UserFx): Promise<Enrolled> {
-  const { accessToken } = await loginTokens(app, user)
-  const as = { token: accessToken }
-  const setup = await call(app, 'setupMyOtp', as)
-  if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
-  const key = secretOfUri(setup.data.otpauthUri)
-  const confirm = await call(app, 'confirmMyOtp', as, { body: { code: totpAt(key, clock.now()) } })
-  if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
-  clock.advance(STEP_MS)
-  return { key, secret: setup.data.secret, recoveryCodes: confirm.data.recoveryCodes }
+function enroll(user: UserFx): Promise<Enrolled> {
+  return enrollThroughMe(app, clock, user)
 }
 
 /** The code of the user's authenticator now, `drift` steps away. */
@@ -67,19 +60,7 @@ function wrongCode(e: { key: Buffer }): string {
 
 /** POST /login with the fixture password and an optional `otp`. */
 function loginOtp(user: UserFx, otp?: string, ip?: string): Promise<Res<'login'>> {
-  return call(
-    app,
-    'login',
-    { ip },
-    {
-      body: {
-        tenantCode: user.tenant.code,
-        identifier: user.email,
-        password: PASSWORD,
-        ...(otp === undefined ? {} : { otp }),
-      },
-    },
-  )
+  return loginAs(app, user, { otp, ip })
 }
 
 /** POST /login without `otp`, expected to stop at the second factor with `code`; returns the mfaToken. */
@@ -241,19 +222,7 @@ t.test(
     const user = await enrolledUser()
     const unknown = await login(app, user.tenant.code, 'nobody@example.test', 'Wrong-password-17')
     for (const otp of [undefined, codeOf(user.otp)]) {
-      const res = await call(
-        app,
-        'login',
-        {},
-        {
-          body: {
-            tenantCode: user.tenant.code,
-            identifier: user.email,
-            password: 'Wrong-password-17',
-            ...(otp ? { otp } : {}),
-          },
-        },
-      )
+      const res = await loginAs(app, user, { otp, password: 'Wrong-password-17' })
       t.equal(res.status, 401)
       t.equal(res.code, 'INVALID_CREDENTIALS')
       t.equal(res.body.details, undefined, 'no mfaToken')

@@ -2,15 +2,8 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { signJwt } from '../../src/lib/jwt.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, type As } from '../helpers/call.js'
-import {
-  createTenant,
-  createUser,
-  PASSWORD,
-  userWithToken,
-  type TenantFx,
-  type UserFx,
-} from '../helpers/fixtures.js'
+import { call, login, loginAs, type As } from '../helpers/call.js'
+import { createTenant, createUser, userWithToken, type TenantFx, type UserFx } from '../helpers/fixtures.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // Contract section 22, "recent sign-in for sensitive acts": access tokens carry `auth_time` (the login that
@@ -40,19 +33,7 @@ function nextCode(key: Buffer): string {
 
 /** POST /login as `user` (with a TOTP when given); throws unless 200. */
 async function signIn(user: UserFx, otp?: string) {
-  const res = await call(
-    app,
-    'login',
-    {},
-    {
-      body: {
-        tenantCode: user.tenant.code,
-        identifier: user.email,
-        password: PASSWORD,
-        ...(otp ? { otp } : {}),
-      },
-    },
-  )
+  const res = await loginAs(app, user, { otp })
   if (res.status !== 200) throw new Error(`login: ${res.raw}`)
   return res.data as { accessToken: string; refreshToken: string }
 }
