@@ -65,24 +65,15 @@ t.test('rotateClientKey: 200 with grace, the old value works until the grace end
   t.equal(await probe(fresh), 200)
 })
 
+/** Rotates the key with a grace of 600 seconds; returns the new value. */
+const rotate600 = async (id: string): Promise<string> =>
+  (await call(app, 'rotateClientKey', { token: jwt }, { params: { id }, body: { gracePeriodSeconds: 600 } }))
+    .data.key
+
 t.test('rotateClientKey: a second rotation keeps only the value it replaced', async (t) => {
   const k = await newKey()
-  const second = (
-    await call(
-      app,
-      'rotateClientKey',
-      { token: jwt },
-      { params: { id: k.id }, body: { gracePeriodSeconds: 600 } },
-    )
-  ).body.data.key
-  const third = (
-    await call(
-      app,
-      'rotateClientKey',
-      { token: jwt },
-      { params: { id: k.id }, body: { gracePeriodSeconds: 600 } },
-    )
-  ).body.data.key
+  const second = await rotate600(k.id)
+  const third = await rotate600(k.id)
   t.equal(await probe(k.key), 401, 'the first value')
   t.equal(await probe(second), 200, 'the value just replaced, inside its grace')
   t.equal(await probe(third), 200)
@@ -90,14 +81,7 @@ t.test('rotateClientKey: a second rotation keeps only the value it replaced', as
 
 t.test('rotateClientKey: revoking ends the grace too', async (t) => {
   const k = await newKey()
-  const fresh = (
-    await call(
-      app,
-      'rotateClientKey',
-      { token: jwt },
-      { params: { id: k.id }, body: { gracePeriodSeconds: 600 } },
-    )
-  ).body.data.key
+  const fresh = await rotate600(k.id)
   await call(app, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })
   t.equal(await probe(k.key), 401)
   t.equal(await probe(fresh), 401)

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import t from 'tap'
-import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
+import { buildLoggedTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 import { call, type AnyRes } from '../helpers/call.js'
 
@@ -9,12 +9,7 @@ import { call, type AnyRes } from '../helpers/call.js'
 t.test(
   'createClientKey, rotateClientKey: a key value appears in its create or rotate response only',
   async (t) => {
-    const lines: string[] = []
-    const app = await buildTestApp(
-      t,
-      { LOG_LEVEL: 'trace' },
-      { logStream: { write: (l: string) => void lines.push(l) } },
-    )
+    const { app, lines } = await buildLoggedTestApp(t)
     const tenant = await createTenant(app)
     const admin = await createUser(app, tenant, { roles: ['admin'] })
     const jwt = await tokenFor(app, admin)

@@ -297,39 +297,14 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant)
       const before = (await auditRows(app, tenant.id, 'PERMISSION_REVOKE')).length
-      t.equal(
-        (
-          await call(app, 'revokePermission', admin.cred, {
-            body: {
-              userId: foreignUser.id,
-              permission: 'users:read',
-            },
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'revokePermission', admin.cred, {
-            body: {
-              userId: UNKNOWN_ID,
-              permission: 'users:read',
-            },
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'revokePermission', admin.cred, {
-            body: {
-              userId: u.id,
-              permission: 'nope:nope',
-            },
-          })
-        ).code,
-        'PERMISSION_NOT_FOUND',
-      )
+      const cases: [BodyOf<'revokePermission'>, string][] = [
+        [{ userId: foreignUser.id, permission: 'users:read' }, 'USER_NOT_FOUND'],
+        [{ userId: UNKNOWN_ID, permission: 'users:read' }, 'USER_NOT_FOUND'],
+        [{ userId: u.id, permission: 'nope:nope' }, 'PERMISSION_NOT_FOUND'],
+      ]
+      for (const [body, code] of cases) {
+        t.equal((await call(app, 'revokePermission', admin.cred, { body })).code, code, JSON.stringify(body))
+      }
       const rows = (await auditRows(app, tenant.id, 'PERMISSION_REVOKE')).slice(before)
       t.same(
         rows.map((r) => [r.success, r.error_message]),

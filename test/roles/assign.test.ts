@@ -330,43 +330,15 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
       const before = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).length
-      t.equal(
-        (
-          await call(app, 'removeRole', admin.cred, {
-            body: {
-              userId: foreignUser.id,
-              roleName: 'user',
-            },
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'removeRole', admin.cred, {
-            body: {
-              userId: UNKNOWN_ID,
-              roleName: 'user',
-            },
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'removeRole', admin.cred, {
-            body: {
-              userId: u.id,
-              roleId: foreignRole.id,
-            },
-          })
-        ).code,
-        'ROLE_NOT_FOUND',
-      )
-      t.equal(
-        (await call(app, 'removeRole', admin.cred, { body: { userId: u.id, roleName: 'ghost' } })).code,
-        'ROLE_NOT_FOUND',
-      )
+      const cases: [BodyOf<'removeRole'>, string][] = [
+        [{ userId: foreignUser.id, roleName: 'user' }, 'USER_NOT_FOUND'],
+        [{ userId: UNKNOWN_ID, roleName: 'user' }, 'USER_NOT_FOUND'],
+        [{ userId: u.id, roleId: foreignRole.id }, 'ROLE_NOT_FOUND'],
+        [{ userId: u.id, roleName: 'ghost' }, 'ROLE_NOT_FOUND'],
+      ]
+      for (const [body, code] of cases) {
+        t.equal((await call(app, 'removeRole', admin.cred, { body })).code, code, JSON.stringify(body))
+      }
       const rows = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).slice(before)
       t.same(
         rows.map((r) => [r.success, r.error_message]),

@@ -1,10 +1,15 @@
 import t from 'tap'
+import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, platformKey, routeToOwnDatabase } from '../helpers/fixtures.js'
 import { call, login } from '../helpers/call.js'
 
 // updateTenant (openapi/paths/tenants.yaml): a tenant set to INACTIVE has every session revoked
 // in the same transaction; reactivating it revives none of them.
+
+/** updateTenant { status } with the platform key; returns the status it answered. */
+const setStatus = async (app: FastifyInstance, id: string, status: 'ACTIVE' | 'INACTIVE') =>
+  (await call(app, 'updateTenant', platformKey, { params: { id }, body: { status } })).status
 
 t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
   const app = await buildTestApp(t)
@@ -83,15 +88,7 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
       ).status,
       200,
     )
-    t.equal(
-      (
-        await call(app, 'updateTenant', platformKey, {
-          params: { id: tenant.id },
-          body: { status: 'ACTIVE' },
-        })
-      ).status,
-      200,
-    )
+    t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
     t.equal((await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })).status, 200)
   })
 })
@@ -106,15 +103,7 @@ t.test(
     const target = await routeToOwnDatabase(t, app, tenant)
     const pair = (await login(app, tenant.code, user.email)).body.data as { refreshToken: string }
 
-    t.equal(
-      (
-        await call(app, 'updateTenant', platformKey, {
-          params: { id: tenant.id },
-          body: { status: 'INACTIVE' },
-        })
-      ).status,
-      200,
-    )
+    t.equal(await setStatus(app, tenant.id, 'INACTIVE'), 200)
     const sessions = await target.db
       .selectFrom('sessions')
       .select(['revoked_at', 'revoked_reason'])
@@ -122,15 +111,7 @@ t.test(
       .execute()
     t.equal(sessions.length, 1)
     t.equal(sessions[0]?.revoked_reason, 'tenant_inactive', 'revoked in the routed database')
-    t.equal(
-      (
-        await call(app, 'updateTenant', platformKey, {
-          params: { id: tenant.id },
-          body: { status: 'ACTIVE' },
-        })
-      ).status,
-      200,
-    )
+    t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
     const res = await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })
     t.equal(res.status, 401)
     t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
