@@ -205,6 +205,17 @@ export async function userWithToken(
   return { ...user, token, cred: { token } }
 }
 
+/** The user's sessions that are not revoked (their ids), straight from the database. */
+export function activeSessions(app: FastifyInstance, user: UserFx): Promise<{ id: string }[]> {
+  return app.ctx.dbs
+    .forTenant(user.tenant.id)
+    .selectFrom('sessions')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
 /** The session id (`sid` claim) an access token carries. */
 export function sidOf(accessToken: string): string {
   const payload = accessToken.split('.')[1] ?? ''
