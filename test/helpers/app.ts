@@ -65,6 +65,17 @@ export async function buildTestApp(
   return app
 }
 
+/** buildTestApp at LOG_LEVEL trace with every log line kept in `lines`: for tests of what the logs carry. */
+export async function buildLoggedTestApp(t: TestLike): Promise<{ app: TestApp; lines: string[] }> {
+  const lines: string[] = []
+  const app = await buildTestApp(
+    t,
+    { LOG_LEVEL: 'trace' },
+    { logStream: { write: (l: string) => void lines.push(l) } },
+  )
+  return { app, lines }
+}
+
 /**
  * Two instances on one fresh PostgreSQL database (as two servers behind a balancer would be); both and the
  * database are closed in teardown.

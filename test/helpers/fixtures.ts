@@ -202,22 +202,37 @@ export async function platformTenant(app: FastifyInstance): Promise<TenantFx> {
 }
 
 /**
- * A user with these roles (none unless given) and direct grants, and an access token of it as `cred`
- * (signed in now unless `authTime` says otherwise; see tokenFor).
+ * A user (createUser's options: roles, none unless given, direct grants, status...) and an access token
+ * of it, as `token` and as the credential `cred` (signed in now unless `authTime` says otherwise; see
+ * tokenFor).
  */
 export async function userWithToken(
   app: FastifyInstance,
   tenant: TenantFx,
-  opts: {
-    roles?: string[]
-    permissions?: string[]
-    email?: string
-    username?: string
-    authTime?: number | null
-  } = {},
-): Promise<UserFx & { cred: As }> {
+  opts: Parameters<typeof createUser>[2] & { authTime?: number | null } = {},
+): Promise<UserFx & { token: string; cred: As }> {
   const user = await createUser(app, tenant, opts)
-  return { ...user, cred: { token: await tokenFor(app, user, 900, { authTime: opts.authTime }) } }
+  const token = await tokenFor(app, user, 900, { authTime: opts.authTime })
+  return { ...user, token, cred: { token } }
+}
+
+/** The user's sessions that are not revoked (their ids), straight from the database. */
+export function activeSessions(app: FastifyInstance, user: UserFx): Promise<{ id: string }[]> {
+  return app.ctx.dbs
+    .forTenant(user.tenant.id)
+    .selectFrom('sessions')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
+/** The session id (`sid` claim) an access token carries. */
+export function sidOf(accessToken: string): string {
+  const payload = accessToken.split('.')[1] ?? ''
+  const sid: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sid
+  if (typeof sid !== 'string') throw new Error('no sid in the access token')
+  return sid
 }
 
 /** A Client Key of the tenant with these scopes, as a credential. */
