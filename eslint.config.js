@@ -54,6 +54,27 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // Type-aware rules that catch server bugs: a promise nobody awaits (an unhandled rejection kills the
+  // process), a promise where a boolean or a void callback is expected, `await` of a non-promise, and a
+  // switch that forgets a member of a union (a new error code, a new status).
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // tap's `test()` and `t.test()` queue a subtest and return its promise, which tap awaits itself.
+          allowForKnownSafePromises: [
+            { from: 'package', name: 'PromiseWithSubtest', package: '@tapjs/core' },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+    },
+  },
   // Layers: entry (server.ts, cli.ts) → app.ts, app/ → plugins/ | modules/ → context.ts → security/ →
   // db/, config.ts, errors.ts → lib/. generated/ is importable by all.
   below(['src/app.ts', 'src/app/**/*.ts'], ['entry']),

@@ -16,6 +16,31 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Obj = { [k: string]: Json }
 
+/**
+ * A schema of `components/schemas` used by a route: generated/routes.ts declares it once as a constant
+ * and every route that uses it refers to that constant. Why: inlined, the error envelope alone was copied
+ * into some 600 responses (a 4.7 MB module that every start parsed and kept in memory); shared, the
+ * objects Fastify and the contract guard see are the same shapes, only no longer copies.
+ */
+class Shared {
+  constructor(readonly name: string) {}
+}
+/** A runtime schema: JSON, with Shared where the document refers to a component schema. */
+type Schema = null | boolean | number | string | Schema[] | Shared | { [k: string]: Schema }
+type SchemaObj = { [k: string]: Schema }
+// The keywords whose value is one schema: walked, so a component schema there is shared like anywhere.
+const SUBSCHEMA = new Set([
+  'items',
+  'additionalProperties',
+  'not',
+  'propertyNames',
+  'contains',
+  'if',
+  'then',
+  'else',
+])
+const COMPONENT_SCHEMA = /^#\/components\/schemas\/([^/]+)$/
+
 // Why: Fastify's Ajv runs draft-07; these are OpenAPI annotations it would reject or ignore.
 const STRIP = new Set([
   'example',
@@ -40,7 +65,8 @@ const DRAFT_2020_ONLY = new Set([
   'maxContains',
 ])
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isObj = (v: unknown): v is Obj =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Shared)
 
 function resolveRef(doc: Obj, ref: string): Json {
   if (!ref.startsWith('#/')) throw new Error(`external $ref left after bundling: ${ref}`)
@@ -54,11 +80,14 @@ function resolveRef(doc: Obj, ref: string): Json {
   return node
 }
 
-/** Inlines every $ref of an OpenAPI object (non-schema level: parameters, responses, bodies). */
+/**
+ * Inlines every $ref of an OpenAPI object (non-schema level: parameters, responses, bodies, headers);
+ * a reference to a component schema stays, for runtimeSchema to share.
+ */
 function deref(doc: Obj, node: Json, seen: string[] = []): Json {
   if (Array.isArray(node)) return node.map((n) => deref(doc, n, seen))
   if (!isObj(node)) return node
-  if (typeof node.$ref === 'string') {
+  if (typeof node.$ref === 'string' && !COMPONENT_SCHEMA.test(node.$ref)) {
     if (seen.includes(node.$ref)) throw new Error(`recursive $ref ${node.$ref} is not supported`)
     return deref(doc, resolveRef(doc, node.$ref), [...seen, node.$ref])
   }
@@ -67,24 +96,60 @@ function deref(doc: Obj, node: Json, seen: string[] = []): Json {
   return out
 }
 
-/** Turns a dereferenced OpenAPI schema into a draft-07 runtime schema, walking only schema positions. */
-function runtimeSchema(schema: Json, where: string): Json {
+/**
+ * The component schemas the routes use, each turned into a runtime schema once, in an order where a
+ * schema comes after every schema it refers to (the order generated/routes.ts declares them in).
+ */
+class SharedSchemas {
+  readonly built = new Map<string, Schema>()
+  private readonly building = new Set<string>()
+  constructor(private readonly doc: Obj) {}
+
+  ref(name: string): Shared {
+    if (this.built.has(name)) return new Shared(name)
+    if (this.building.has(name)) throw new Error(`recursive schema ${name} is not supported`)
+    this.building.add(name)
+    const target = resolveRef(this.doc, `#/components/schemas/${name}`)
+    this.built.set(name, runtimeSchema(this, deref(this.doc, target), name))
+    this.building.delete(name)
+    return new Shared(name)
+  }
+
+  /** A runtime schema with every Shared replaced by a copy of what it names. */
+  expand(schema: Schema): Schema {
+    if (schema instanceof Shared) return this.expand(this.built.get(schema.name) ?? null)
+    if (Array.isArray(schema)) return schema.map((s) => this.expand(s))
+    if (typeof schema !== 'object' || schema === null) return schema
+    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, this.expand(v)]))
+  }
+}
+
+/**
+ * Turns an OpenAPI schema (dereferenced but for component schemas) into a draft-07 runtime schema,
+ * walking only schema positions. A `$ref` to a component schema becomes a Shared: as before, any
+ * keyword beside the `$ref` is dropped (the document puts none there that validation needs).
+ */
+function runtimeSchema(shared: SharedSchemas, schema: Json, where: string): Schema {
   if (typeof schema === 'boolean') return schema
   if (!isObj(schema)) throw new Error(`${where}: schema is not an object`)
-  const out: Obj = {}
+  if (typeof schema.$ref === 'string') {
+    const name = COMPONENT_SCHEMA.exec(schema.$ref)?.[1]
+    if (name === undefined) throw new Error(`${where}: unexpected $ref ${schema.$ref}`)
+    return shared.ref(name.replace(/~1/g, '/').replace(/~0/g, '~'))
+  }
+  const out: SchemaObj = {}
   for (const [k, v] of Object.entries(schema)) {
     if (DRAFT_2020_ONLY.has(k))
       throw new Error(`${where}: keyword ${k} is not supported at runtime (draft-07)`)
     if (STRIP.has(k) || k.startsWith('x-')) continue
-    if (k === 'properties' && isObj(v)) {
-      out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, runtimeSchema(s, `${where}.${p}`)]))
-    } else if (
-      (k === 'items' || k === 'additionalProperties' || k === 'not') &&
-      (isObj(v) || typeof v === 'boolean')
-    ) {
-      out[k] = runtimeSchema(v, `${where}.${k}`)
+    if ((k === 'properties' || k === 'patternProperties') && isObj(v)) {
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([p, s]) => [p, runtimeSchema(shared, s, `${where}.${p}`)]),
+      )
+    } else if (SUBSCHEMA.has(k) && (isObj(v) || typeof v === 'boolean')) {
+      out[k] = runtimeSchema(shared, v, `${where}.${k}`)
     } else if ((k === 'oneOf' || k === 'anyOf' || k === 'allOf') && Array.isArray(v)) {
-      out[k] = v.map((s, i) => runtimeSchema(s, `${where}.${k}[${i}]`))
+      out[k] = v.map((s, i) => runtimeSchema(shared, s, `${where}.${k}[${i}]`))
     } else {
       out[k] = v
     }
@@ -92,17 +157,24 @@ function runtimeSchema(schema: Json, where: string): Json {
   return out
 }
 
-function paramsSchema(params: Obj[], location: string, where: string): Obj | undefined {
+// Why parameters are expanded, not shared: a parameter's description is merged into its schema, and
+// they are a few small schemas (ids, bounds), unlike the response and body envelopes.
+function paramsSchema(
+  shared: SharedSchemas,
+  params: Obj[],
+  location: string,
+  where: string,
+): SchemaObj | undefined {
   const mine = params.filter((p) => p.in === location)
   // Why a query schema even without query parameters: every operation rejects a query parameter it does
   // not declare (400 VALIDATION_ERROR), as it rejects an unknown body property, so the document's 400
   // is true for every operation and nothing unlisted is silently ignored.
   if (mine.length === 0 && location !== 'query') return undefined
-  const properties: Obj = {}
+  const properties: SchemaObj = {}
   const required: string[] = []
   for (const p of mine) {
     const name = String(p.name)
-    const s = runtimeSchema(p.schema ?? {}, `${where}.${location}.${name}`)
+    const s = shared.expand(runtimeSchema(shared, p.schema ?? {}, `${where}.${location}.${name}`))
     properties[name] =
       isObj(s) && typeof p.description === 'string' ? { description: p.description, ...s } : s
     if (p.required === true) required.push(name)
@@ -126,7 +198,7 @@ interface RouteOut {
   recentAuth?: true
   bodyRequired: boolean
   successStatus: number
-  schema: Obj
+  schema: SchemaObj
 }
 
 function authOf(security: Json, where: string): RouteOut['auth'] {
@@ -139,21 +211,21 @@ function authOf(security: Json, where: string): RouteOut['auth'] {
   throw new Error(`${where}: unknown security ${JSON.stringify(security)}`)
 }
 
-function buildRoutes(doc: Obj): RouteOut[] {
+function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
   const routes: RouteOut[] = []
   const paths = (doc.paths ?? {}) as Obj
   for (const [path, rawItem] of Object.entries(paths)) {
     const item = deref(doc, rawItem) as Obj
-    const shared = (item.parameters ?? []) as Obj[]
+    const pathParams = (item.parameters ?? []) as Obj[]
     for (const method of METHODS) {
       const op = item[method]
       if (!isObj(op)) continue
       const id = String(op.operationId ?? '')
       if (!id) throw new Error(`${method.toUpperCase()} ${path}: operationId missing`)
-      const params = [...shared, ...((op.parameters ?? []) as Obj[])]
-      const schema: Obj = {}
-      const p = paramsSchema(params, 'path', id)
-      const q = paramsSchema(params, 'query', id)
+      const params = [...pathParams, ...((op.parameters ?? []) as Obj[])]
+      const schema: SchemaObj = {}
+      const p = paramsSchema(shared, params, 'path', id)
+      const q = paramsSchema(shared, params, 'query', id)
       if (p) schema.params = p
       if (q) schema.querystring = q
       let bodyRequired = false
@@ -162,10 +234,10 @@ function buildRoutes(doc: Obj): RouteOut[] {
         const content = (body.content ?? {}) as Obj
         const json = content['application/json']
         if (!isObj(json) || !json.schema) throw new Error(`${id}: request body must be application/json`)
-        schema.body = runtimeSchema(json.schema, `${id}.body`)
+        schema.body = runtimeSchema(shared, json.schema, `${id}.body`)
         bodyRequired = body.required === true
       }
-      const response: Obj = {}
+      const response: SchemaObj = {}
       let successStatus = 0
       for (const [status, res] of Object.entries((op.responses ?? {}) as Obj)) {
         if (!/^[1-5]\d\d$/.test(status))
@@ -173,7 +245,8 @@ function buildRoutes(doc: Obj): RouteOut[] {
         const code = Number(status)
         if (code < 300 && successStatus === 0) successStatus = code
         const json = isObj(res) && isObj(res.content) ? res.content['application/json'] : undefined
-        if (isObj(json) && json.schema) response[status] = runtimeSchema(json.schema, `${id}.${status}`)
+        if (isObj(json) && json.schema)
+          response[status] = runtimeSchema(shared, json.schema, `${id}.${status}`)
       }
       if (Object.keys(response).length) schema.response = response
       const rateLimit = op['x-rate-limit'] ?? null
@@ -199,16 +272,45 @@ function buildRoutes(doc: Obj): RouteOut[] {
   return routes.sort((a, b) => a.operationId.localeCompare(b.operationId))
 }
 
-function routesModule(routes: RouteOut[]): string {
-  const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n')
-  const table = routes
-    .map((r) => `  ${r.operationId}: ${JSON.stringify(r, null, 2).replace(/\n/g, '\n  ')},`)
+/** JSON.stringify(value, null, 2), but a Shared is written as the name of its constant. */
+function emit(value: unknown, constName: (name: string) => string, indent = ''): string {
+  if (value instanceof Shared) return constName(value.name)
+  const inner = `${indent}  `
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]'
+    return `[\n${value.map((v) => inner + emit(v, constName, inner)).join(',\n')}\n${indent}]`
+  }
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value)
+    if (entries.length === 0) return '{}'
+    const lines = entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${emit(v, constName, inner)}`)
+    return `{\n${lines.join(',\n')}\n${indent}}`
+  }
+  return JSON.stringify(value)
+}
+
+function routesModule(routes: RouteOut[], shared: SharedSchemas): string {
+  const names = new Map<string, string>()
+  for (const name of shared.built.keys()) {
+    const ident = `$${name.replace(/[^A-Za-z0-9_$]/g, '_')}`
+    if ([...names.values()].includes(ident)) throw new Error(`schemas ${name} and another are both ${ident}`)
+    names.set(name, ident)
+  }
+  const constName = (name: string): string => names.get(name) ?? `$${name}`
+  const consts = [...shared.built]
+    .map(([name, schema]) => `const ${constName(name)} = ${emit(schema, constName)}`)
     .join('\n')
+  const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n')
+  const table = routes.map((r) => `  ${r.operationId}: ${emit(r, constName, '  ')},`).join('\n')
   return `${HEADER}/* eslint-disable */
 import type { RouteSpec } from '../src/lib/route-spec.js'
 
 export type OperationId =
 ${ids}
+
+// The document's component schemas that routes use, each once (components/schemas/<name> is \`$<name>\`);
+// the routes below refer to these objects rather than copy them.
+${consts}
 
 export const routes: Record<OperationId, RouteSpec> = {
 ${table}
@@ -241,13 +343,14 @@ async function generate(): Promise<Record<string, string>> {
   const errors = problems.filter((p) => p.severity === 'error')
   if (errors.length) throw new Error(`bundling failed:\n${errors.map((e) => e.message).join('\n')}`)
   const doc = bundled.parsed as Obj
-  const routes = buildRoutes(doc)
+  const shared = new SharedSchemas(doc)
+  const routes = buildRoutes(doc, shared)
   // Why: openapi-typescript needs the document itself, not a path, to stay independent of cwd.
   const types = astToString(await openapiTS(forTypes(doc) as never, { alphabetize: true }))
   return {
     'openapi.json': JSON.stringify(doc, null, 2) + '\n',
     'openapi.ts': `${HEADER}/* eslint-disable */\n${types}`,
-    'routes.ts': routesModule(routes),
+    'routes.ts': routesModule(routes, shared),
   }
 }
 

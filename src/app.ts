@@ -33,6 +33,12 @@ export interface AppOptions {
   readonly pgliteDataDir?: Blob
   /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (the variables: README.md, Configuration). */
   readonly httpTimeouts?: Partial<HttpTimeouts>
+  /**
+   * Test-only: the bcrypt cost of new hashes and of the unknown-identifier verify, 12 unless set. Tests of
+   * anything but hashing run at 4: a verify at 12 costs ~250 ms of CPU, and the suite makes thousands.
+   * Not a variable: no deployment may lower it.
+   */
+  readonly passwordCost?: number
 }
 
 /** The HTTP server's timeouts, in milliseconds. */
@@ -77,7 +83,11 @@ export const HTTP_TIMEOUTS: HttpTimeouts = {
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = createServer(config, options)
   const opened = await open(config, app.log, options)
-  const ctx = await createContext(config, opened, { clock: options.clock, log: app.log })
+  const ctx = await createContext(config, opened, {
+    clock: options.clock,
+    log: app.log,
+    passwordCost: options.passwordCost,
+  })
   await bootstrap(opened.db, config, ctx.hasher)
   app.decorate('ctx', ctx)
   app.addHook('onClose', async () => {

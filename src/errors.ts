@@ -1,7 +1,16 @@
+import type { components } from '../generated/openapi.js'
+
+/** The error codes the document declares: the `ErrorCode` enum of openapi/components/errors.yaml. */
+export type ErrorCode = components['schemas']['ErrorCode']
+
 /**
- * Every `ErrorCode` of the document (openapi/components/errors.yaml) with its HTTP status; a missing row
- * is a compile error.
+ * A row per code of the document, no more. Why a named type: ErrorCode comes from the document, not
+ * from this table, so a code added to the document without a row, or a row whose code the document
+ * lacks, is a compile error (test/system/error-codes.test.ts compiles both and expects the errors).
  */
+export type StatusTable = Readonly<Record<ErrorCode, number>>
+
+/** Every `ErrorCode` of the document with its HTTP status (the one its description gives). */
 export const errorStatus = {
   VALIDATION_ERROR: 400,
   PASSWORD_POLICY_VIOLATION: 400,
@@ -38,9 +47,7 @@ export const errorStatus = {
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
-} as const satisfies Record<string, number>
-
-export type ErrorCode = keyof typeof errorStatus
+} as const satisfies StatusTable
 
 /** Public default messages: safe to show to any caller, never carrying internals. */
 const defaultMessage: Record<ErrorCode, string> = {

@@ -6,7 +6,7 @@ import { DatabaseRegistry } from '../db/tenant-db.js'
 import { localChannel, PgChangeChannel, type ChangeMessage } from '../db/change-channel.js'
 import { systemClock, type Clock } from '../lib/clock.js'
 import { deriveKey } from '../lib/crypto-box.js'
-import { createPasswordHasher } from '../lib/hashing.js'
+import { BCRYPT_COST, createPasswordHasher } from '../lib/hashing.js'
 import { randomToken } from '../lib/tokens.js'
 import { connectRedis } from '../lib/redis.js'
 import { AccessTokenVerifier } from '../security/access-token.js'
@@ -26,6 +26,8 @@ export interface ContextOptions {
   readonly clock?: Clock
   /** Where routing and the routed pools log. */
   readonly log: FastifyBaseLogger
+  /** The bcrypt cost of new hashes (default BCRYPT_COST, 12); see AppOptions.passwordCost. */
+  readonly passwordCost?: number
 }
 
 /** Where the account-throttling counters live: Redis with REDIS_URL (shared by every instance), else the database. */
@@ -59,7 +61,7 @@ export async function createContext(
   const secretsKey = deriveKey(
     config.secretsKey ?? (await ensureSetting(opened.db, 'secrets_key', () => randomToken(32))),
   )
-  const hasher = createPasswordHasher({ cost: 12 })
+  const hasher = createPasswordHasher({ cost: options.passwordCost ?? BCRYPT_COST })
   const tenants = new TenantCache(opened.db, config.platformTenantCode)
   const lockout = await createLockout(config, opened, options)
   const keystore = new Keystore(

@@ -12,9 +12,9 @@ import {
   type Kysely,
   type QueryCompiler,
   type QueryResult,
-  type TransactionSettings,
 } from 'kysely'
 import { preparePgParam } from './pg-params.js'
+import { SqlTransactionDriver } from './sql-transactions.js'
 
 /** Thrown when the single PGlite connection stays taken past the acquire timeout. */
 export class PGliteBusyError extends Error {
@@ -118,13 +118,14 @@ class PGliteConnection implements DatabaseConnection {
   }
 }
 
-class PGliteDriver implements Driver {
+class PGliteDriver extends SqlTransactionDriver {
   readonly #pglite: PGlite
   readonly #timeoutMs: number
   readonly #lock = new ConnectionLock()
   #destroyed = false
 
   constructor(config: PGliteDialectConfig) {
+    super()
     this.#pglite = config.pglite
     this.#timeoutMs = config.acquireTimeoutMs ?? 15_000
   }
@@ -137,36 +138,6 @@ class PGliteDriver implements Driver {
     if (this.#destroyed) throw new Error('PGlite is closed')
     await this.#lock.acquire(this.#timeoutMs)
     return new PGliteConnection(this.#pglite)
-  }
-
-  async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    let text = 'begin'
-    if (settings.isolationLevel || settings.accessMode) {
-      text = 'start transaction'
-      if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`
-      if (settings.accessMode) text += ` ${settings.accessMode}`
-    }
-    await conn.executeQuery(CompiledQuery.raw(text))
-  }
-
-  async commitTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('commit'))
-  }
-
-  async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('rollback'))
-  }
-
-  async savepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`savepoint ${quoteIdent(name)}`))
-  }
-
-  async rollbackToSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`rollback to savepoint ${quoteIdent(name)}`))
-  }
-
-  async releaseSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`release savepoint ${quoteIdent(name)}`))
   }
 
   async releaseConnection(conn: DatabaseConnection): Promise<void> {
@@ -185,10 +156,6 @@ class PGliteDriver implements Driver {
   stats(): PGliteStats {
     return { total: this.#destroyed ? 0 : 1, idle: this.#lock.held ? 0 : 1, waiting: this.#lock.waiting }
   }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`
 }
 
 /**

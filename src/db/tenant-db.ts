@@ -1,5 +1,4 @@
 import {
-  CompiledQuery,
   Kysely,
   PostgresAdapter,
   PostgresIntrospector,
@@ -10,8 +9,8 @@ import {
   type DialectAdapter,
   type Driver,
   type QueryCompiler,
-  type TransactionSettings,
 } from 'kysely'
+import { SqlTransactionDriver } from './sql-transactions.js'
 import type { DatabaseKind, OpenedDatabase, PoolStats } from './connect.js'
 import type { Database } from './database.js'
 
@@ -280,15 +279,18 @@ async function waitUntil(opened: Promise<void>, deadline: number, waitMs: number
 /**
  * Lends connections of whichever database holds the tenant's rows when one is asked for, under the
  * tenant's barrier: the hold lasts until the connection is given back, so a transaction holds it from
- * begin to commit. Transaction statements are plain SQL, the same on PostgreSQL and PGlite.
+ * begin to commit. Transaction statements are SqlTransactionDriver's plain SQL, the same on PostgreSQL and
+ * PGlite.
  */
-class TenantDriver implements Driver {
+class TenantDriver extends SqlTransactionDriver {
   readonly #giveBack = new Map<DatabaseConnection, () => void>()
 
   constructor(
     private readonly enter: () => Promise<() => void>,
     private readonly store: () => Kysely<Database>,
-  ) {}
+  ) {
+    super()
+  }
 
   async init(): Promise<void> {}
 
@@ -320,36 +322,6 @@ class TenantDriver implements Driver {
     })
   }
 
-  async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    let text = 'begin'
-    if (settings.isolationLevel || settings.accessMode) {
-      text = 'start transaction'
-      if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`
-      if (settings.accessMode) text += ` ${settings.accessMode}`
-    }
-    await conn.executeQuery(CompiledQuery.raw(text))
-  }
-
-  async commitTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('commit'))
-  }
-
-  async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('rollback'))
-  }
-
-  async savepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`savepoint ${quoteIdent(name)}`))
-  }
-
-  async rollbackToSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`rollback to savepoint ${quoteIdent(name)}`))
-  }
-
-  async releaseSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`release savepoint ${quoteIdent(name)}`))
-  }
-
   async releaseConnection(conn: DatabaseConnection): Promise<void> {
     const giveBack = this.#giveBack.get(conn)
     this.#giveBack.delete(conn)
@@ -358,10 +330,6 @@ class TenantDriver implements Driver {
 
   // Why nothing: the databases belong to the registry and their openers, not to this handle.
   async destroy(): Promise<void> {}
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`
 }
 
 class TenantDialect implements Dialect {

@@ -49,6 +49,8 @@ export interface PasswordHasher {
   queueDepth(): number
   /** How many hashes run at once. */
   readonly concurrency: number
+  /** The bcrypt cost of new hashes and of the unknown-identifier verify. */
+  readonly cost: number
   /** Refuses new work and resolves once queued and running work has finished. */
   close(): Promise<void>
 }
@@ -97,6 +99,7 @@ export function createPasswordHasher(options: PasswordHasherOptions = {}): Passw
 
   return {
     concurrency,
+    cost,
     hash(password) {
       if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
         return Promise.reject(new RangeError('password longer than 72 bytes cannot be hashed with bcrypt'))

@@ -41,17 +41,10 @@ export function runtimeSchema(spec: RouteSpec): RouteSpec['schema'] {
   return { ...spec.schema, response: success ? { [spec.successStatus]: success } : undefined }
 }
 
-/**
- * Registers one operation of the document: method, url, schemas, permission and rate-limit override all
- * come from generated/routes.ts; the handler returns the envelope's `data` only.
- */
-export function defineRoute<K extends OperationId>(
-  app: FastifyInstance,
-  id: K,
-  handler: (req: Req<K>, reply: FastifyReply) => Promise<Data<K>>,
-): void {
+/** What every operation's registration takes from the route table: method, url, schemas, config. */
+function tableOptions(id: OperationId) {
   const spec = routes[id]
-  app.route<RouteTypes<K>>({
+  return {
     method: spec.method,
     url: spec.url,
     schema: runtimeSchema(spec),
@@ -73,10 +66,39 @@ export function defineRoute<K extends OperationId>(
           },
         }
       : {}),
+  }
+}
+
+/**
+ * Registers one operation of the document: method, url, schemas, permission and rate-limit override all
+ * come from generated/routes.ts; the handler returns the envelope's `data` only.
+ */
+export function defineRoute<K extends OperationId>(
+  app: FastifyInstance,
+  id: K,
+  handler: (req: Req<K>, reply: FastifyReply) => Promise<Data<K>>,
+): void {
+  const spec = routes[id]
+  app.route<RouteTypes<K>>({
+    ...tableOptions(id),
     handler: async (req, reply) => {
       const data = await handler(req, reply)
       reply.code(spec.successStatus)
       return { success: true, data }
     },
   })
+}
+
+/**
+ * Registers an operation whose answer is not the envelope: the discovery documents (issuer metadata and
+ * JWKS, read by standard JWT libraries, cacheable, 304 on a matching ETag). Everything but the answer
+ * comes from the route table as for defineRoute (request typed from the document, schemas, gate); the
+ * handler sets status, headers and body on `reply` itself.
+ */
+export function defineRawRoute<K extends OperationId>(
+  app: FastifyInstance,
+  id: K,
+  handler: (req: Req<K>, reply: FastifyReply) => Promise<FastifyReply>,
+): void {
+  app.route<RouteTypes<K>>({ ...tableOptions(id), handler })
 }

@@ -41,7 +41,7 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 
 /** The status and message of a `clientError`; the code is always VALIDATION_ERROR. */
 function clientErrorAnswer(nodeCode: string | undefined): { status: number; message: string } {
-  switch (nodeCode) {
+  switch (nodeCode ?? '') {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, message: 'Request headers too large' }
     case 'ERR_HTTP_REQUEST_TIMEOUT':

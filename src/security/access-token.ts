@@ -86,11 +86,12 @@ const VERIFIED_CACHE_MAX_CHARS = 4_000_000
 const invalid = () => new AppError('UNAUTHORIZED', 'Invalid token')
 
 /**
- * Verifies bearer access tokens: HS256 only, key chosen by `kid` within the claimed tenant, then
- * expiry. Throws UNAUTHORIZED (or TOKEN_EXPIRED, only for a genuine token past `exp`). A token that
- * verified before is recognised by its exact text (least recently used ones are forgotten first); the
- * tenant's status, the secret behind its `kid` and its expiry are still checked on every use, so a
- * retired or cleared secret or an inactive tenant refuses it exactly as the first check would.
+ * Verifies bearer access tokens (HS256, EdDSA or ES256): key chosen by `kid` within the claimed tenant,
+ * the token's `alg` that key's own, then expiry. Throws UNAUTHORIZED (or TOKEN_EXPIRED, only for a
+ * genuine token past `exp`). A token that verified before is recognised by its exact text (least recently
+ * used ones are forgotten first); the tenant's status, the key behind its `kid` and its expiry are still
+ * checked on every use, so a retired or cleared key or an inactive tenant refuses it exactly as the first
+ * check would.
  */
 export class AccessTokenVerifier {
   private readonly verified = new LRUCache<string, Verified>({

@@ -173,7 +173,7 @@ t.test('unlockUser: POST /users/:userId/unlock', async (t) => {
     await lock(username.toUpperCase())
     t.equal((await login(app, tenant.code, user.email)).status, 429)
     t.equal((await login(app, tenant.code, username)).status, 429)
-    const r = await call(app, 'POST', `/api/v1/users/${user.id}/unlock`, { token: admin })
+    const r = await call(app, 'unlockUser', { token: admin }, { params: { userId: user.id } })
     t.equal(r.status, 200)
     t.same(r.data, { unlocked: true })
     t.equal((await login(app, tenant.code, user.email)).status, 200)
@@ -185,7 +185,7 @@ t.test('unlockUser: POST /users/:userId/unlock', async (t) => {
   t.test('unlockUser: 200 for a user that is not locked, and with a Client Key', async (t) => {
     const user = await createUser(app, tenant, { roles: ['user'] })
     const key = await keyCred(app, tenant, ['users:update', 'users:read'])
-    const r = await call(app, 'POST', `/api/v1/users/${user.id}/unlock`, key, {})
+    const r = await call(app, 'unlockUser', key, { params: { userId: user.id }, body: {} })
     t.equal(r.status, 200)
     const rows = await auditRows(app, tenant.id, 'ACCOUNT_UNLOCKED')
     t.ok(rows.some((x) => x.success && x.user_id === user.id && x.actor_type === 'client_key'))
@@ -194,7 +194,7 @@ t.test('unlockUser: POST /users/:userId/unlock', async (t) => {
   t.test('unlockUser: 404 USER_NOT_FOUND for an unknown user and another tenant’s', async (t) => {
     const other = await createUser(app, await createTenant(app))
     for (const id of [UNKNOWN_ID, other.id]) {
-      const r = await call(app, 'POST', `/api/v1/users/${id}/unlock`, { token: admin })
+      const r = await call(app, 'unlockUser', { token: admin }, { params: { userId: id } })
       t.equal(r.status, 404)
       t.equal(r.code, 'USER_NOT_FOUND')
     }
@@ -210,7 +210,7 @@ t.test('unlockUser: POST /users/:userId/unlock', async (t) => {
     async (t) => {
       const peer = await createUser(app, tenant, { roles: ['admin'] })
       await lock(peer.email)
-      const r = await call(app, 'POST', `/api/v1/users/${peer.id}/unlock`, { token: admin })
+      const r = await call(app, 'unlockUser', { token: admin }, { params: { userId: peer.id } })
       t.equal(r.status, 403)
       t.equal(r.code, 'ROLE_HIERARCHY_VIOLATION')
       t.equal((await login(app, tenant.code, peer.email)).status, 429)
@@ -244,10 +244,10 @@ t.test('login: throttling fails open when Redis does not answer; health says deg
   const user = await createUser(app, tenant)
   for (let i = 0; i < 5; i++) t.equal((await login(app, tenant.code, user.email, WRONG)).status, 401)
   t.equal((await login(app, tenant.code, user.email)).status, 200, 'nothing could be counted; logins go on')
-  const health = await call(app, 'GET', '/api/v1/health')
+  const health = await call(app, 'getHealth')
   t.equal(health.data.status, 'degraded')
   const admin = await tokenFor(app, await createUser(app, tenant, { roles: ['admin'] }))
-  const r = await call(app, 'POST', `/api/v1/users/${user.id}/unlock`, { token: admin })
+  const r = await call(app, 'unlockUser', { token: admin }, { params: { userId: user.id } })
   t.equal(r.status, 503, 'an unlock that cannot reach the counters says so')
 })
 

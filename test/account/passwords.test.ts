@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, loginTokens } from '../helpers/call.js'
+import { call, login, loginTokens, type As, type BodyOf, unchecked } from '../helpers/call.js'
 import {
   auditRows,
   createKey,
@@ -10,9 +10,9 @@ import {
   insertRole,
   keyCred,
   PASSWORD,
-  tokenFor,
+  sidOf,
   UNKNOWN_ID,
-  type TenantFx,
+  userWithToken,
   type UserFx,
 } from '../helpers/fixtures.js'
 
@@ -24,13 +24,13 @@ const app = await buildTestApp(t)
 const NEW_PASSWORD = 'Brand-new-secret-42'
 const WRONG = 'Not-the-password-17'
 
-const changePassword = (token: string, body: unknown, ip?: string) =>
-  call(app, 'POST', '/api/v1/me/password', { token, ip }, body)
+const changePassword = (token: string, body: BodyOf<'changeMyPassword'>, ip?: string) =>
+  call(app, 'changeMyPassword', { token, ip }, { body })
 
-const resetPassword = (as: Parameters<typeof call>[3], userId: string, body: unknown) =>
-  call(app, 'PUT', `/api/v1/users/${userId}/password`, as, body)
+const resetPassword = (as: As, userId: string, body: BodyOf<'resetUserPassword'>) =>
+  call(app, 'resetUserPassword', as, { params: { userId }, body })
 
-const refresh = (refreshToken: string) => call(app, 'POST', '/api/v1/refresh', null, { refreshToken })
+const refresh = (refreshToken: string) => call(app, 'refresh', null, { body: { refreshToken } })
 
 const hashOf = async (user: UserFx) =>
   (
@@ -52,20 +52,6 @@ const sessionsOf = (user: UserFx) =>
     .where('user_id', '=', user.id)
     .execute()
 
-/** The session id (`sid`) an access token carries. */
-function sidOf(accessToken: string): string {
-  const payload = accessToken.split('.')[1] ?? ''
-  const sid: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sid
-  if (typeof sid !== 'string') throw new Error('no sid in the access token')
-  return sid
-}
-
-/** A user of `tenant` and an access token of it (tokenFor: a random sid). */
-async function userAndToken(tenant: TenantFx, opts: Parameters<typeof createUser>[2] = {}) {
-  const user = await createUser(app, tenant, opts)
-  return { user, token: await tokenFor(app, user) }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // changeMyPassword
 // ---------------------------------------------------------------------------------------------------
@@ -82,11 +68,12 @@ t.test(
     const loggedOut = await loginTokens(app, user)
     const out = await call(
       app,
-      'POST',
-      '/api/v1/logout',
+      'logout',
       { token: loggedOut.accessToken },
       {
-        refreshToken: loggedOut.refreshToken,
+        body: {
+          refreshToken: loggedOut.refreshToken,
+        },
       },
     )
     t.equal(out.status, 200)
@@ -218,7 +205,7 @@ t.test(
 
 t.test('changeMyPassword: 400 VALIDATION_ERROR for a missing field or an unknown property', async (t) => {
   const tenant = await createTenant(app)
-  const { user, token } = await userAndToken(tenant, { roles: ['user'] })
+  const { token, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   const before = await hashOf(user)
   for (const body of [
     { currentPassword: PASSWORD },
@@ -226,7 +213,7 @@ t.test('changeMyPassword: 400 VALIDATION_ERROR for a missing field or an unknown
     { currentPassword: PASSWORD, newPassword: NEW_PASSWORD, extra: true },
     { currentPassword: PASSWORD, newPassword: '' },
   ]) {
-    const res = await changePassword(token, body)
+    const res = await changePassword(token, unchecked(body))
     t.equal(res.status, 400, JSON.stringify(body))
     t.equal(res.code, 'VALIDATION_ERROR')
   }
@@ -293,7 +280,7 @@ t.test(
 
 t.test('changeMyPassword: 403 USER_INACTIVE for a SUSPENDED user holding a still-valid token', async (t) => {
   const tenant = await createTenant(app)
-  const { user, token } = await userAndToken(tenant, { roles: ['user'], status: 'SUSPENDED' })
+  const { token, ...user } = await userWithToken(app, tenant, { roles: ['user'], status: 'SUSPENDED' })
   const before = await hashOf(user)
   const res = await changePassword(token, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })
   t.equal(res.status, 403)
@@ -314,9 +301,9 @@ t.test(
   'changeMyPassword: 404 USER_NOT_FOUND after the user was deleted, its token still valid',
   async (t) => {
     const tenant = await createTenant(app)
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
-    const { user, token } = await userAndToken(tenant, { roles: ['user'] })
-    const del = await call(app, 'DELETE', `/api/v1/users/${user.id}`, { token: admin.token })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+    const { token, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
+    const del = await call(app, 'deleteUser', { token: admin.token }, { params: { userId: user.id } })
     t.equal(del.status, 200)
     const res = await changePassword(token, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })
     t.equal(res.status, 404)
@@ -336,7 +323,7 @@ t.test(
   'changeMyPassword: 429 RATE_LIMIT_EXCEEDED on the 6th call from one address (the 5/min login budget); no audit row',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, token } = await userAndToken(tenant, { roles: ['user'] })
+    const { token, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const ip = freshIp()
     for (let i = 1; i <= 5; i++) {
       const res = await changePassword(token, { currentPassword: WRONG, newPassword: NEW_PASSWORD }, ip)
@@ -362,7 +349,7 @@ t.test(
   'changeMyPassword: 429 RATE_LIMIT_EXCEEDED once logins and password changes spent the shared budget',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, token } = await userAndToken(tenant, { roles: ['user'] })
+    const { token, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const ip = freshIp()
     for (let i = 1; i <= 3; i++) {
       t.equal((await login(app, tenant.code, user.email, PASSWORD, ip)).status, 200, `login ${i}`)
@@ -388,7 +375,7 @@ t.test(
   'resetUserPassword: 200 revokes every session by default and counts them; the new password logs in',
   async (t) => {
     const tenant = await createTenant(app)
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const target = await createUser(app, tenant, { roles: ['user'] })
     const s1 = await loginTokens(app, target)
     const s2 = await loginTokens(app, target)
@@ -424,7 +411,7 @@ t.test(
       success: true,
       error_message: null,
       actor_type: 'user',
-      actor_id: admin.user.id,
+      actor_id: admin.id,
       user_id: target.id,
       metadata: { sessionsRevoked: 2 },
     })
@@ -435,7 +422,7 @@ t.test(
   'resetUserPassword: 200 with revokeSessions false: the sessions survive, sessionsRevoked 0',
   async (t) => {
     const tenant = await createTenant(app)
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const target = await createUser(app, tenant, { roles: ['user'] })
     const s1 = await loginTokens(app, target)
     const res = await resetPassword({ token: admin.token }, target.id, {
@@ -487,7 +474,7 @@ t.test(
   'resetUserPassword: 400 PASSWORD_POLICY_VIOLATION lists the failed rules, never sameAsCurrent',
   async (t) => {
     const tenant = await createTenant(app, { passwordPolicy: { requireDigit: true } })
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const target = await createUser(app, tenant, { roles: ['user'] })
     const s1 = await loginTokens(app, target)
     const before = await hashOf(target)
@@ -512,7 +499,7 @@ t.test(
         success: false,
         error_message: 'PASSWORD_POLICY_VIOLATION',
         actor_type: 'user',
-        actor_id: admin.user.id,
+        actor_id: admin.id,
         user_id: target.id,
       })
     }
@@ -523,15 +510,20 @@ t.test(
   'resetUserPassword: 400 VALIDATION_ERROR for a missing password or a userId that is not a UUID',
   async (t) => {
     const tenant = await createTenant(app)
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const target = await createUser(app, tenant, { roles: ['user'] })
-    const missing = await resetPassword({ token: admin.token }, target.id, { revokeSessions: true })
+    const missing = await resetPassword(
+      { token: admin.token },
+      target.id,
+      unchecked({ revokeSessions: true }),
+    )
     t.equal(missing.status, 400)
     t.equal(missing.code, 'VALIDATION_ERROR')
-    const badType = await resetPassword({ token: admin.token }, target.id, {
-      password: NEW_PASSWORD,
-      revokeSessions: 'no',
-    })
+    const badType = await resetPassword(
+      { token: admin.token },
+      target.id,
+      unchecked({ password: NEW_PASSWORD, revokeSessions: 'no' }),
+    )
     t.equal(badType.code, 'VALIDATION_ERROR')
     const badId = await resetPassword({ token: admin.token }, 'not-a-uuid', { password: NEW_PASSWORD })
     t.equal(badId.status, 400)
@@ -544,9 +536,9 @@ t.test(
   async (t) => {
     const tenant = await createTenant(app)
     await insertRole(app, tenant, 'manager', 50, ['users:update'])
-    const admin = await userAndToken(tenant, { roles: ['admin'] })
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const peer = await createUser(app, tenant, { roles: ['admin'] })
-    const manager = await userAndToken(tenant, { roles: ['manager'] })
+    const manager = await userWithToken(app, tenant, { roles: ['manager'] })
     const otherManager = await createUser(app, tenant, { roles: ['manager'] })
     const plain = await createUser(app, tenant, { roles: ['user'] })
     const peerHash = await hashOf(peer)
@@ -573,25 +565,25 @@ t.test(
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: admin.user.id,
+        actor_id: admin.id,
         user_id: peer.id,
       },
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: admin.user.id,
+        actor_id: admin.id,
         user_id: peer.id,
       },
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: manager.user.id,
+        actor_id: manager.id,
         user_id: peer.id,
       },
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: manager.user.id,
+        actor_id: manager.id,
         user_id: otherManager.id,
       },
     ])
@@ -638,7 +630,7 @@ t.test(
   'resetUserPassword: 403 FORBIDDEN without users:update (a user token, a key); no audit row',
   async (t) => {
     const tenant = await createTenant(app)
-    const plain = await userAndToken(tenant, { roles: ['user'], permissions: ['users:read'] })
+    const plain = await userWithToken(app, tenant, { roles: ['user'], permissions: ['users:read'] })
     const target = await createUser(app, tenant)
     const before = await hashOf(target)
     for (const as of [{ token: plain.token }, await keyCred(app, tenant, ['users:read'])]) {
@@ -654,7 +646,7 @@ t.test(
 t.test("resetUserPassword: 404 USER_NOT_FOUND for an unknown id and for another tenant's user", async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
-  const admin = await userAndToken(tenant, { roles: ['admin'] })
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const key = await keyCred(app, tenant, ['users:update'])
   const foreign = await createUser(app, other, { roles: ['user'] })
   const foreignSession = await loginTokens(app, foreign)
@@ -678,7 +670,7 @@ t.test("resetUserPassword: 404 USER_NOT_FOUND for an unknown id and for another 
     rows.every((r) => !r.success && r.error_message === 'USER_NOT_FOUND' && r.user_id === null),
     'failure rows that name no user',
   )
-  t.match(rows[0], { actor_type: 'user', actor_id: admin.user.id })
+  t.match(rows[0], { actor_type: 'user', actor_id: admin.id })
   t.match(rows[2], { actor_type: 'client_key' })
 })
 
@@ -691,11 +683,13 @@ t.test(
     const { accessToken } = await loginTokens(app, admin)
     const r = await call(
       app,
-      'PUT',
-      `/api/v1/users/${admin.id}/password`,
+      'resetUserPassword',
       { token: accessToken },
       {
-        password: 'Another-pass-12345',
+        params: { userId: admin.id },
+        body: {
+          password: 'Another-pass-12345',
+        },
       },
     )
     t.equal(r.status, 403)
@@ -710,7 +704,7 @@ t.test(
     // Why minLength 72: every guess fails the policy, so before section 22 only `sameAsCurrent` told the
     // right guess (the user's password) from a wrong one.
     const strict = await createTenant(app, { passwordPolicy: { minLength: 72 } })
-    const admin = await userAndToken(strict, { roles: ['admin'] })
+    const admin = await userWithToken(app, strict, { roles: ['admin'] })
     const target = await createUser(app, strict, { roles: ['user'] })
     const wrong = await resetPassword({ token: admin.token }, target.id, { password: WRONG })
     const right = await resetPassword({ token: admin.token }, target.id, { password: PASSWORD })
@@ -720,7 +714,7 @@ t.test(
     t.same(right.body, wrong.body, 'the same envelope for both')
 
     const tenant = await createTenant(app)
-    const admin2 = await userAndToken(tenant, { roles: ['admin'] })
+    const admin2 = await userWithToken(app, tenant, { roles: ['admin'] })
     const user = await createUser(app, tenant, { roles: ['user'] })
     const before = await hashOf(user)
     const again = await resetPassword({ token: admin2.token }, user.id, { password: PASSWORD })

@@ -67,7 +67,7 @@ t.test('unlockUser: 200 clears the secret budget; the right code is taken again'
   for (let i = 0; i < 10; i++) await h.verify(user, h.wrong(user))
   assertSpent(t, await h.verify(user, h.code(user)), 'spent')
   const admin = await tokenFor(app, await createUser(app, tenant, { roles: ['admin'] }))
-  const r = await call(app, 'POST', `/api/v1/users/${user.id}/unlock`, { token: admin })
+  const r = await call(app, 'unlockUser', { token: admin }, { params: { userId: user.id } })
   t.equal(r.status, 200)
   t.equal((await h.verify(user, h.code(user))).status, 200, 'unlocked: the right code logs in')
 })

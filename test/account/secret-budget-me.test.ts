@@ -20,12 +20,12 @@ t.test('disableMyOtp: guessed codes with a stolen access token are counted; the 
   const user = await h.enrolled(tenant)
   const stolen = await h.sessionOf(user)
   for (let i = 1; i <= 10; i++) {
-    const r = await call(app, 'DELETE', '/api/v1/me/otp', stolen, { code: h.wrong(user) })
+    const r = await call(app, 'disableMyOtp', stolen, { body: { code: h.wrong(user) } })
     t.equal(r.code, 'INVALID_OTP', `guess ${i}`)
   }
-  const right = await call(app, 'DELETE', '/api/v1/me/otp', stolen, { code: h.code(user) })
+  const right = await call(app, 'disableMyOtp', stolen, { body: { code: h.code(user) } })
   assertSpent(t, right, 'the right code past the budget')
-  const status = await call(app, 'GET', '/api/v1/me/otp', stolen)
+  const status = await call(app, 'getMyOtp', stolen)
   t.equal(status.data.enrolled, true, 'the factor was not removed')
   const rows = await auditRows(app, tenant.id, 'OTP_DISABLED')
   t.ok(
@@ -34,7 +34,7 @@ t.test('disableMyOtp: guessed codes with a stolen access token are counted; the 
   )
   assertSpent(
     t,
-    await call(app, 'POST', '/api/v1/me/otp/recovery-codes', stolen, { code: h.code(user) }),
+    await call(app, 'renewMyRecoveryCodes', stolen, { body: { code: h.code(user) } }),
     'renewMyRecoveryCodes: the same budget',
   )
   t.equal((await h.verify(user, h.code(user))).status, 429, 'and the login’s second step')
@@ -44,15 +44,15 @@ t.test('confirmMyOtp: wrong codes for a pending setup are counted; the 11th is 4
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   const as = { token: (await loginTokens(app, user)).accessToken }
-  const setup = await call(app, 'POST', '/api/v1/me/otp/setup', as)
+  const setup = await call(app, 'setupMyOtp', as)
   const pending = { key: secretOfUri(setup.data.otpauthUri), recoveryCodes: [], ...user }
   for (let i = 1; i <= 10; i++) {
-    const r = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: h.wrong(pending) })
+    const r = await call(app, 'confirmMyOtp', as, { body: { code: h.wrong(pending) } })
     t.equal(r.code, 'INVALID_OTP', `wrong code ${i}`)
   }
-  const right = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: h.code(pending) })
+  const right = await call(app, 'confirmMyOtp', as, { body: { code: h.code(pending) } })
   assertSpent(t, right, 'the right code past the budget')
-  t.equal((await call(app, 'GET', '/api/v1/me/otp', as)).data.enrolled, false, 'not enrolled')
+  t.equal((await call(app, 'getMyOtp', as)).data.enrolled, false, 'not enrolled')
 })
 
 t.test(
@@ -62,7 +62,7 @@ t.test(
     const user = await createUser(app, tenant)
     const as = { token: await tokenFor(app, user) }
     const change = (currentPassword: string) =>
-      call(app, 'POST', '/api/v1/me/password', as, { currentPassword, newPassword: 'Brand-new-pass-42' })
+      call(app, 'changeMyPassword', as, { body: { currentPassword, newPassword: 'Brand-new-pass-42' } })
     for (let i = 1; i <= 10; i++)
       t.equal((await change(WRONG_PASSWORD)).code, 'INVALID_CREDENTIALS', `guess ${i}`)
     assertSpent(t, await change(PASSWORD), 'the right currentPassword past the budget')
@@ -78,9 +78,11 @@ t.test('changeMyPassword: a right currentPassword is not counted', async (t) => 
   let current = PASSWORD
   for (let i = 0; i < 11; i++) {
     const next = `Brand-new-pass-${i}x`
-    const r = await call(app, 'POST', '/api/v1/me/password', as, {
-      currentPassword: current,
-      newPassword: next,
+    const r = await call(app, 'changeMyPassword', as, {
+      body: {
+        currentPassword: current,
+        newPassword: next,
+      },
     })
     t.equal(r.status, 200, `change ${i + 1}`)
     current = next
@@ -94,16 +96,15 @@ t.test('the budget is on whatever auth_config.lockout says, and apart from it', 
   for (let i = 0; i < 2; i++) {
     const r = await call(
       app,
-      'POST',
-      '/api/v1/login',
+      'login',
       {},
-      { tenantCode: tenant.code, identifier: user.email, password: WRONG_PASSWORD },
+      { body: { tenantCode: tenant.code, identifier: user.email, password: WRONG_PASSWORD } },
     )
     t.equal(r.code, 'INVALID_CREDENTIALS')
   }
   const as = { token: await tokenFor(app, user) }
   const change = (currentPassword: string) =>
-    call(app, 'POST', '/api/v1/me/password', as, { currentPassword, newPassword: 'Brand-new-pass-42' })
+    call(app, 'changeMyPassword', as, { body: { currentPassword, newPassword: 'Brand-new-pass-42' } })
   for (let i = 1; i <= 10; i++)
     t.equal((await change(WRONG_PASSWORD)).code, 'INVALID_CREDENTIALS', `guess ${i}`)
   assertSpent(t, await change(PASSWORD), 'spent after its own 10 failures, not after the lockout’s 3')

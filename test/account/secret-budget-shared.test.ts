@@ -1,7 +1,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { buildAppOn, buildTestApp } from '../helpers/app.js'
-import { call } from '../helpers/call.js'
+import { call, mfaTokenIn } from '../helpers/call.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { createTenant, createUser, freshIp, tokenFor } from '../helpers/fixtures.js'
 import { assertSpent, harness } from '../helpers/secret-budget.js'
@@ -24,10 +24,9 @@ t.test('verifyLoginOtp: 20 parallel wrong guesses, then the right code: at most 
     tokens.map((r) =>
       call(
         app,
-        'POST',
-        '/api/v1/login/otp',
+        'verifyLoginOtp',
         { ip: freshIp() },
-        { mfaToken: r.body.details.mfaToken, code: h.wrong(user) },
+        { body: { mfaToken: mfaTokenIn(r), code: h.wrong(user) } },
       ),
     ),
   )
@@ -42,11 +41,11 @@ t.test('disableMyOtp: 20 parallel wrong guesses, then the right code: 429', asyn
   const user = await h.enrolled(tenant)
   const as = await h.sessionOf(user)
   const guesses = await Promise.all(
-    Array.from({ length: 20 }, () => call(app, 'DELETE', '/api/v1/me/otp', as, { code: h.wrong(user) })),
+    Array.from({ length: 20 }, () => call(app, 'disableMyOtp', as, { body: { code: h.wrong(user) } })),
   )
   const codes = guesses.map((r) => r.code)
   t.equal(codes.filter((c) => c === 'INVALID_OTP').length, 10, `10 judged (${codes.join(',')})`)
-  assertSpent(t, await call(app, 'DELETE', '/api/v1/me/otp', as, { code: h.code(user) }), 'the right code')
+  assertSpent(t, await call(app, 'disableMyOtp', as, { body: { code: h.code(user) } }), 'the right code')
 })
 
 t.test(
@@ -59,7 +58,7 @@ t.test(
     const user = await hd.enrolled(tenant)
     for (let i = 0; i < 10; i++) t.equal((await hd.verify(user, hd.wrong(user))).code, 'INVALID_OTP')
     assertSpent(t, await hd.verify(user, hd.code(user)), 'counted without the shared store')
-    t.equal((await call(down, 'GET', '/api/v1/health')).data.status, 'degraded')
+    t.equal((await call(down, 'getHealth')).data.status, 'degraded')
   },
 )
 
@@ -96,7 +95,7 @@ t.test(
       .execute()
     t.equal(rows.length, redisUrl ? 0 : 1, redisUrl ? 'with Redis, not in the database' : 'in the database')
     const admin = await tokenFor(two, await createUser(two, tenant, { roles: ['admin'] }))
-    t.equal((await call(two, 'POST', `/api/v1/users/${user.id}/unlock`, { token: admin })).status, 200)
+    t.equal((await call(two, 'unlockUser', { token: admin }, { params: { userId: user.id } })).status, 200)
     t.equal((await h1.verify(user, h1.code(user))).status, 200, 'an unlock on one clears it for the other')
   },
 )

@@ -12,6 +12,7 @@ import {
   keyCred,
   PASSWORD,
   platformTenant,
+  sidOf,
   UNKNOWN_ID,
   userWithToken,
   waitFor,
@@ -28,12 +29,6 @@ const app = await buildTestApp(t, {}, { clock })
 const DAY_S = 86_400
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** The session id (`sid` claim) an access token carries. */
-function sidOf(accessToken: string): string {
-  const payload = accessToken.split('.')[1] ?? ''
-  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sid: string }).sid
-}
-
 interface Session {
   accessToken: string
   refreshToken: string
@@ -46,10 +41,9 @@ interface Session {
 async function open(user: UserFx, userAgent?: string, ip = freshIp()): Promise<Session> {
   const res = await call(
     app,
-    'POST',
-    '/api/v1/login',
+    'login',
     { ip, headers: userAgent === undefined ? {} : { 'user-agent': userAgent } },
-    { tenantCode: user.tenant.code, identifier: user.email, password: PASSWORD },
+    { body: { tenantCode: user.tenant.code, identifier: user.email, password: PASSWORD } },
   )
   if (res.status !== 200) throw new Error(`login failed: ${res.raw}`)
   return { ...res.data, sid: sidOf(res.data.accessToken), ip, at: clock.now() }
@@ -62,14 +56,14 @@ async function plain(user: UserFx): Promise<Session> {
 }
 
 const refresh = (refreshToken: string, as: { ip?: string; headers?: Record<string, string> } = {}) =>
-  call(app, 'POST', '/api/v1/refresh', as, { refreshToken })
+  call(app, 'refresh', as, { body: { refreshToken } })
 
 const logout = (s: Session) =>
-  call(app, 'POST', '/api/v1/logout', { token: s.accessToken }, { refreshToken: s.refreshToken })
+  call(app, 'logout', { token: s.accessToken }, { body: { refreshToken: s.refreshToken } })
 
-const mySessions = (s: Session) => call(app, 'GET', '/api/v1/me/sessions', { token: s.accessToken })
+const mySessions = (s: Session) => call(app, 'listMySessions', { token: s.accessToken })
 
-const ids = (res: Res) => (res.data.items as { id: string }[]).map((i) => i.id)
+const ids = (res: Res<'listMySessions'> | Res<'listUserSessions'>) => res.data.items.map((i) => i.id)
 
 /** A session row straight from the database. */
 function sessionRow(tenantId: string, sid: string) {
@@ -167,7 +161,7 @@ t.test('listMySessions: GET /me/sessions', async (t) => {
       t.equal(sidOf(rotated.data.accessToken), s.sid, 'the refresh keeps the session')
       clock.advance(1_000)
 
-      const res = await call(app, 'GET', '/api/v1/me/sessions', { token: rotated.data.accessToken })
+      const res = await call(app, 'listMySessions', { token: rotated.data.accessToken })
       t.equal(res.status, 200)
       t.same(res.data.items, [
         {
@@ -189,7 +183,7 @@ t.test('listMySessions: GET /me/sessions', async (t) => {
   t.test('listMySessions: 200 with no items for a user without sessions', async (t) => {
     const tenant = await createTenant(app)
     const user = await userWithToken(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'GET', '/api/v1/me/sessions', user.cred)
+    const res = await call(app, 'listMySessions', user.cred)
     t.equal(res.status, 200)
     t.same(res.data, { items: [] })
   })
@@ -207,9 +201,14 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
       const victimNext = await refresh(victim.refreshToken)
       t.equal(victimNext.status, 200)
 
-      const res = await call(app, 'DELETE', `/api/v1/me/sessions/${victim.sid}`, {
-        token: caller.accessToken,
-      })
+      const res = await call(
+        app,
+        'revokeMySession',
+        {
+          token: caller.accessToken,
+        },
+        { params: { sessionId: victim.sid } },
+      )
       t.equal(res.status, 200)
       t.same(res.data, { revoked: true })
 
@@ -239,11 +238,11 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
         metadata: { sessionsRevoked: 1 },
       })
 
-      const me = await call(app, 'GET', '/api/v1/me', { token: victim.accessToken })
+      const me = await call(app, 'getMe', { token: victim.accessToken })
       t.equal(me.status, 200, 'the revoked session’s access token still works before exp')
       t.equal(me.data.id, user.id)
       clock.advance(900_000)
-      const late = await call(app, 'GET', '/api/v1/me', { token: victim.accessToken })
+      const late = await call(app, 'getMe', { token: victim.accessToken })
       t.equal(late.status, 401)
       t.equal(late.code, 'TOKEN_EXPIRED', 'and stops at exp')
     },
@@ -253,7 +252,7 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant, { roles: ['user'] })
     const s = await plain(user)
-    const res = await call(app, 'DELETE', `/api/v1/me/sessions/${s.sid}`, { token: s.accessToken })
+    const res = await call(app, 'revokeMySession', { token: s.accessToken }, { params: { sessionId: s.sid } })
     t.equal(res.status, 200)
     t.same(res.data, { revoked: true })
     t.equal((await refresh(s.refreshToken)).code, 'INVALID_REFRESH_TOKEN')
@@ -277,7 +276,12 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
         ['another user’s', theirs.sid],
         ['another tenant’s', foreign.sid],
       ] as const) {
-        const res = await call(app, 'DELETE', `/api/v1/me/sessions/${id}`, { token: caller.accessToken })
+        const res = await call(
+          app,
+          'revokeMySession',
+          { token: caller.accessToken },
+          { params: { sessionId: id } },
+        )
         t.equal(res.status, 404, what)
         t.equal(res.code, 'SESSION_NOT_FOUND', what)
       }
@@ -308,16 +312,29 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
     const user = await createUser(app, tenant, { roles: ['user'] })
     const caller = await plain(user)
     const gone = await plain(user)
-    const url = `/api/v1/me/sessions/${gone.sid}`
-    t.equal((await call(app, 'DELETE', url, { token: caller.accessToken })).status, 200)
-    const res = await call(app, 'DELETE', url, { token: caller.accessToken })
+    t.equal(
+      (await call(app, 'revokeMySession', { token: caller.accessToken }, { params: { sessionId: gone.sid } }))
+        .status,
+      200,
+    )
+    const res = await call(
+      app,
+      'revokeMySession',
+      { token: caller.accessToken },
+      { params: { sessionId: gone.sid } },
+    )
     t.equal(res.status, 404)
     t.equal(res.code, 'SESSION_NOT_FOUND')
     const loggedOut = await plain(user)
     t.same((await logout(loggedOut)).data, { revoked: true })
-    const afterLogout = await call(app, 'DELETE', `/api/v1/me/sessions/${loggedOut.sid}`, {
-      token: caller.accessToken,
-    })
+    const afterLogout = await call(
+      app,
+      'revokeMySession',
+      {
+        token: caller.accessToken,
+      },
+      { params: { sessionId: loggedOut.sid } },
+    )
     t.equal(afterLogout.code, 'SESSION_NOT_FOUND', 'a logged-out session too')
     t.match(await revokedRows(tenant.id), [
       { success: true, metadata: { sessionsRevoked: 1 } },
@@ -333,7 +350,12 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
       const user = await createUser(app, tenant, { roles: ['user'] })
       const s = await plain(user)
       for (const bad of ['not-a-uuid', '123', `${s.sid}x`]) {
-        const res = await call(app, 'DELETE', `/api/v1/me/sessions/${bad}`, { token: s.accessToken })
+        const res = await call(
+          app,
+          'revokeMySession',
+          { token: s.accessToken },
+          { params: { sessionId: bad } },
+        )
         t.equal(res.status, 400, bad)
         t.equal(res.code, 'VALIDATION_ERROR', bad)
       }
@@ -359,7 +381,7 @@ t.test('revokeMyOtherSessions: POST /me/sessions/revoke-others', async (t) => {
       const c = await plain(user)
       const theirs = await plain(neighbour)
 
-      const res = await call(app, 'POST', '/api/v1/me/sessions/revoke-others', { token: caller.accessToken })
+      const res = await call(app, 'revokeMyOtherSessions', { token: caller.accessToken })
       t.equal(res.status, 200)
       t.same(res.data, { revoked: 2 }, 'the expired and the logged-out session are not counted')
 
@@ -385,13 +407,7 @@ t.test('revokeMyOtherSessions: POST /me/sessions/revoke-others', async (t) => {
       t.equal((await refresh(theirs.refreshToken)).status, 200, 'another user’s session is untouched')
       t.same(ids(await mySessions(caller)), [caller.sid])
 
-      const second = await call(
-        app,
-        'POST',
-        '/api/v1/me/sessions/revoke-others',
-        { token: caller.accessToken },
-        {},
-      )
+      const second = await call(app, 'revokeMyOtherSessions', { token: caller.accessToken }, { body: {} })
       t.equal(second.status, 200)
       t.same(second.data, { revoked: 0 })
       t.equal((await refresh(next.data.refreshToken)).status, 200, 'and still after the second call')
@@ -438,7 +454,7 @@ t.test('revokeMyOtherSessions: POST /me/sessions/revoke-others', async (t) => {
         await released
       })
       await isHeld
-      const revoking = call(app, 'POST', '/api/v1/me/sessions/revoke-others', { token: caller.accessToken })
+      const revoking = call(app, 'revokeMyOtherSessions', { token: caller.accessToken })
       t.ok((await waitFor(async () => (await lockWaits()) >= 1)) >= 0, 'the call waits on the held row')
       let settled = false
       const opening = plain(user).finally(() => (settled = true))
@@ -474,9 +490,8 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
       clock.advance(1_000)
       const gone = await plain(target)
       t.same((await logout(gone)).data, { revoked: true })
-      const url = `/api/v1/users/${target.id}/sessions`
 
-      const res = await call(app, 'GET', url, admin.cred)
+      const res = await call(app, 'listUserSessions', admin.cred, { params: { userId: target.id } })
       t.equal(res.status, 200)
       t.same(res.data.items, [
         {
@@ -501,7 +516,9 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
         'no `current` field',
       )
 
-      const byKey = await call(app, 'GET', url, await keyCred(app, tenant, ['users:read']))
+      const byKey = await call(app, 'listUserSessions', await keyCred(app, tenant, ['users:read']), {
+        params: { userId: target.id },
+      })
       t.equal(byKey.status, 200)
       t.same(byKey.data, res.data)
       t.equal((await revokedRows(tenant.id)).length, 0, 'listing writes no audit row')
@@ -515,7 +532,7 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
     const stranger = await createUser(app, otherTenant, { roles: ['user'] })
     await plain(stranger)
     for (const id of [UNKNOWN_ID, stranger.id]) {
-      const res = await call(app, 'GET', `/api/v1/users/${id}/sessions`, admin.cred)
+      const res = await call(app, 'listUserSessions', admin.cred, { params: { userId: id } })
       t.equal(res.status, 404)
       t.equal(res.code, 'USER_NOT_FOUND')
     }
@@ -528,22 +545,22 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
       const admin = await userWithToken(app, tenant, { roles: ['admin'] })
       const peer = await createUser(app, tenant, { roles: ['admin'] })
       await plain(peer)
-      const res = await call(app, 'GET', `/api/v1/users/${peer.id}/sessions`, admin.cred)
+      const res = await call(app, 'listUserSessions', admin.cred, { params: { userId: peer.id } })
       t.equal(res.status, 403)
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
 
       const key = await keyCred(app, tenant, ['users:read'])
-      const beyond = await call(app, 'GET', `/api/v1/users/${peer.id}/sessions`, key)
+      const beyond = await call(app, 'listUserSessions', key, { params: { userId: peer.id } })
       t.equal(beyond.code, 'ROLE_HIERARCHY_VIOLATION', 'a key whose scopes do not cover the target')
 
-      const own = await call(app, 'GET', `/api/v1/users/${admin.id}/sessions`, admin.cred)
+      const own = await call(app, 'listUserSessions', admin.cred, { params: { userId: admin.id } })
       t.equal(own.status, 200, 'the rule names acts on another user')
 
       const platform = await platformTenant(app)
       const root = await userWithToken(app, platform, { roles: ['admin'] })
       const platformPeer = await createUser(app, platform, { roles: ['admin'] })
       const s = await plain(platformPeer)
-      const exempt = await call(app, 'GET', `/api/v1/users/${platformPeer.id}/sessions`, root.cred)
+      const exempt = await call(app, 'listUserSessions', root.cred, { params: { userId: platformPeer.id } })
       t.equal(exempt.status, 200, 'a holder of admin:* may list a peer’s sessions')
       t.same(ids(exempt), [s.sid])
     },
@@ -553,18 +570,21 @@ t.test('listUserSessions: GET /users/:userId/sessions', async (t) => {
     const tenant = await createTenant(app)
     const target = await createUser(app, tenant, { roles: ['user'] })
     const plainUser = await userWithToken(app, tenant, { roles: ['user'] })
-    const url = `/api/v1/users/${target.id}/sessions`
-    const res = await call(app, 'GET', url, plainUser.cred)
+    const res = await call(app, 'listUserSessions', plainUser.cred, { params: { userId: target.id } })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     const key = await keyCred(app, tenant, ['users:update'])
-    t.equal((await call(app, 'GET', url, key)).code, 'FORBIDDEN', 'a key without the users:read scope')
+    t.equal(
+      (await call(app, 'listUserSessions', key, { params: { userId: target.id } })).code,
+      'FORBIDDEN',
+      'a key without the users:read scope',
+    )
   })
 
   t.test('listUserSessions: 400 VALIDATION_ERROR for a userId that is not a UUID', async (t) => {
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'GET', '/api/v1/users/not-a-uuid/sessions', admin.cred)
+    const res = await call(app, 'listUserSessions', admin.cred, { params: { userId: 'not-a-uuid' } })
     t.equal(res.status, 400)
     t.equal(res.code, 'VALIDATION_ERROR')
   })
@@ -585,9 +605,8 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const gone = await plain(target)
       t.same((await logout(gone)).data, { revoked: true })
       const theirs = await plain(bystander)
-      const url = `/api/v1/users/${target.id}/sessions`
 
-      const res = await call(app, 'DELETE', url, admin.cred)
+      const res = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: target.id } })
       t.equal(res.status, 200)
       t.same(res.data, { revoked: 2 }, 'the logged-out session is not counted')
 
@@ -608,12 +627,14 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
         tokens.every((r) => r.revoked_at !== null),
         'every refresh token of the user is revoked',
       )
-      t.same((await call(app, 'GET', url, admin.cred)).data, { items: [] })
+      t.same((await call(app, 'listUserSessions', admin.cred, { params: { userId: target.id } })).data, {
+        items: [],
+      })
       t.equal((await refresh(theirs.refreshToken)).status, 200, 'another user’s session is untouched')
-      const me = await call(app, 'GET', '/api/v1/me', { token: b.accessToken })
+      const me = await call(app, 'getMe', { token: b.accessToken })
       t.equal(me.status, 200, 'access tokens live until exp')
 
-      const again = await call(app, 'DELETE', url, admin.cred)
+      const again = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: target.id } })
       t.same(again.data, { revoked: 0 })
       t.match(await revokedRows(tenant.id), [
         {
@@ -636,7 +657,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const key = await createKey(app, tenant, ['users:update'])
       const target = await createUser(app, tenant, { roles: ['user'] })
       const s = await plain(target)
-      const res = await call(app, 'DELETE', `/api/v1/users/${target.id}/sessions`, { key: key.value })
+      const res = await call(app, 'revokeUserSessions', { key: key.value }, { params: { userId: target.id } })
       t.equal(res.status, 200)
       t.same(res.data, { revoked: 1 })
       t.equal((await refresh(s.refreshToken)).code, 'INVALID_REFRESH_TOKEN')
@@ -661,12 +682,11 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const deputy = await userWithToken(app, tenant, { roles: ['deputy'] })
       const peer = await createUser(app, tenant, { roles: ['admin'] })
       const s = await plain(peer)
-      const url = `/api/v1/users/${peer.id}/sessions`
       for (const [who, cred] of [
         ['equal-ranked admin', admin.cred],
         ['lower-ranked admin', deputy.cred],
       ] as const) {
-        const res = await call(app, 'DELETE', url, cred)
+        const res = await call(app, 'revokeUserSessions', cred, { params: { userId: peer.id } })
         t.equal(res.status, 403, who)
         t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION', who)
       }
@@ -690,7 +710,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       ])
       const lower = await createUser(app, tenant, { roles: ['user'] })
       await plain(lower)
-      const ok = await call(app, 'DELETE', `/api/v1/users/${lower.id}/sessions`, deputy.cred)
+      const ok = await call(app, 'revokeUserSessions', deputy.cred, { params: { userId: lower.id } })
       t.same(ok.data, { revoked: 1 }, 'the deputy may act on a user ranked below it')
     },
   )
@@ -702,7 +722,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const key = await createKey(app, tenant, ['users:update'])
       const target = await createUser(app, tenant, { roles: ['user'], permissions: ['roles:read'] })
       const s = await plain(target)
-      const res = await call(app, 'DELETE', `/api/v1/users/${target.id}/sessions`, { key: key.value })
+      const res = await call(app, 'revokeUserSessions', { key: key.value }, { params: { userId: target.id } })
       t.equal(res.status, 403)
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
       t.equal((await refresh(s.refreshToken)).status, 200, 'the session is untouched')
@@ -727,7 +747,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       const stranger = await createUser(app, otherTenant, { roles: ['user'] })
       const s = await plain(stranger)
       for (const id of [UNKNOWN_ID, stranger.id]) {
-        const res = await call(app, 'DELETE', `/api/v1/users/${id}/sessions`, admin.cred)
+        const res = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: id } })
         t.equal(res.status, 404)
         t.equal(res.code, 'USER_NOT_FOUND')
       }
@@ -752,11 +772,10 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
     const tenant = await createTenant(app)
     const target = await createUser(app, tenant, { roles: ['user'] })
     const s = await plain(target)
-    const url = `/api/v1/users/${target.id}/sessions`
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await call(app, 'DELETE', url, key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'revokeUserSessions', key, { params: { userId: target.id } })).code, 'FORBIDDEN')
     const plainUser = await userWithToken(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'DELETE', url, plainUser.cred)
+    const res = await call(app, 'revokeUserSessions', plainUser.cred, { params: { userId: target.id } })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     t.equal((await revokedRows(tenant.id)).length, 0)
@@ -766,7 +785,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
   t.test('revokeUserSessions: 400 VALIDATION_ERROR for a userId that is not a UUID', async (t) => {
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'DELETE', '/api/v1/users/123/sessions', admin.cred)
+    const res = await call(app, 'revokeUserSessions', admin.cred, { params: { userId: '123' } })
     t.equal(res.status, 400)
     t.equal(res.code, 'VALIDATION_ERROR')
   })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { hash as argon2Hash } from '@node-rs/argon2'
 import { hashSync } from '@node-rs/bcrypt'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
+import { activeSessions, createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
 import { decodeJwtUnverified } from '../../src/lib/jwt.js'
 
 t.test('login: POST /login', async (t) => {
@@ -189,7 +189,7 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
 })
 
 t.test('login: imported hashes verify and are upgraded to bcrypt cost 12', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, {}, { passwordCost: 12 })
   const tenant = await createTenant(app)
   const db = app.ctx.dbs.forTenant(tenant.id)
   const a = await createUser(app, tenant)
@@ -246,13 +246,7 @@ t.test(
     t.equal(refreshFirst.json().code, 'INVALID_REFRESH_TOKEN')
     const results = await Promise.all([login(), login(), login()])
     t.ok(results.every((r) => r.statusCode === 200))
-    const active = await app.ctx.dbs
-      .forTenant(tenant.id)
-      .selectFrom('sessions')
-      .select('id')
-      .where('user_id', '=', user.id)
-      .where('revoked_at', 'is', null)
-      .execute()
+    const active = await activeSessions(app, user)
     t.equal(active.length, 2, 'concurrent logins never leave more than the limit')
   },
 )

@@ -3,7 +3,8 @@ import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 
 t.test('register: POST /register', async (t) => {
-  const app = await buildTestApp(t)
+  // At production's cost: the stored hash's cost is asserted.
+  const app = await buildTestApp(t, {}, { passwordCost: 12 })
   const tenant = await createTenant(app, { passwordPolicy: { requireDigit: true } })
   const admin = await createUser(app, tenant, { roles: ['admin'] })
   const adminToken = await tokenFor(app, admin)

@@ -3,7 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { createTenant, createUser, freshIp, platformKey, type TenantFx } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
-import { call, loginTokens } from '../helpers/call.js'
+import { call, loginTokens, unchecked } from '../helpers/call.js'
 
 // `AuthConfig.sessionMaxLifetimeSeconds` (openapi/components/auth-config.yaml) bounds a session from
 // its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry and the
@@ -100,8 +100,11 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
     const u = await createUser(app, tenant2)
     const pair = await loginTokens(app, u)
     clock.advance(HOUR * 1000)
-    const patched = await call(app, 'PATCH', `/api/v1/tenants/${tenant2.id}/config`, platformKey, {
-      sessionMaxLifetimeSeconds: 1800,
+    const patched = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant2.id },
+      body: {
+        sessionMaxLifetimeSeconds: 1800,
+      },
     })
     t.equal(patched.status, 200)
     const res = await refresh(app, pair.refreshToken)
@@ -115,10 +118,13 @@ t.test('updateTenantConfig: sessionMaxLifetimeSeconds', async (t) => {
   const tenant = await createTenant(app)
 
   t.test('200: defaults to 90 days; merged like every other key', async (t) => {
-    const before = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)
+    const before = await call(app, 'getTenant', platformKey, { params: { id: tenant.id } })
     t.equal(before.body.data.auth_config.sessionMaxLifetimeSeconds, 7_776_000)
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      sessionMaxLifetimeSeconds: 86_400,
+    const res = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: {
+        sessionMaxLifetimeSeconds: 86_400,
+      },
     })
     t.equal(res.status, 200)
     t.equal(res.body.data.sessionMaxLifetimeSeconds, 86_400)
@@ -127,8 +133,11 @@ t.test('updateTenantConfig: sessionMaxLifetimeSeconds', async (t) => {
 
   t.test('400 VALIDATION_ERROR outside 60..31536000 or not an integer', async (t) => {
     for (const v of [59, 31_536_001, 90.5, '3600']) {
-      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-        sessionMaxLifetimeSeconds: v,
+      const res = await call(app, 'updateTenantConfig', platformKey, {
+        params: { id: tenant.id },
+        body: unchecked({
+          sessionMaxLifetimeSeconds: v,
+        }),
       })
       t.equal(res.status, 400, JSON.stringify(v))
       t.equal(res.body.code, 'VALIDATION_ERROR')

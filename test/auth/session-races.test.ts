@@ -3,6 +3,7 @@ import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { backends } from '../helpers/db.js'
 import {
+  activeSessions,
   createTenant,
   createUser,
   freshIp,
@@ -150,13 +151,7 @@ for (const backend of backends()) {
         [],
         'only 200 and 401 INVALID_REFRESH_TOKEN, never 500',
       )
-      const active = await app.ctx.dbs
-        .forTenant(tenant.id)
-        .selectFrom('sessions')
-        .select('id')
-        .where('user_id', '=', user.id)
-        .where('revoked_at', 'is', null)
-        .execute()
+      const active = await activeSessions(app, user)
       t.ok(active.length <= 2, 'the session limit held')
     },
   )

@@ -6,7 +6,6 @@ import { call, type As } from '../helpers/call.js'
 // Scope containment (createClientKey in openapi/paths/client-keys.yaml): a caller gives only scopes it holds, admin:* only
 // inside the platform tenant, and only scopes that exist in the key's tenant.
 const app = await buildTestApp(t)
-const base = '/api/v1/client-keys'
 
 const tenant = await createTenant(app)
 const other = await createTenant(app)
@@ -24,7 +23,7 @@ await app.ctx.dbs.main
 const adminJwtWithCustom = await tokenFor(app, admin)
 
 const create = (as: As, scopes: string[], extra: object = {}) =>
-  call(app, 'POST', base, as, { name: 'k', scopes, ...extra })
+  call(app, 'createClientKey', as, { body: { name: 'k', scopes, ...extra } })
 
 t.test('createClientKey: scopes within the caller’s', async (t) => {
   t.test('201 for scopes the caller holds, exactly or through a wildcard', async (t) => {
@@ -53,7 +52,7 @@ t.test('createClientKey: scopes within the caller’s', async (t) => {
   t.test('201 for admin:* inside the platform tenant by an admin:* holder', async (t) => {
     const r = await create({ key: PLATFORM_KEY }, ['admin:*'])
     t.equal(r.status, 201)
-    const list = await call(app, 'GET', base, { key: r.body.data.key })
+    const list = await call(app, 'listClientKeys', { key: r.body.data.key })
     t.equal(list.status, 200, 'the new key acts as a platform admin')
   })
 
@@ -91,36 +90,50 @@ t.test('updateClientKey: scopes within the caller’s', async (t) => {
   t.test('403 FORBIDDEN for a scope the caller does not hold; nothing changes', async (t) => {
     const r = await call(
       app,
-      'PATCH',
-      `${base}/${k.id}`,
+      'updateClientKey',
       { token: narrowJwt },
-      { name: 'changed', scopes: ['users:read', 'users:delete'] },
+      { params: { id: k.id }, body: { name: 'changed', scopes: ['users:read', 'users:delete'] } },
     )
     t.equal(r.status, 403)
     t.equal(r.body.code, 'FORBIDDEN')
-    const now = await call(app, 'GET', `${base}/${k.id}`, { token: adminJwt })
+    const now = await call(app, 'getClientKey', { token: adminJwt }, { params: { id: k.id } })
     t.equal(now.body.data.name, 'k')
     t.same(now.body.data.scopes, ['users:read'])
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant', async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: adminJwt }, { scopes: ['admin:*'] })
+    const r = await call(
+      app,
+      'updateClientKey',
+      { token: adminJwt },
+      { params: { id: k.id }, body: { scopes: ['admin:*'] } },
+    )
     t.equal(r.status, 403)
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown scope', async (t) => {
-    const r = await call(app, 'PATCH', `${base}/${k.id}`, { token: adminJwt }, { scopes: ['nothing:read'] })
+    const r = await call(
+      app,
+      'updateClientKey',
+      { token: adminJwt },
+      { params: { id: k.id }, body: { scopes: ['nothing:read'] } },
+    )
     t.equal(r.status, 404)
     t.equal(r.body.code, 'PERMISSION_NOT_FOUND')
   })
 
   t.test('200 for held scopes; a narrower key is refused what it lost at once', async (t) => {
     const wide = (await create({ token: adminJwt }, ['client-keys:read', 'users:read'])).body.data
-    t.equal((await call(app, 'GET', `${base}/${wide.id}`, { key: wide.key })).status, 200)
-    const r = await call(app, 'PATCH', `${base}/${wide.id}`, { token: adminJwt }, { scopes: ['users:read'] })
+    t.equal((await call(app, 'getClientKey', { key: wide.key }, { params: { id: wide.id } })).status, 200)
+    const r = await call(
+      app,
+      'updateClientKey',
+      { token: adminJwt },
+      { params: { id: wide.id }, body: { scopes: ['users:read'] } },
+    )
     t.equal(r.status, 200)
     t.same(r.body.data.scopes, ['users:read'])
-    const after = await call(app, 'GET', `${base}/${wide.id}`, { key: wide.key })
+    const after = await call(app, 'getClientKey', { key: wide.key }, { params: { id: wide.id } })
     t.equal(after.status, 403)
     t.equal(after.body.code, 'FORBIDDEN')
   })
@@ -131,10 +144,10 @@ t.test('rotateClientKey: scopes within the caller’s', async (t) => {
     '403 FORBIDDEN when the key holds a scope the caller lacks (its new value would hand it over)',
     async (t) => {
       const k = (await create({ token: adminJwt }, ['users:delete'])).body.data
-      const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: narrowJwt })
+      const r = await call(app, 'rotateClientKey', { token: narrowJwt }, { params: { id: k.id } })
       t.equal(r.status, 403)
       t.equal(r.body.code, 'FORBIDDEN')
-      t.equal((await call(app, 'POST', `${base}/${k.id}/rotate`, { token: adminJwt })).status, 200)
+      t.equal((await call(app, 'rotateClientKey', { token: adminJwt }, { params: { id: k.id } })).status, 200)
     },
   )
 })

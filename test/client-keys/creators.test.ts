@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, type As } from '../helpers/call.js'
+import { call, type As, type BodyOf } from '../helpers/call.js'
 import {
   createKey,
   createTenant,
@@ -19,20 +19,19 @@ import {
 
 // Why a manual clock: the 600-second boundary is tested to the second.
 const app = await buildTestApp(t, {}, { clock: createManualClock() })
-const KEYS = '/api/v1/client-keys'
 const STALE = 601
 
 const nowS = () => Math.floor(app.ctx.clock.now() / 1000)
-const createKeyAs = (as: As, body: Record<string, unknown>) => call(app, 'POST', KEYS, as, body)
+const createKeyAs = (as: As, body: BodyOf<'createClientKey'>) => call(app, 'createClientKey', as, { body })
 const disableOtpOf = (as: As, userId: string) =>
-  call(app, 'PATCH', `/api/v1/users/${userId}`, as, { otpEnabled: false })
+  call(app, 'updateUser', as, { params: { userId }, body: { otpEnabled: false } })
 const resetPassword = (as: As, userId: string) =>
-  call(app, 'PUT', `/api/v1/users/${userId}/password`, as, { password: 'Brand-new-pass-42' })
-const unlock = (as: As, userId: string) => call(app, 'POST', `/api/v1/users/${userId}/unlock`, as, {})
+  call(app, 'resetUserPassword', as, { params: { userId }, body: { password: 'Brand-new-pass-42' } })
+const unlock = (as: As, userId: string) => call(app, 'unlockUser', as, { params: { userId }, body: {} })
 
 /** Every scope the credential may give a key of its own tenant. */
 async function allScopes(as: As): Promise<string[]> {
-  const r = await call(app, 'GET', `${KEYS}/scopes`, as)
+  const r = await call(app, 'listClientKeyScopes', as)
   return (r.data.items as { scope: string }[]).map((i) => i.scope)
 }
 
@@ -202,18 +201,18 @@ t.test(
       [byOperator.id, null],
     ])
 
-    const all = await call(app, 'GET', `${KEYS}?tenantId=${tenant.id}`, platformKey)
+    const all = await call(app, 'listClientKeys', platformKey, { query: { tenantId: tenant.id } })
     t.equal(all.status, 200)
     t.same(
       new Map(all.data.items.map((k: { id: string; createdBy: string | null }) => [k.id, k.createdBy])),
       expected,
     )
-    const own = await call(app, 'GET', `${KEYS}/tenant`, admin.cred)
+    const own = await call(app, 'listTenantClientKeys', admin.cred)
     t.same(
       new Map(own.data.items.map((k: { id: string; createdBy: string | null }) => [k.id, k.createdBy])),
       expected,
     )
-    const one = await call(app, 'GET', `${KEYS}/${byUser.data.id}`, admin.cred)
+    const one = await call(app, 'getClientKey', admin.cred, { params: { id: byUser.data.id } })
     t.equal(one.data.createdBy, admin.id, 'getClientKey too')
   },
 )

@@ -15,20 +15,24 @@ t.test('two instances on one database', { skip }, async (t) => {
   const tenant = await createTenant(one)
   const admin = await createUser(one, tenant, { roles: ['admin'] })
   const jwt = await tokenFor(one, admin)
-  const base = '/api/v1/client-keys'
   const probe = (app: typeof one, key: string) =>
-    call(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
+    call(app, 'listTenantClientKeys', { key }).then((r) => r.status)
 
   t.test('a revocation on one instance is refused on the other within 5 s', async (t) => {
     const delays: number[] = []
     for (let i = 0; i < 5; i++) {
       const k = (
-        await call(one, 'POST', base, { token: jwt }, { name: `k${i}`, scopes: ['client-keys:read'] })
+        await call(
+          one,
+          'createClientKey',
+          { token: jwt },
+          { body: { name: `k${i}`, scopes: ['client-keys:read'] } },
+        )
       ).body.data
       t.equal(await probe(two, k.key), 200, 'the other instance has the key cached as valid')
       // Spread the revocations over the other instance's cache lifetime (2 s).
       await new Promise((r) => setTimeout(r, i * 400))
-      t.equal((await call(one, 'POST', `${base}/${k.id}/revoke`, { token: jwt })).status, 200)
+      t.equal((await call(one, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })).status, 200)
       t.equal(await probe(one, k.key), 401, 'refused at once on the revoking instance')
       const delay = await waitFor(async () => (await probe(two, k.key)) === 401, 6000, 20)
       t.ok(delay >= 0 && delay < 5000, `refused on the other instance after ${delay} ms`)
@@ -38,23 +42,41 @@ t.test('two instances on one database', { skip }, async (t) => {
   })
 
   t.test('a narrowed allowlist bites on the other instance within 5 s too', async (t) => {
-    const k = (await call(one, 'POST', base, { token: jwt }, { name: 'ip', scopes: ['client-keys:read'] }))
-      .body.data
+    const k = (
+      await call(
+        one,
+        'createClientKey',
+        { token: jwt },
+        { body: { name: 'ip', scopes: ['client-keys:read'] } },
+      )
+    ).body.data
     t.equal(await probe(two, k.key), 200)
-    await call(one, 'PATCH', `${base}/${k.id}`, { token: jwt }, { ipAllowlist: ['192.0.2.0/24'] })
+    await call(
+      one,
+      'updateClientKey',
+      { token: jwt },
+      { params: { id: k.id }, body: { ipAllowlist: ['192.0.2.0/24'] } },
+    )
     const delay = await waitFor(async () => (await probe(two, k.key)) === 403, 6000, 20)
     t.ok(delay >= 0 && delay < 5000, `after ${delay} ms`)
   })
 
   t.test("both instances' usage rows are visible from either within 2 s", async (t) => {
-    const k = (await call(one, 'POST', base, { token: jwt }, { name: 'u', scopes: ['client-keys:read'] }))
-      .body.data
+    const k = (
+      await call(
+        one,
+        'createClientKey',
+        { token: jwt },
+        { body: { name: 'u', scopes: ['client-keys:read'] } },
+      )
+    ).body.data
     await probe(one, k.key)
     await probe(two, k.key)
     await probe(two, k.key)
     const seen = await waitFor(
       async () =>
-        (await call(one, 'GET', `${base}/${k.id}/stats`, { token: jwt })).body.data.totalRequests === 3,
+        (await call(one, 'getClientKeyStats', { token: jwt }, { params: { id: k.id } })).body.data
+          .totalRequests === 3,
       2000,
       25,
     )

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, type As } from '../helpers/call.js'
 
 // How a key is presented and refused (the `clientKey` scheme in openapi/openapi.yaml, Credentials).
 const clock = createManualClock()
@@ -10,22 +10,21 @@ const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
 const admin = await createUser(app, tenant, { roles: ['admin'] })
 const jwt = await tokenFor(app, admin, 86_400)
-const url = '/api/v1/client-keys/tenant'
 
 t.test('the key works through both headers', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
-  const viaHeader = await call(app, 'GET', url, { key: k.value })
+  const viaHeader = await call(app, 'listTenantClientKeys', { key: k.value })
   t.equal(viaHeader.status, 200)
-  const viaBearer = await call(app, 'GET', url, { bearerKey: k.value })
+  const viaBearer = await call(app, 'listTenantClientKeys', { bearerKey: k.value })
   t.equal(viaBearer.status, 200)
   t.same(viaBearer.body.data, viaHeader.body.data)
-  const scoped = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { bearerKey: k.value })
+  const scoped = await call(app, 'getClientKey', { bearerKey: k.value }, { params: { id: k.id } })
   t.equal(scoped.status, 200, 'scopes apply through Bearer too')
 })
 
 t.test('401 UNAUTHORIZED', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
-  const cases: [string, Parameters<typeof call>[3]][] = [
+  const cases: [string, As][] = [
     ['an unknown key', { key: 'ck_' + 'u'.repeat(43) }],
     ['an unknown key as Bearer', { bearerKey: 'ck_' + 'u'.repeat(43) }],
     ['a malformed key', { key: 'ck_short' }],
@@ -33,30 +32,29 @@ t.test('401 UNAUTHORIZED', async (t) => {
     ['a key in both headers', { key: k.value, bearerKey: k.value }],
   ]
   for (const [why, cred] of cases) {
-    const r = await call(app, 'GET', url, cred)
+    const r = await call(app, 'listTenantClientKeys', cred)
     t.equal(r.status, 401, why)
     t.equal(r.body.code, 'UNAUTHORIZED', why)
   }
-  const me = await call(app, 'GET', '/api/v1/me', { key: k.value })
+  const me = await call(app, 'getMe', { key: k.value })
   t.equal(me.status, 401, 'a key on a JWT-only endpoint')
   t.equal(me.body.code, 'UNAUTHORIZED')
 })
 
 t.test('403 FORBIDDEN for a scope the key lacks', async (t) => {
   const k = await createKey(app, tenant, ['users:read'])
-  const r = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { key: k.value })
+  const r = await call(app, 'getClientKey', { key: k.value }, { params: { id: k.id } })
   t.equal(r.status, 403)
   t.equal(r.body.code, 'FORBIDDEN')
   const created = await call(
     app,
-    'POST',
-    '/api/v1/client-keys',
+    'createClientKey',
     { key: k.value },
-    { name: 'x', scopes: ['users:read'] },
+    { body: { name: 'x', scopes: ['users:read'] } },
   )
   t.equal(created.body.code, 'FORBIDDEN')
   const wildcard = await createKey(app, tenant, ['client-keys:*'])
-  t.equal((await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { key: wildcard.value })).status, 200)
+  t.equal((await call(app, 'getClientKey', { key: wildcard.value }, { params: { id: k.id } })).status, 200)
 })
 
 t.test('403 IP_NOT_ALLOWED', async (t) => {
@@ -79,17 +77,17 @@ t.test('403 IP_NOT_ALLOWED', async (t) => {
     ['the IPv6 block of a mixed list', both.value, '2001:db8:1:ffff::1', 200],
   ]
   for (const [why, key, ip, status] of cases) {
-    const r = await call(app, 'GET', url, { key, ip })
+    const r = await call(app, 'listTenantClientKeys', { key, ip })
     t.equal(r.status, status, why)
     if (status === 403) t.equal(r.body.code, 'IP_NOT_ALLOWED', why)
   }
-  const proxied = await call(app, 'GET', url, {
+  const proxied = await call(app, 'listTenantClientKeys', {
     key: v4.value,
     ip: '127.0.0.1',
     headers: { 'x-forwarded-for': '203.0.113.77' },
   })
   t.equal(proxied.status, 200, 'the client address from a trusted proxy counts')
-  const spoofed = await call(app, 'GET', url, {
+  const spoofed = await call(app, 'listTenantClientKeys', {
     key: v4.value,
     ip: '198.51.100.9',
     headers: { 'x-forwarded-for': '203.0.113.77' },
@@ -111,13 +109,14 @@ t.test('403 ORIGIN_NOT_ALLOWED', async (t) => {
     ['the opaque origin', { origin: 'null' }, 403],
   ]
   for (const [why, headers, status] of cases) {
-    const r = await call(app, 'GET', url, { key: k.value, headers })
+    const r = await call(app, 'listTenantClientKeys', { key: k.value, headers })
     t.equal(r.status, status, why)
     if (status === 403) t.equal(r.body.code, 'ORIGIN_NOT_ALLOWED', why)
   }
   const open = await createKey(app, tenant, ['client-keys:read'])
   t.equal(
-    (await call(app, 'GET', url, { key: open.value, headers: { origin: 'https://x.test' } })).status,
+    (await call(app, 'listTenantClientKeys', { key: open.value, headers: { origin: 'https://x.test' } }))
+      .status,
     200,
   )
 })
@@ -125,56 +124,56 @@ t.test('403 ORIGIN_NOT_ALLOWED', async (t) => {
 t.test('expiry: 401 UNAUTHORIZED once past expiresAt, and status EXPIRED', async (t) => {
   const created = await call(
     app,
-    'POST',
-    '/api/v1/client-keys',
+    'createClientKey',
     { token: jwt },
     {
-      name: 'short',
-      scopes: ['client-keys:read'],
-      expiresAt: new Date(clock.now() + 60_000).toISOString(),
+      body: {
+        name: 'short',
+        scopes: ['client-keys:read'],
+        expiresAt: new Date(clock.now() + 60_000).toISOString(),
+      },
     },
   )
   t.equal(created.status, 201)
   const k = created.body.data
-  t.equal((await call(app, 'GET', url, { key: k.key })).status, 200)
+  t.equal((await call(app, 'listTenantClientKeys', { key: k.key })).status, 200)
   clock.advance(59_000)
-  t.equal((await call(app, 'GET', url, { key: k.key })).status, 200, 'one second before')
+  t.equal((await call(app, 'listTenantClientKeys', { key: k.key })).status, 200, 'one second before')
   clock.advance(1_000)
-  const late = await call(app, 'GET', url, { key: k.key })
+  const late = await call(app, 'listTenantClientKeys', { key: k.key })
   t.equal(late.status, 401, 'at expiresAt')
   t.equal(late.body.code, 'UNAUTHORIZED')
-  const shown = await call(app, 'GET', `/api/v1/client-keys/${k.id}`, { token: jwt })
+  const shown = await call(app, 'getClientKey', { token: jwt }, { params: { id: k.id } })
   t.equal(shown.body.data.status, 'EXPIRED')
-  const expired = await call(app, 'GET', `${url}?status=EXPIRED`, { token: jwt })
+  const expired = await call(app, 'listTenantClientKeys', { token: jwt }, { query: { status: 'EXPIRED' } })
   t.ok(expired.body.data.items.some((i: { id: string }) => i.id === k.id))
-  const active = await call(app, 'GET', `${url}?status=ACTIVE`, { token: jwt })
+  const active = await call(app, 'listTenantClientKeys', { token: jwt }, { query: { status: 'ACTIVE' } })
   t.notOk(active.body.data.items.some((i: { id: string }) => i.id === k.id))
 
   t.test('a later expiry given by PATCH makes it usable again', async (t) => {
     const r = await call(
       app,
-      'PATCH',
-      `/api/v1/client-keys/${k.id}`,
+      'updateClientKey',
       { token: jwt },
-      { expiresAt: new Date(clock.now() + 60_000).toISOString() },
+      { params: { id: k.id }, body: { expiresAt: new Date(clock.now() + 60_000).toISOString() } },
     )
     t.equal(r.body.data.status, 'ACTIVE')
-    t.equal((await call(app, 'GET', url, { key: k.key })).status, 200)
+    t.equal((await call(app, 'listTenantClientKeys', { key: k.key })).status, 200)
   })
 })
 
 t.test('revoked: 401 UNAUTHORIZED at once on this instance', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
-  t.equal((await call(app, 'GET', url, { key: k.value })).status, 200, 'cached as valid')
-  await call(app, 'POST', `/api/v1/client-keys/${k.id}/revoke`, { token: jwt })
-  const r = await call(app, 'GET', url, { key: k.value })
+  t.equal((await call(app, 'listTenantClientKeys', { key: k.value })).status, 200, 'cached as valid')
+  await call(app, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })
+  const r = await call(app, 'listTenantClientKeys', { key: k.value })
   t.equal(r.status, 401)
   t.equal(r.body.code, 'UNAUTHORIZED')
 })
 
 t.test('a key may revoke itself; its own request completes', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:revoke'])
-  const r = await call(app, 'POST', `/api/v1/client-keys/${k.id}/revoke`, { key: k.value })
+  const r = await call(app, 'revokeClientKey', { key: k.value }, { params: { id: k.id } })
   t.equal(r.status, 200)
-  t.equal((await call(app, 'GET', url, { key: k.value })).status, 401)
+  t.equal((await call(app, 'listTenantClientKeys', { key: k.value })).status, 401)
 })

@@ -11,18 +11,16 @@ const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
 const admin = await createUser(app, tenant, { roles: ['admin'] })
 const jwt = await tokenFor(app, admin, 86_400)
-const base = '/api/v1/client-keys'
-const probe = (key: string) => call(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
+const probe = (key: string) => call(app, 'listTenantClientKeys', { key }).then((r) => r.status)
 
 /** A new key, created with a token of a fresh sign-in: the manual clock runs past 600 s (section 22). */
 async function newKey() {
   const fresh = await tokenFor(app, admin, 86_400)
   const r = await call(
     app,
-    'POST',
-    base,
+    'createClientKey',
     { token: fresh },
-    { name: 'rotating', scopes: ['client-keys:read'] },
+    { body: { name: 'rotating', scopes: ['client-keys:read'] } },
   )
   return r.body.data as { id: string; key: string; prefix: string }
 }
@@ -32,7 +30,7 @@ t.test(
   async (t) => {
     const k = await newKey()
     t.equal(await probe(k.key), 200, 'old value cached as valid')
-    const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt })
+    const r = await call(app, 'rotateClientKey', { token: jwt }, { params: { id: k.id } })
     t.equal(r.status, 200)
     const rotated = r.body.data
     t.match(rotated.key, KEY_SHAPE)
@@ -42,7 +40,7 @@ t.test(
     t.equal(rotated.status, 'ACTIVE')
     t.equal(await probe(k.key), 401)
     t.equal(await probe(rotated.key), 200)
-    const shown = await call(app, 'GET', `${base}/${k.id}`, { token: jwt })
+    const shown = await call(app, 'getClientKey', { token: jwt }, { params: { id: k.id } })
     t.equal(shown.body.data.prefix, rotated.prefix)
     t.notMatch(shown.raw, rotated.key)
   },
@@ -50,7 +48,12 @@ t.test(
 
 t.test('rotateClientKey: 200 with grace, the old value works until the grace ends', async (t) => {
   const k = await newKey()
-  const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt }, { gracePeriodSeconds: 3600 })
+  const r = await call(
+    app,
+    'rotateClientKey',
+    { token: jwt },
+    { params: { id: k.id }, body: { gracePeriodSeconds: 3600 } },
+  )
   t.equal(r.status, 200)
   const fresh = r.body.data.key
   t.equal(await probe(k.key), 200, 'old value inside the grace')
@@ -62,14 +65,15 @@ t.test('rotateClientKey: 200 with grace, the old value works until the grace end
   t.equal(await probe(fresh), 200)
 })
 
+/** Rotates the key with a grace of 600 seconds; returns the new value. */
+const rotate600 = async (id: string): Promise<string> =>
+  (await call(app, 'rotateClientKey', { token: jwt }, { params: { id }, body: { gracePeriodSeconds: 600 } }))
+    .data.key
+
 t.test('rotateClientKey: a second rotation keeps only the value it replaced', async (t) => {
   const k = await newKey()
-  const second = (
-    await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt }, { gracePeriodSeconds: 600 })
-  ).body.data.key
-  const third = (
-    await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt }, { gracePeriodSeconds: 600 })
-  ).body.data.key
+  const second = await rotate600(k.id)
+  const third = await rotate600(k.id)
   t.equal(await probe(k.key), 401, 'the first value')
   t.equal(await probe(second), 200, 'the value just replaced, inside its grace')
   t.equal(await probe(third), 200)
@@ -77,10 +81,8 @@ t.test('rotateClientKey: a second rotation keeps only the value it replaced', as
 
 t.test('rotateClientKey: revoking ends the grace too', async (t) => {
   const k = await newKey()
-  const fresh = (
-    await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt }, { gracePeriodSeconds: 600 })
-  ).body.data.key
-  await call(app, 'POST', `${base}/${k.id}/revoke`, { token: jwt })
+  const fresh = await rotate600(k.id)
+  await call(app, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })
   t.equal(await probe(k.key), 401)
   t.equal(await probe(fresh), 401)
 })
@@ -88,17 +90,16 @@ t.test('rotateClientKey: revoking ends the grace too', async (t) => {
 t.test('rotateClientKey: 400 VALIDATION_ERROR', async (t) => {
   const k = await newKey()
   for (const payload of [{ gracePeriodSeconds: 604_801 }, { gracePeriodSeconds: -1 }, { grace: 5 }]) {
-    const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: jwt }, payload)
+    const r = await call(app, 'rotateClientKey', { token: jwt }, { params: { id: k.id }, body: payload })
     t.equal(r.status, 400, JSON.stringify(payload))
     t.equal(r.body.code, 'VALIDATION_ERROR')
   }
   t.equal(await probe(k.key), 200, 'nothing rotated')
   const max = await call(
     app,
-    'POST',
-    `${base}/${k.id}/rotate`,
+    'rotateClientKey',
     { token: jwt },
-    { gracePeriodSeconds: 604_800 },
+    { params: { id: k.id }, body: { gracePeriodSeconds: 604_800 } },
   )
   t.equal(max.status, 200, 'seven days is allowed')
 })
@@ -107,7 +108,12 @@ t.test("rotateClientKey: 404 CLIENT_KEY_NOT_FOUND for another tenant's key", asy
   const k = await newKey()
   const other = await createTenant(app)
   const otherAdmin = await createUser(app, other, { roles: ['admin'] })
-  const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: await tokenFor(app, otherAdmin) })
+  const r = await call(
+    app,
+    'rotateClientKey',
+    { token: await tokenFor(app, otherAdmin) },
+    { params: { id: k.id } },
+  )
   t.equal(r.status, 404)
   t.equal(r.body.code, 'CLIENT_KEY_NOT_FOUND')
 })
@@ -115,7 +121,12 @@ t.test("rotateClientKey: 404 CLIENT_KEY_NOT_FOUND for another tenant's key", asy
 t.test('rotateClientKey: 403 FORBIDDEN without client-keys:update', async (t) => {
   const k = await newKey()
   const reader = await createUser(app, tenant, { permissions: ['client-keys:read'] })
-  const r = await call(app, 'POST', `${base}/${k.id}/rotate`, { token: await tokenFor(app, reader) })
+  const r = await call(
+    app,
+    'rotateClientKey',
+    { token: await tokenFor(app, reader) },
+    { params: { id: k.id } },
+  )
   t.equal(r.status, 403)
   t.equal(r.body.code, 'FORBIDDEN')
 })

@@ -1,59 +1,51 @@
 import { sql } from 'kysely'
 import t from 'tap'
-import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
+import { buildLoggedTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, type AnyRes } from '../helpers/call.js'
 
 // createClientKey and rotateClientKey (openapi/paths/client-keys.yaml): the value is shown once (create,
 // and rotate for the new value), never again, in no response, log line or stored row.
 t.test(
   'createClientKey, rotateClientKey: a key value appears in its create or rotate response only',
   async (t) => {
-    const lines: string[] = []
-    const app = await buildTestApp(
-      t,
-      { LOG_LEVEL: 'trace' },
-      { logStream: { write: (l: string) => void lines.push(l) } },
-    )
+    const { app, lines } = await buildLoggedTestApp(t)
     const tenant = await createTenant(app)
     const admin = await createUser(app, tenant, { roles: ['admin'] })
     const jwt = await tokenFor(app, admin)
-    const base = '/api/v1/client-keys'
 
     const created = await call(
       app,
-      'POST',
-      base,
+      'createClientKey',
       { token: jwt },
-      { name: 'secret', scopes: ['client-keys:read', 'client-keys:update'] },
+      { body: { name: 'secret', scopes: ['client-keys:read', 'client-keys:update'] } },
     )
     t.equal(created.status, 201)
     const { id, key: first } = created.body.data as { id: string; key: string }
     const rotated = await call(
       app,
-      'POST',
-      `${base}/${id}/rotate`,
+      'rotateClientKey',
       { key: first },
-      { gracePeriodSeconds: 60 },
+      { params: { id }, body: { gracePeriodSeconds: 60 } },
     )
     t.equal(rotated.status, 200)
     const second: string = rotated.body.data.key
     // The secret part: the 12-character prefix is meant to be shown.
     const secrets = [first.slice(12), second.slice(12)]
 
-    const later = [
-      await call(app, 'GET', `${base}/tenant`, { key: first }),
-      await call(app, 'GET', `${base}/tenant`, { bearerKey: second }),
-      await call(app, 'GET', `${base}/${id}`, { key: second }),
-      await call(app, 'GET', `${base}/${id}`, { token: jwt }),
-      await call(app, 'GET', `${base}?tenantId=${tenant.id}`, { key: PLATFORM_KEY }),
-      await call(app, 'PATCH', `${base}/${id}`, { key: second }, { name: 'renamed' }),
-      await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'w'.repeat(43) }),
+    const later: AnyRes[] = [
+      await call(app, 'listTenantClientKeys', { key: first }),
+      await call(app, 'listTenantClientKeys', { bearerKey: second }),
+      await call(app, 'getClientKey', { key: second }, { params: { id } }),
+      await call(app, 'getClientKey', { token: jwt }, { params: { id } }),
+      await call(app, 'listClientKeys', { key: PLATFORM_KEY }, { query: { tenantId: tenant.id } }),
+      await call(app, 'updateClientKey', { key: second }, { params: { id }, body: { name: 'renamed' } }),
+      await call(app, 'listTenantClientKeys', { key: 'ck_' + 'w'.repeat(43) }),
     ]
     await app.keyUsage.flush()
     later.push(
-      await call(app, 'GET', `${base}/${id}/logs`, { token: jwt }),
-      await call(app, 'GET', `${base}/${id}/stats`, { token: jwt }),
+      await call(app, 'getClientKeyLogs', { token: jwt }, { params: { id } }),
+      await call(app, 'getClientKeyStats', { token: jwt }, { params: { id } }),
     )
     t.equal(later.filter((r) => r.status === 200).length, later.length - 1, 'all served but the unknown key')
     t.notMatch(rotated.raw, secrets[0], 'the rotate response does not repeat the old value')

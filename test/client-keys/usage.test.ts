@@ -2,7 +2,7 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor, waitFor } from '../helpers/fixtures.js'
-import { call, type As, type Method } from '../helpers/call.js'
+import { call, type AnyRes, type Req } from '../helpers/call.js'
 
 // The usage log and statistics (getClientKeyLogs, getClientKeyStats): every request made with a key,
 // visible within 2 s.
@@ -11,38 +11,64 @@ const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
 const admin = await createUser(app, tenant, { roles: ['admin'] })
 let jwt = await tokenFor(app, admin, 86_400)
-const base = '/api/v1/client-keys'
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
-const logsOf = (id: string, query = '') => call(app, 'GET', `${base}/${id}/logs${query}`, { token: jwt })
-const statsOf = (id: string) => call(app, 'GET', `${base}/${id}/stats`, { token: jwt })
+const logsOf = (id: string, query: Req<'getClientKeyLogs'>['query'] = {}) =>
+  call(app, 'getClientKeyLogs', { token: jwt }, { params: { id }, query })
+const statsOf = (id: string) => call(app, 'getClientKeyStats', { token: jwt }, { params: { id } })
 
 t.test(
   'getClientKeyLogs, getClientKeyStats: logs and stats after a known sequence of requests',
   async (t) => {
     const k = await createKey(app, tenant, ['client-keys:read'])
     const other = await createKey(app, tenant, ['client-keys:read'])
-    const seq: [Method, string, As, number, unknown?][] = [
-      ['GET', `${base}/tenant`, { key: k.value, ip: '198.51.100.1' }, 200],
-      ['GET', `${base}/tenant`, { bearerKey: k.value, ip: '198.51.100.2' }, 200],
+    const seq: [string, () => Promise<AnyRes>, number][] = [
+      ['GET /tenant', () => call(app, 'listTenantClientKeys', { key: k.value, ip: '198.51.100.1' }), 200],
       [
-        'GET',
-        `${base}/scopes`,
-        { key: k.value, ip: '2001:db8::7', headers: { origin: 'https://a.test', 'user-agent': 'probe/1' } },
+        'GET /tenant',
+        () => call(app, 'listTenantClientKeys', { bearerKey: k.value, ip: '198.51.100.2' }),
         200,
       ],
-      ['GET', `${base}/${UNKNOWN_ID}`, { key: k.value, ip: '::ffff:198.51.100.3' }, 404],
-      ['POST', base, { key: k.value }, 403, { name: 'x', scopes: ['users:read'] }],
-      ['GET', `${base}/not-a-uuid`, { key: k.value }, 400],
+      [
+        'GET /scopes',
+        () =>
+          call(app, 'listClientKeyScopes', {
+            key: k.value,
+            ip: '2001:db8::7',
+            headers: { origin: 'https://a.test', 'user-agent': 'probe/1' },
+          }),
+        200,
+      ],
+      [
+        'GET /{unknown id}',
+        () =>
+          call(
+            app,
+            'getClientKey',
+            { key: k.value, ip: '::ffff:198.51.100.3' },
+            { params: { id: UNKNOWN_ID } },
+          ),
+        404,
+      ],
+      [
+        'POST',
+        () => call(app, 'createClientKey', { key: k.value }, { body: { name: 'x', scopes: ['users:read'] } }),
+        403,
+      ],
+      [
+        'GET /not-a-uuid',
+        () => call(app, 'getClientKey', { key: k.value }, { params: { id: 'not-a-uuid' } }),
+        400,
+      ],
     ]
-    for (const [method, url, as, status, body] of seq) {
-      t.equal((await call(app, method, url, as, body)).status, status, `${method} ${url}`)
+    for (const [what, request, status] of seq) {
+      t.equal((await request()).status, status, what)
     }
     const sent = Date.now()
     // Not logged against the key: other credentials, unknown keys, and other keys.
-    await call(app, 'GET', `${base}/tenant`, { token: jwt })
-    await call(app, 'GET', `${base}/tenant`, { key: 'ck_' + 'n'.repeat(43) })
-    await call(app, 'GET', `${base}/tenant`, { key: other.value })
+    await call(app, 'listTenantClientKeys', { token: jwt })
+    await call(app, 'listTenantClientKeys', { key: 'ck_' + 'n'.repeat(43) })
+    await call(app, 'listTenantClientKeys', { key: other.value })
 
     const visibleAfter = await waitFor(async () => (await logsOf(k.id)).body.data.total === 6, 2000, 25)
     t.ok(visibleAfter >= 0, `all six rows visible within 2 s (after ${Date.now() - sent} ms)`)
@@ -66,15 +92,15 @@ t.test(
       ],
       'newest first, with route templates',
     )
-    t.equal(logs.items[2].ip, '198.51.100.3', 'an IPv4-mapped address is logged as IPv4')
+    t.equal(logs.items[2]?.ip, '198.51.100.3', 'an IPv4-mapped address is logged as IPv4')
     t.match(logs.items[3], { ip: '2001:db8::7', origin: 'https://a.test', userAgent: 'probe/1', keyId: k.id })
-    t.equal(logs.items[5].ip, '198.51.100.1')
-    t.equal(logs.items[5].origin, null)
+    t.equal(logs.items[5]?.ip, '198.51.100.1')
+    t.equal(logs.items[5]?.origin, null)
 
-    const page = (await logsOf(k.id, '?limit=2&offset=1')).body.data
+    const page = (await logsOf(k.id, { limit: 2, offset: 1 })).body.data
     t.same(
       page.items.map((l: { id: string }) => l.id),
-      [logs.items[1].id, logs.items[2].id],
+      [logs.items[1]?.id, logs.items[2]?.id],
     )
 
     const stats = (await statsOf(k.id)).body.data
@@ -82,7 +108,7 @@ t.test(
       totalRequests: 6,
       last24h: 6,
       byStatus: { '2xx': 3, '4xx': 3, '5xx': 0 },
-      lastUsedAt: logs.items[0].createdAt,
+      lastUsedAt: logs.items[0]?.createdAt,
       topRoutes: [
         { route: '/api/v1/client-keys/:id', count: 2 },
         { route: '/api/v1/client-keys/tenant', count: 2 },
@@ -90,20 +116,20 @@ t.test(
         { route: '/api/v1/client-keys/scopes', count: 1 },
       ],
     })
-    const key = (await call(app, 'GET', `${base}/${k.id}`, { token: jwt })).body.data
+    const key = (await call(app, 'getClientKey', { token: jwt }, { params: { id: k.id } })).body.data
     t.equal(key.lastUsedAt, stats.lastUsedAt, 'the key shows lastUsedAt too')
   },
 )
 
 t.test('getClientKeyStats: last24h counts the last 24 hours only', async (t) => {
   const k = await createKey(app, tenant, ['client-keys:read'])
-  await call(app, 'GET', `${base}/tenant`, { key: k.value })
-  await call(app, 'GET', `${base}/tenant`, { key: k.value })
+  await call(app, 'listTenantClientKeys', { key: k.value })
+  await call(app, 'listTenantClientKeys', { key: k.value })
   await app.keyUsage.flush()
   clock.advance(25 * 3_600_000)
   // Access tokens live a day at most: a fresh one for the rest of the file.
   jwt = await tokenFor(app, admin)
-  await call(app, 'GET', `${base}/tenant`, { key: k.value })
+  await call(app, 'listTenantClientKeys', { key: k.value })
   await app.keyUsage.flush()
   const stats = (await statsOf(k.id)).body.data
   t.equal(stats.totalRequests, 3)
@@ -129,16 +155,16 @@ t.test('getClientKeyLogs, getClientKeyStats: errors', async (t) => {
   const other = await createTenant(app)
   const otherAdmin = await createUser(app, other, { roles: ['admin'] })
   const otherJwt = await tokenFor(app, otherAdmin)
-  for (const path of ['logs', 'stats']) {
-    const cross = await call(app, 'GET', `${base}/${k.id}/${path}`, { token: otherJwt })
-    t.equal(cross.status, 404, `${path}: another tenant's key`)
+  for (const op of ['getClientKeyLogs', 'getClientKeyStats'] as const) {
+    const cross = await call(app, op, { token: otherJwt }, { params: { id: k.id } })
+    t.equal(cross.status, 404, `${op}: another tenant's key`)
     t.equal(cross.body.code, 'CLIENT_KEY_NOT_FOUND')
-    const noScope = await call(app, 'GET', `${base}/${k.id}/${path}`, { key: k.value })
-    t.equal(noScope.status, 403, `${path}: without client-keys:read`)
+    const noScope = await call(app, op, { key: k.value }, { params: { id: k.id } })
+    t.equal(noScope.status, 403, `${op}: without client-keys:read`)
     t.equal(noScope.body.code, 'FORBIDDEN')
   }
-  const tooMany = await logsOf(k.id, '?limit=501')
+  const tooMany = await logsOf(k.id, { limit: 501 })
   t.equal(tooMany.status, 400)
   t.equal(tooMany.body.code, 'VALIDATION_ERROR')
-  t.equal((await logsOf(k.id, '?limit=500')).status, 200)
+  t.equal((await logsOf(k.id, { limit: 500 })).status, 200)
 })

@@ -3,7 +3,15 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
-import { call, freePort, startService, waitReady, type ServiceProcess } from '../helpers/service-process.js'
+import {
+  bearer,
+  call,
+  dataOf,
+  freePort,
+  startService,
+  stopService,
+  waitReady,
+} from '../helpers/service-process.js'
 
 // "A resource server needs no code of ours" (contract section 13): the service runs as a separate process
 // over HTTP; a minimal Fastify API in this process checks bearer tokens with `jose` alone, configured with
@@ -13,24 +21,6 @@ import { call, freePort, startService, waitReady, type ServiceProcess } from '..
 const KEY = 'ck_' + 'R'.repeat(43)
 const PASSWORD = 'Resource-server-passphrase-1'
 const ALGORITHMS = ['EdDSA', 'ES256']
-
-async function stop(service: ServiceProcess): Promise<void> {
-  if (service.child.exitCode === null && service.child.signalCode === null) {
-    service.child.kill('SIGCONT') // in case a failed test left it suspended
-    service.child.kill('SIGTERM')
-    const timer = setTimeout(() => service.child.kill('SIGKILL'), 10_000)
-    await service.exited
-    clearTimeout(timer)
-  }
-}
-
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
-
-/** The data of a success envelope, or a failure naming the call and its answer. */
-function dataOf<T>(res: Awaited<ReturnType<typeof call>>, what: string, status = 200): T {
-  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`)
-  return res.json.data as T
-}
 
 interface ResourceServer {
   readonly app: FastifyInstance
@@ -110,7 +100,7 @@ t.test('getJwks: a resource server needs no code of ours (jose only, over HTTP)'
   const servers: FastifyInstance[] = []
   t.teardown(async () => {
     for (const app of servers) await app.close()
-    await stop(service)
+    await stopService(service)
     await database.drop()
   })
   await waitReady({ ...service, base }, 60_000)

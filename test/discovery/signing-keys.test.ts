@@ -20,7 +20,7 @@ import {
   type JWK,
 } from 'jose'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
-import { call, login, loginTokens, type As, type Res } from '../helpers/call.js'
+import { callRaw, call, login, loginTokens, unchecked, type As, type Res } from '../helpers/call.js'
 import {
   createTenant,
   createUser,
@@ -124,9 +124,12 @@ async function captureKeys(fx: Fx): Promise<void> {
 }
 
 /** PATCH /tenants/{id}/config { signingAlgorithm } as the tenant's admin; throws unless 200. */
-async function switchTo(fx: Fx, alg: Alg | 'HS256'): Promise<Res> {
-  const res = await call(app, 'PATCH', `/api/v1/tenants/${fx.tenant.id}/config`, await fx.admin(), {
-    signingAlgorithm: alg,
+async function switchTo(fx: Fx, alg: Alg | 'HS256'): Promise<Res<'updateTenantConfig'>> {
+  const res = await call(app, 'updateTenantConfig', await fx.admin(), {
+    params: { id: fx.tenant.id },
+    body: {
+      signingAlgorithm: alg,
+    },
   })
   if (res.status !== 200) throw new Error(`switch to ${alg} failed: ${res.raw}`)
   await captureKeys(fx)
@@ -160,21 +163,20 @@ function hsToken(fx: Fx, secret: string, kid: string): string {
   return hs256({ alg: 'HS256', typ: 'JWT', kid }, claimsOf(fx.user, { iss: undefined }), secret)
 }
 
-const me = (token: string) => call(app, 'GET', '/api/v1/me', { token })
-const validate = (token: string) => call(app, 'POST', '/api/v1/validate', { token })
-const signingKeys = async (fx: Fx) =>
-  (await call(app, 'GET', '/api/v1/tenants/me/signing-keys', await fx.admin())).data
+const me = (token: string) => call(app, 'getMe', { token })
+const validate = (token: string) => call(app, 'validateToken', { token })
+const signingKeys = async (fx: Fx) => (await call(app, 'getSigningKeys', await fx.admin())).data
 const rotate = async (fx: Fx) => {
-  const res = await call(app, 'POST', '/api/v1/tenants/me/signing-keys/rotate', await fx.admin())
+  const res = await call(app, 'rotateSigningKey', await fx.admin())
   if (res.status !== 200) throw new Error(`rotate failed: ${res.raw}`)
   await captureKeys(fx)
   return res.data
 }
 const jwks = (code: string, headers: Record<string, string> = {}) =>
-  call(app, 'GET', `/t/${code}/.well-known/jwks.json`, { headers })
+  call(app, 'getJwks', { headers }, { params: { tenantCode: code } })
 const openid = (code: string, headers: Record<string, string> = {}) =>
-  call(app, 'GET', `/t/${code}/.well-known/openid-configuration`, { headers })
-const kidsOf = (res: Res) => (res.body.keys as { kid: string }[]).map((k) => k.kid)
+  call(app, 'getOpenIdConfiguration', { headers }, { params: { tenantCode: code } })
+const kidsOf = (res: Res<'getJwks'>) => res.body.keys.map((k) => k.kid)
 
 async function accepted(t: Test, token: string, what: string): Promise<void> {
   const res = await me(token)
@@ -220,13 +222,7 @@ for (const alg of ALGS) {
         'iss names the stored (lower-case) code',
       )
       await accepted(t, upper.data.accessToken, 'a login with the code in upper case')
-      const refreshed = await call(
-        app,
-        'POST',
-        '/api/v1/refresh',
-        {},
-        { refreshToken: upper.data.refreshToken },
-      )
+      const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: upper.data.refreshToken } })
       t.equal(refreshed.status, 200)
       t.same(
         headerOf(refreshed.data.accessToken),
@@ -495,8 +491,7 @@ t.test('getMe: an HS256 tenant refuses EdDSA and ES256 tokens, whatever the kid'
   const rotated = await rotate(fx)
   t.equal(rotated.algorithm, 'HS256')
   const kid = rotated.kid as string
-  const secret = (await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', await fx.admin())).data
-    .secret as string
+  const secret = (await call(app, 'getJwtSecret', await fx.admin())).data.secret as string
   await accepted(t, hsToken(fx, secret, kid), 'control: HS256 under the secret’s kid')
   await refused(
     t,
@@ -528,8 +523,7 @@ t.test(
     const rotated = await rotate(fx)
     t.same(rotated.previous, { kid: 'default', expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
     const s1 = rotated.kid as string
-    const secret = (await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', await fx.admin())).data
-      .secret as string
+    const secret = (await call(app, 'getJwtSecret', await fx.admin())).data.secret as string
     const before = (await loginTokens(app, fx.user)).accessToken
     t.same(headerOf(before), { alg: 'HS256', typ: 'JWT', kid: s1 })
     t.equal(payloadOf(before).iss, undefined, 'HS256 tokens carry no iss')
@@ -625,7 +619,7 @@ t.test('updateTenantConfig: EdDSA → ES256 keeps the EdDSA key as previous, for
   const state = await signingKeys(fx)
   t.equal(state.algorithm, 'ES256')
   t.not(state.kid, k1)
-  t.equal(state.publicJwk.kty, 'EC')
+  t.equal(state.publicJwk?.kty, 'EC')
   t.same(state.previous, { kid: k1, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
   const es = (await loginTokens(app, fx.user)).accessToken
   t.same(headerOf(es), { alg: 'ES256', kid: state.kid, typ: 'JWT' })
@@ -819,10 +813,9 @@ t.test(
     }
     const off = await call(
       app,
-      'PATCH',
-      `/api/v1/tenants/${fx.tenant.id}`,
+      'updateTenant',
       { key: PLATFORM_KEY },
-      { status: 'INACTIVE' },
+      { params: { id: fx.tenant.id }, body: { status: 'INACTIVE' } },
     )
     t.equal(off.status, 200)
     for (const get of [jwks, openid]) {
@@ -833,10 +826,9 @@ t.test(
     }
     const on = await call(
       app,
-      'PATCH',
-      `/api/v1/tenants/${fx.tenant.id}`,
+      'updateTenant',
       { key: PLATFORM_KEY },
-      { status: 'ACTIVE' },
+      { params: { id: fx.tenant.id }, body: { status: 'ACTIVE' } },
     )
     t.equal(on.status, 200)
     t.equal((await jwks(fx.tenant.code)).status, 200, 'ACTIVE again')
@@ -861,7 +853,7 @@ t.test('getOpenIdConfiguration: issuer and jwks_uri from PUBLIC_URL, cacheable, 
     if (alg === 'EdDSA') {
       const token = (await loginTokens(app, fx.user)).accessToken
       t.equal(payloadOf(token).iss, res.body.issuer, 'the issuer is the iss of the tenant’s tokens')
-      const keys = await call(app, 'GET', new URL(res.body.jwks_uri as string).pathname)
+      const keys = await callRaw(app, 'GET', new URL(res.body.jwks_uri as string).pathname)
       t.equal(keys.status, 200, 'jwks_uri names the JWKS route')
       t.equal(keys.body.keys.length, 1)
     }
@@ -875,7 +867,7 @@ t.test('getOpenIdConfiguration: a trailing slash in PUBLIC_URL is dropped', asyn
   ] as const) {
     const other = await buildTestApp(t, { PUBLIC_URL: given })
     const tenant = await createTenant(other)
-    const res = await call(other, 'GET', `/t/${tenant.code}/.well-known/openid-configuration`)
+    const res = await call(other, 'getOpenIdConfiguration', null, { params: { tenantCode: tenant.code } })
     t.same(res.body, {
       issuer: `${base}/t/${tenant.code}`,
       jwks_uri: `${base}/t/${tenant.code}/.well-known/jwks.json`,
@@ -883,11 +875,13 @@ t.test('getOpenIdConfiguration: a trailing slash in PUBLIC_URL is dropped', asyn
     const user = await createUser(other, tenant, { roles: ['admin'] })
     const sw = await call(
       other,
-      'PATCH',
-      `/api/v1/tenants/${tenant.id}/config`,
+      'updateTenantConfig',
       { token: await tokenFor(other, user) },
       {
-        signingAlgorithm: 'ES256',
+        params: { id: tenant.id },
+        body: {
+          signingAlgorithm: 'ES256',
+        },
       },
     )
     t.equal(sw.status, 200)
@@ -929,7 +923,7 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
     const state = await signingKeys(fx)
     t.equal(state.algorithm, alg)
     t.match(state.kid, /^[A-Za-z0-9_-]+$/)
-    t.same(Object.keys(state.publicJwk).sort(), JWK_SHAPE[alg].fields)
+    t.same(Object.keys(state.publicJwk ?? {}).sort(), JWK_SHAPE[alg].fields)
     t.match(state.publicJwk, {
       kid: state.kid,
       alg,
@@ -947,14 +941,16 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
     const r = await rotate(fx)
     t.equal(r.algorithm, alg)
     t.not(r.kid, state.kid)
-    t.equal(r.publicJwk.kid, r.kid)
-    t.not(r.publicJwk.x, state.publicJwk.x, 'a new key pair')
+    t.equal(r.publicJwk?.kid, r.kid)
+    t.not(r.publicJwk?.x, state.publicJwk?.x, 'a new key pair')
     t.same(r.previous, { kid: state.kid, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
     t.same(await signingKeys(fx), r, 'GET shows what the rotation answered')
-    const withBody = await call(app, 'POST', '/api/v1/tenants/me/signing-keys/rotate', await fx.admin(), {})
+    const withBody = await call(app, 'rotateSigningKey', await fx.admin(), { body: {} })
     t.equal(withBody.status, 200, 'an empty JSON object is no input')
-    const extra = await call(app, 'POST', '/api/v1/tenants/me/signing-keys/rotate', await fx.admin(), {
-      algorithm: 'HS256',
+    const extra = await call(app, 'rotateSigningKey', await fx.admin(), {
+      body: unchecked({
+        algorithm: 'HS256',
+      }),
     })
     t.equal(extra.status, 400)
     t.equal(extra.code, 'VALIDATION_ERROR')
@@ -967,7 +963,7 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
   t.equal(r1.publicJwk, null)
   t.not(r1.kid, 'default')
   t.same(r1.previous, { kid: 'default', expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
-  const secretState = (await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', await hs.admin())).data
+  const secretState = (await call(app, 'getJwtSecret', await hs.admin())).data
   t.equal(secretState.kid, r1.kid, 'the secret was rotated')
   t.equal(secretState.configured, true)
   t.equal(headerOf(await tokenFor(app, hs.user)).kid, r1.kid, 'new tokens carry its kid')
@@ -987,29 +983,18 @@ t.test('getSigningKeys, rotateSigningKey: FORBIDDEN without the permission; a JW
   const asPlain = { token: await tokenFor(app, plain) }
   const asReader = { token: await tokenFor(app, reader) }
   const before = await signingKeys(fx)
-  for (const [method, url] of [
-    ['GET', '/api/v1/tenants/me/signing-keys'],
-    ['POST', '/api/v1/tenants/me/signing-keys/rotate'],
-  ] as const) {
-    const res = await call(app, method, url, asPlain)
-    t.equal(res.status, 403, `${method} ${url} without tenants:*`)
+  for (const op of ['getSigningKeys', 'rotateSigningKey'] as const) {
+    const res = await call(app, op, asPlain)
+    t.equal(res.status, 403, `${op} without tenants:*`)
     t.equal(res.code, 'FORBIDDEN')
   }
-  t.equal(
-    (await call(app, 'GET', '/api/v1/tenants/me/signing-keys', asReader)).status,
-    200,
-    'tenants:read reads',
-  )
-  const denied = await call(app, 'POST', '/api/v1/tenants/me/signing-keys/rotate', asReader)
+  t.equal((await call(app, 'getSigningKeys', asReader)).status, 200, 'tenants:read reads')
+  const denied = await call(app, 'rotateSigningKey', asReader)
   t.equal(denied.status, 403, 'tenants:read does not rotate')
   t.equal(denied.code, 'FORBIDDEN')
   const key = await keyCred(app, fx.tenant, ['tenants:read', 'tenants:update'])
-  t.equal(
-    (await call(app, 'GET', '/api/v1/tenants/me/signing-keys', key)).status,
-    401,
-    'a Client Key: JWT only',
-  )
-  t.equal((await call(app, 'POST', '/api/v1/tenants/me/signing-keys/rotate', key)).status, 401)
+  t.equal((await call(app, 'getSigningKeys', key)).status, 401, 'a Client Key: JWT only')
+  t.equal((await call(app, 'rotateSigningKey', key)).status, 401)
   t.same(await signingKeys(fx), before, 'nothing rotated')
 })
 
@@ -1028,7 +1013,7 @@ t.test('rotateSigningKey: the private key is sealed at rest, bound to its tenant
     t.notMatch(JSON.stringify(row.public_jwk), /"d"/, 'the stored public JWK has no private part')
     const opened = openPrivateKey(row.private_key_enc, app.ctx.secretsKey, fx.tenant.id, r.kid as string)
     const publicHalf = await exportJWK(createPublicKey(opened))
-    t.equal(publicHalf.x, r.publicJwk.x, 'it opens to the private half of the published key')
+    t.equal(publicHalf.x, r.publicJwk?.x, 'it opens to the private half of the published key')
     t.throws(
       () => openPrivateKey(row.private_key_enc, app.ctx.secretsKey, other.tenant.id, r.kid as string),
       'bound to its tenant',

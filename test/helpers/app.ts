@@ -48,6 +48,8 @@ export async function buildTestApp(
   const violations: string[] = []
   const app = (await buildApp(config, {
     pgliteDataDir,
+    // bcrypt at cost 4 unless the test says 12 (AppOptions.passwordCost): hashing's own tests, timing.
+    passwordCost: 4,
     ...options,
     beforeRoutes: async (a) => {
       installContractGuard(a, violations)
@@ -61,6 +63,17 @@ export async function buildTestApp(
     if (violations.length > 0) throw new Error(`contract violations:\n${violations.join('\n')}`)
   })
   return app
+}
+
+/** buildTestApp at LOG_LEVEL trace with every log line kept in `lines`: for tests of what the logs carry. */
+export async function buildLoggedTestApp(t: TestLike): Promise<{ app: TestApp; lines: string[] }> {
+  const lines: string[] = []
+  const app = await buildTestApp(
+    t,
+    { LOG_LEVEL: 'trace' },
+    { logStream: { write: (l: string) => void lines.push(l) } },
+  )
+  return { app, lines }
 }
 
 /**
@@ -85,7 +98,10 @@ export async function twoInstances(
  * database themselves (two instances on one database, a shutdown); the caller closes it.
  */
 export function buildAppOn(env: Record<string, string>, options: AppOptions = {}): Promise<FastifyInstance> {
-  return buildApp(loadConfig({ ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env }), options)
+  return buildApp(loadConfig({ ...TEST_ENV, REDIS_KEY_PREFIX: ownPrefix(), ...env }), {
+    passwordCost: 4,
+    ...options,
+  })
 }
 
 /**

@@ -13,11 +13,22 @@ import type { As } from './call.js'
 export const PASSWORD = 'Tessera-fixture-pass-9'
 
 /**
- * A bcrypt cost-12 hash of PASSWORD (@node-rs/bcrypt, as the service's hasher makes it), kept as a literal:
- * a fixture user costs no hash (each test process made one, 250 ms of CPU). A login with it still verifies
- * at cost 12, as a real user's does; were the literal wrong, every test that logs a fixture user in fails.
+ * bcrypt hashes of PASSWORD (@node-rs/bcrypt, as the service's hasher makes them), by cost, kept as literals:
+ * a fixture user costs no hash. A fixture user's hash has the app's own cost (4 in most tests, 12 where
+ * buildTestApp is given `passwordCost: 12`), so a login verifies at the cost the app's unknown-identifier
+ * verify spends; were a literal wrong, every test that logs a fixture user in fails.
  */
-const PASSWORD_HASH = '$2y$12$WWsN2jmMF2iqKP2XND7n..tOnVaQ3FD60KnxlOx5.QkQFnNU/Rs66'
+const PASSWORD_HASHES: Readonly<Record<number, string>> = {
+  4: '$2y$04$cVjGZsoP.7p1BpOjP8gjSOIfGo8awtqKHik0ABSYFwtgl6BVYOzla',
+  12: '$2y$12$WWsN2jmMF2iqKP2XND7n..tOnVaQ3FD60KnxlOx5.QkQFnNU/Rs66',
+}
+
+/** The fixture hash of PASSWORD at the app's bcrypt cost. */
+function passwordHashFor(app: FastifyInstance): string {
+  const hash = PASSWORD_HASHES[app.ctx.hasher.cost]
+  if (!hash) throw new Error(`no fixture hash at bcrypt cost ${app.ctx.hasher.cost}`)
+  return hash
+}
 
 export interface TenantFx {
   id: string
@@ -60,7 +71,7 @@ export async function createUser(
       tenant_id: tenant.id,
       email: email.toLowerCase(),
       username: opts.username ?? null,
-      password_hash: PASSWORD_HASH,
+      password_hash: passwordHashFor(app),
       status: opts.status ?? 'ACTIVE',
     })
     .returning('id')
@@ -191,22 +202,37 @@ export async function platformTenant(app: FastifyInstance): Promise<TenantFx> {
 }
 
 /**
- * A user with these roles (none unless given) and direct grants, and an access token of it as `cred`
- * (signed in now unless `authTime` says otherwise; see tokenFor).
+ * A user (createUser's options: roles, none unless given, direct grants, status...) and an access token
+ * of it, as `token` and as the credential `cred` (signed in now unless `authTime` says otherwise; see
+ * tokenFor).
  */
 export async function userWithToken(
   app: FastifyInstance,
   tenant: TenantFx,
-  opts: {
-    roles?: string[]
-    permissions?: string[]
-    email?: string
-    username?: string
-    authTime?: number | null
-  } = {},
-): Promise<UserFx & { cred: As }> {
+  opts: Parameters<typeof createUser>[2] & { authTime?: number | null } = {},
+): Promise<UserFx & { token: string; cred: As }> {
   const user = await createUser(app, tenant, opts)
-  return { ...user, cred: { token: await tokenFor(app, user, 900, { authTime: opts.authTime }) } }
+  const token = await tokenFor(app, user, 900, { authTime: opts.authTime })
+  return { ...user, token, cred: { token } }
+}
+
+/** The user's sessions that are not revoked (their ids), straight from the database. */
+export function activeSessions(app: FastifyInstance, user: UserFx): Promise<{ id: string }[]> {
+  return app.ctx.dbs
+    .forTenant(user.tenant.id)
+    .selectFrom('sessions')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
+/** The session id (`sid` claim) an access token carries. */
+export function sidOf(accessToken: string): string {
+  const payload = accessToken.split('.')[1] ?? ''
+  const sid: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sid
+  if (typeof sid !== 'string') throw new Error('no sid in the access token')
+  return sid
 }
 
 /** A Client Key of the tenant with these scopes, as a credential. */

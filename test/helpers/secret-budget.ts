@@ -1,16 +1,35 @@
 // The per-user secret budget's tests (test/account/secret-budget-*.test.ts) share these: an app's users
 // enrolled in the second factor, codes computed from the otpauthUri as an authenticator would, and the
-// assertion of a budget refusal.
+// assertion of a budget refusal; enrollThroughMe also serves test/otp/login-otp.test.ts.
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { call, loginTokens, type Res } from './call.js'
-import { createUser, PASSWORD, type UserFx } from './fixtures.js'
+import { call, loginAs, loginTokens, mfaTokenIn, type AnyRes, type Res } from './call.js'
+import { createUser, type UserFx } from './fixtures.js'
 import { secretOfUri, totpAt } from './totp.js'
 import type { ManualClock } from '../../src/lib/clock.js'
 
 export const STEP_MS = 30_000
 export const WINDOW_MS = 15 * 60 * 1000
 export const WRONG_PASSWORD = 'Wrong-password-17'
+
+/**
+ * Enrolls a user in the second factor through /me/otp as it signs in (setup, then confirm with the
+ * code of now), then moves the clock one step on; throws unless both answer 200.
+ */
+export async function enrollThroughMe(
+  app: FastifyInstance,
+  clock: ManualClock,
+  user: UserFx,
+): Promise<{ key: Buffer; secret: string; recoveryCodes: string[] }> {
+  const as = { token: (await loginTokens(app, user)).accessToken }
+  const setup = await call(app, 'setupMyOtp', as)
+  if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
+  const key = secretOfUri(setup.data.otpauthUri)
+  const confirm = await call(app, 'confirmMyOtp', as, { body: { code: totpAt(key, clock.now()) } })
+  if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
+  clock.advance(STEP_MS)
+  return { key, secret: setup.data.secret, recoveryCodes: confirm.data.recoveryCodes }
+}
 
 export interface Enrolled extends UserFx {
   key: Buffer
@@ -31,33 +50,19 @@ export function harness(app: FastifyInstance, clock: ManualClock) {
   /** A user of `tenant` enrolled through /me/otp, the clock then moved one step on. */
   const enrolled = async (tenant: { id: string; code: string }): Promise<Enrolled> => {
     const user = await createUser(app, tenant)
-    const as = { token: (await loginTokens(app, user)).accessToken }
-    const setup = await call(app, 'POST', '/api/v1/me/otp/setup', as)
-    if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
-    const key = secretOfUri(setup.data.otpauthUri)
-    const confirm = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: totpAt(key, clock.now()) })
-    if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
-    clock.advance(STEP_MS)
-    return { ...user, key, recoveryCodes: confirm.data.recoveryCodes }
+    const { key, recoveryCodes } = await enrollThroughMe(app, clock, user)
+    return { ...user, key, recoveryCodes }
   }
   /** POST /login with the fixture password (and `otp` when given), from a fresh address. */
-  const login = (u: UserFx, otp?: string): Promise<Res> =>
-    call(
-      app,
-      'POST',
-      '/api/v1/login',
-      {},
-      { tenantCode: u.tenant.code, identifier: u.email, password: PASSWORD, ...(otp ? { otp } : {}) },
-    )
+  const login = (u: UserFx, otp?: string): Promise<Res<'login'>> => loginAs(app, u, { otp })
+
   /** A fresh mfaToken: POST /login without otp, stopped at the second factor. */
   const mfaToken = async (u: Enrolled): Promise<string> => {
-    const r = await login(u)
-    if (r.code !== 'OTP_REQUIRED') throw new Error(`expected OTP_REQUIRED: ${r.raw}`)
-    return r.body.details.mfaToken
+    return mfaTokenIn(await login(u))
   }
   /** POST /login/otp with a fresh mfaToken, from a fresh address. */
-  const verify = async (u: Enrolled, c: string): Promise<Res> =>
-    call(app, 'POST', '/api/v1/login/otp', {}, { mfaToken: await mfaToken(u), code: c })
+  const verify = async (u: Enrolled, c: string): Promise<Res<'verifyLoginOtp'>> =>
+    call(app, 'verifyLoginOtp', {}, { body: { mfaToken: await mfaToken(u), code: c } })
   /** An access token of the user from a real login with its code (the clock then moves a step on). */
   const sessionOf = async (u: Enrolled): Promise<{ token: string }> => {
     const r = await login(u, code(u))
@@ -69,7 +74,7 @@ export function harness(app: FastifyInstance, clock: ManualClock) {
 }
 
 /** Asserts a budget refusal: 429 RATE_LIMIT_EXCEEDED, `Rate limit exceeded`, Retry-After in (0, 900]. */
-export function assertSpent(t: Test, r: Res, what: string): void {
+export function assertSpent(t: Test, r: AnyRes, what: string): void {
   t.equal(r.status, 429, `${what}: 429`)
   t.equal(r.code, 'RATE_LIMIT_EXCEEDED', `${what}: RATE_LIMIT_EXCEEDED`)
   t.equal(r.body?.error, 'Rate limit exceeded', `${what}: the contract's error text`)

@@ -59,6 +59,20 @@ export async function startService(env: Record<string, string>): Promise<Service
   return { child, base: `http://127.0.0.1:${port}`, output: () => out, exited }
 }
 
+/**
+ * Ends the service if it still runs: SIGCONT first (a failed test may have left it suspended), then
+ * SIGTERM, and SIGKILL when it has not exited within 10 s.
+ */
+export async function stopService(service: ServiceProcess): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) {
+    service.child.kill('SIGCONT')
+    service.child.kill('SIGTERM')
+    const timer = setTimeout(() => service.child.kill('SIGKILL'), 10_000)
+    await service.exited
+    clearTimeout(timer)
+  }
+}
+
 /** Waits until the service answers /health, or throws with its output if it exits or takes too long. */
 export async function waitReady(s: ServiceProcess, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -91,6 +105,15 @@ export async function runCli(
     const e = err as { code: number; stdout: string; stderr: string }
     return { code: e.code, stdout: e.stdout, stderr: e.stderr }
   }
+}
+
+/** The `Authorization` header of an access token, for `call`'s headers. */
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+/** The data of a success envelope, or a failure naming the call and its answer. */
+export function dataOf<T>(res: Awaited<ReturnType<typeof call>>, what: string, status = 200): T {
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`)
+  return res.json.data as T
 }
 
 /** JSON request to a running service. */

@@ -1,11 +1,10 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, type As } from '../helpers/call.js'
+import { call, loginAs, type As, type BodyOf } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
   createUser,
-  PASSWORD,
   tokenFor,
   userWithToken,
   type TenantFx,
@@ -27,28 +26,13 @@ const STEP_MS = 30_000
 const PENDING_MS = 10 * 60 * 1000
 const RECOVERY_SHAPE = /^[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}$/
 
-const getOtp = (as: As) => call(app, 'GET', '/api/v1/me/otp', as)
-const setupOtp = (as: As, body?: unknown) => call(app, 'POST', '/api/v1/me/otp/setup', as, body)
-const confirmOtp = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/confirm', as, { code })
-const renewCodes = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/recovery-codes', as, { code })
-const disableOtp = (as: As, code: string) => call(app, 'DELETE', '/api/v1/me/otp', as, { code })
-const patchUser = (as: As, userId: string, body: unknown) =>
-  call(app, 'PATCH', `/api/v1/users/${userId}`, as, body)
-
-/** POST /login with the fixture password, and `otp` when given. */
-const loginAs = (user: UserFx, otp?: string, ip?: string) =>
-  call(
-    app,
-    'POST',
-    '/api/v1/login',
-    { ip },
-    {
-      tenantCode: user.tenant.code,
-      identifier: user.email,
-      password: PASSWORD,
-      ...(otp === undefined ? {} : { otp }),
-    },
-  )
+const getOtp = (as: As) => call(app, 'getMyOtp', as)
+const setupOtp = (as: As, body?: BodyOf<'setupMyOtp'>) => call(app, 'setupMyOtp', as, { body })
+const confirmOtp = (as: As, code: string) => call(app, 'confirmMyOtp', as, { body: { code } })
+const renewCodes = (as: As, code: string) => call(app, 'renewMyRecoveryCodes', as, { body: { code } })
+const disableOtp = (as: As, code: string) => call(app, 'disableMyOtp', as, { body: { code } })
+const patchUser = (as: As, userId: string, body: BodyOf<'updateUser'>) =>
+  call(app, 'updateUser', as, { params: { userId }, body })
 
 /** The authenticator's code now. */
 const codeNow = (key: Buffer, drift = 0) => totpAt(key, clock.now(), drift)
@@ -68,12 +52,6 @@ function wrongCode(key: Buffer): string {
   }
 }
 
-/** A user of `tenant` (role `user` unless told) with an access token issued now. */
-async function member(tenant: TenantFx, opts: Parameters<typeof createUser>[2] = {}) {
-  const user = await createUser(app, tenant, { roles: ['user'], ...opts })
-  return { user, cred: { token: await tokenFor(app, user) } as As }
-}
-
 /** Runs the setup and returns the authenticator's key, read from the returned otpauth URI. */
 async function startSetup(cred: As): Promise<Buffer> {
   const res = await setupOtp(cred)
@@ -83,7 +61,7 @@ async function startSetup(cred: As): Promise<Buffer> {
 
 /** A user who enrolled through /me/otp (setup and confirm), with its key and recovery codes. */
 async function enrolledMember(tenant: TenantFx, opts: Parameters<typeof createUser>[2] = {}) {
-  const { user, cred } = await member(tenant, opts)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'], ...opts })
   const key = await startSetup(cred)
   const res = await confirmOtp(cred, codeNow(key))
   if (res.status !== 200) throw new Error(`confirm failed: ${res.raw}`)
@@ -140,7 +118,7 @@ t.test(
   'getMyOtp: 200 the status before a setup, while pending, once confirmed, and after a recovery code is used at login',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const before = await getOtp(cred)
     t.equal(before.status, 200)
     t.same(before.data, NOT_ENROLLED)
@@ -159,7 +137,7 @@ t.test(
     })
 
     const recovery = confirmed.data.recoveryCodes[3] as string
-    const res = await loginAs(user, recovery)
+    const res = await loginAs(app, user, { otp: recovery })
     t.equal(res.status, 200, 'a recovery code logs in')
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 9, 'one recovery code used')
   },
@@ -167,7 +145,7 @@ t.test(
 
 t.test('getMyOtp: 200 requiredByTenant when the tenant requires a second factor', async (t) => {
   const tenant = await createTenant(app, { mfa: { required: true } })
-  const { cred } = await member(tenant)
+  const { cred } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await getOtp(cred)
   t.equal(res.status, 200)
   t.same(res.data, { ...NOT_ENROLLED, requiredByTenant: true }, "the user's own flag stays false")
@@ -175,7 +153,7 @@ t.test('getMyOtp: 200 requiredByTenant when the tenant requires a second factor'
 
 t.test("getMyOtp: 404 USER_NOT_FOUND for a deleted user's still-valid access token", async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   await deleteUserRow(user)
   const res = await getOtp(cred)
   t.equal(res.status, 404)
@@ -192,7 +170,7 @@ t.test(
     const tenant = await createTenant(app)
     const tenantName = (await app.ctx.tenants.byId(tenant.id))?.name ?? ''
     t.ok(tenantName, 'the tenant has a name')
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await setupOtp(cred)
     t.equal(res.status, 200)
     const { secret, otpauthUri, qrCodeSvg, expiresAt } = res.data
@@ -222,7 +200,7 @@ t.test(
 t.test('setupMyOtp: the account is the username when the user has no email', async (t) => {
   const tenant = await createTenant(app)
   const username = `otp.${Math.random().toString(36).slice(2, 10)}`
-  const { user, cred } = await member(tenant, { username })
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'], username })
   await tdb(user)
     .updateTable('users')
     .set({ email: null })
@@ -239,7 +217,7 @@ t.test(
   "setupMyOtp: a second setup replaces the first: the first secret's code is refused (401 INVALID_OTP), the second's confirms",
   async (t) => {
     const tenant = await createTenant(app)
-    const { cred } = await member(tenant)
+    const { cred } = await userWithToken(app, tenant, { roles: ['user'] })
     const first = await startSetup(cred)
     const second = await startSetup(cred)
     t.notSame(first, second, 'a new secret')
@@ -266,12 +244,16 @@ t.test('setupMyOtp: 409 OTP_ALREADY_ENABLED once enrolled; the confirmed secret 
   const after = await otpRowOf(user)
   t.equal(after?.secret_enc, before?.secret_enc, 'the secret is unchanged')
   t.equal(after?.pending_secret_enc, null, 'no pending secret was stored')
-  t.equal((await loginAs(user, nextCode(key))).status, 200, 'the enrolled authenticator still logs in')
+  t.equal(
+    (await loginAs(app, user, { otp: nextCode(key) })).status,
+    200,
+    'the enrolled authenticator still logs in',
+  )
 })
 
 t.test('setupMyOtp: the pending secret is stored sealed, never as its base32 or its bytes', async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await setupOtp(cred)
   const secret = res.data.secret as string
   const rawHex = base32Decode(secret).toString('hex')
@@ -289,7 +271,7 @@ t.test('setupMyOtp: the pending secret is stored sealed, never as its base32 or 
 
 t.test("setupMyOtp: 404 USER_NOT_FOUND for a deleted user's still-valid access token", async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   await deleteUserRow(user)
   const res = await setupOtp(cred)
   t.equal(res.status, 404)
@@ -304,7 +286,7 @@ t.test(
   'confirmMyOtp: 200 otpEnabled and 10 distinct recovery codes, kept only as hashes; users.otp_enabled set; OTP_ENABLED rows for failure and success',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     t.equal((await confirmOtp(cred, wrongCode(key))).code, 'INVALID_OTP')
     t.equal(await otpEnabledInDb(user), false, 'a wrong code enables nothing')
@@ -348,7 +330,7 @@ t.test(
   'confirmMyOtp: 401 INVALID_OTP for a wrong code, a recovery-code form and codes two steps away; one step back is accepted',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     const window = new Set([-1, 0, 1].map((d) => codeNow(key, d)))
     const refused = [wrongCode(key), 'abcd-efgh-ijkl', ...[-2, 2].map((d) => codeNow(key, d))].filter(
@@ -370,13 +352,13 @@ t.test(
   'confirmMyOtp: 409 OTP_NOT_ENROLLED without a setup, after the 10-minute expiry, and once confirmed',
   async (t) => {
     const tenant = await createTenant(app)
-    const none = await member(tenant)
+    const none = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await confirmOtp(none.cred, '123456')
     t.equal(res.status, 409)
     t.equal(res.code, 'OTP_NOT_ENROLLED')
 
-    const late = await member(tenant)
-    const onTime = await member(tenant)
+    const late = await userWithToken(app, tenant, { roles: ['user'] })
+    const onTime = await userWithToken(app, tenant, { roles: ['user'] })
     const lateKey = await startSetup(late.cred)
     const onTimeKey = await startSetup(onTime.cred)
     clock.advance(PENDING_MS - 1000)
@@ -384,16 +366,16 @@ t.test(
     clock.advance(2000)
     t.equal((await getOtp(late.cred)).data.pendingSetup, false, 'at 10 min 1 s: no longer pending')
     // Why fresh tokens: confirming needs a sign-in of the last 600 s (section 22), and those are older now.
-    const expired = await confirmOtp({ token: await tokenFor(app, late.user) }, codeNow(lateKey))
+    const expired = await confirmOtp({ token: await tokenFor(app, late) }, codeNow(lateKey))
     t.equal(expired.status, 409, 'a right code of an expired setup')
     t.equal(expired.code, 'OTP_NOT_ENROLLED')
-    t.equal(await otpEnabledInDb(late.user), false)
+    t.equal(await otpEnabledInDb(late), false)
 
-    const again = await confirmOtp({ token: await tokenFor(app, onTime.user) }, nextCode(onTimeKey))
+    const again = await confirmOtp({ token: await tokenFor(app, onTime) }, nextCode(onTimeKey))
     t.equal(again.status, 409, 'nothing pending once confirmed')
     t.equal(again.code, 'OTP_NOT_ENROLLED')
 
-    const rows = await rowsOf(late.user, 'OTP_ENABLED')
+    const rows = await rowsOf(late, 'OTP_ENABLED')
     t.same(
       rows.map((r) => [r.success, r.error_message]),
       [[false, 'OTP_NOT_ENROLLED']],
@@ -406,11 +388,11 @@ t.test(
   'confirmMyOtp: 429 RATE_LIMIT_EXCEEDED after 5 code checks from one address, a budget shared with POST /login; no audit row for it',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const key = await startSetup(cred)
     const ip = '192.0.2.77'
     const at = { ...cred, ip }
-    for (let i = 0; i < 2; i++) t.equal((await loginAs(user, undefined, ip)).status, 200, `login ${i + 1}`)
+    for (let i = 0; i < 2; i++) t.equal((await loginAs(app, user, { ip })).status, 200, `login ${i + 1}`)
     for (let i = 0; i < 3; i++) t.equal((await confirmOtp(at, wrongCode(key))).code, 'INVALID_OTP')
     const res = await confirmOtp(at, codeNow(key))
     t.equal(res.status, 429, 'the sixth request of the login budget')
@@ -447,10 +429,10 @@ t.test(
     )
     t.equal((await recoveryRowsOf(user)).length, 10, 'only the new set is stored')
 
-    const stale = await loginAs(user, old[0])
+    const stale = await loginAs(app, user, { otp: old[0] })
     t.equal(stale.status, 401, 'a code of the former set')
     t.equal(stale.code, 'INVALID_OTP')
-    t.equal((await loginAs(user, fresh[0])).status, 200, 'a code of the new set')
+    t.equal((await loginAs(app, user, { otp: fresh[0] })).status, 200, 'a code of the new set')
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 9)
 
     const rows = await rowsOf(user, 'OTP_RECOVERY_CODES_RENEWED')
@@ -498,13 +480,21 @@ t.test(
     const replay = await renewCodes(cred, code)
     t.equal(replay.status, 401, 'the same code in the same step')
     t.equal(replay.code, 'INVALID_OTP')
-    const viaLogin = await loginAs(user, code)
+    const viaLogin = await loginAs(app, user, { otp: code })
     t.equal(viaLogin.code, 'INVALID_OTP', 'nor at login')
 
     const kept = first.data.recoveryCodes as string[]
     t.equal((await getOtp(cred)).data.recoveryCodesLeft, 10, 'the refused calls changed nothing')
-    t.equal((await loginAs(user, kept[0])).status, 200, 'the set of the last success is the live one')
-    t.equal((await loginAs(user, recoveryCodes[0])).code, 'INVALID_OTP', 'the set of the enrollment is void')
+    t.equal(
+      (await loginAs(app, user, { otp: kept[0] })).status,
+      200,
+      'the set of the last success is the live one',
+    )
+    t.equal(
+      (await loginAs(app, user, { otp: recoveryCodes[0] })).code,
+      'INVALID_OTP',
+      'the set of the enrollment is void',
+    )
 
     const rows = await rowsOf(user, 'OTP_RECOVERY_CODES_RENEWED')
     t.same(
@@ -523,7 +513,7 @@ t.test(
   'renewMyRecoveryCodes: 409 OTP_NOT_ENROLLED without a confirmed factor (none, or only a pending setup)',
   async (t) => {
     const tenant = await createTenant(app)
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const none = await renewCodes(cred, '123456')
     t.equal(none.status, 409)
     t.equal(none.code, 'OTP_NOT_ENROLLED')
@@ -553,7 +543,7 @@ t.test(
   async (t) => {
     const tenant = await createTenant(app)
     const { user, cred, key } = await enrolledMember(tenant)
-    t.equal((await loginAs(user)).code, 'OTP_REQUIRED', 'enrolled: a login needs the code')
+    t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED', 'enrolled: a login needs the code')
     const res = await disableOtp(cred, nextCode(key))
     t.equal(res.status, 200)
     t.same(res.data, { otpEnabled: false })
@@ -561,7 +551,7 @@ t.test(
     t.equal(await otpRowOf(user), undefined, 'no secret')
     t.equal((await recoveryRowsOf(user)).length, 0, 'no recovery codes')
     t.same((await getOtp(cred)).data, NOT_ENROLLED)
-    const login = await loginAs(user)
+    const login = await loginAs(app, user)
     t.equal(login.status, 200, 'the password alone logs in again')
     const rows = await rowsOf(user, 'OTP_DISABLED')
     t.same(
@@ -578,7 +568,7 @@ t.test('disableMyOtp: 200 for a recovery code', async (t) => {
   const res = await disableOtp(cred, recoveryCodes[9] as string)
   t.equal(res.status, 200)
   t.same(res.data, { otpEnabled: false })
-  t.equal((await loginAs(user)).status, 200)
+  t.equal((await loginAs(app, user)).status, 200)
 })
 
 t.test('disableMyOtp: 401 INVALID_OTP for a wrong code; the factor is kept', async (t) => {
@@ -593,7 +583,7 @@ t.test('disableMyOtp: 401 INVALID_OTP for a wrong code; the factor is kept', asy
   t.equal(await otpEnabledInDb(user), true)
   t.ok((await otpRowOf(user))?.secret_enc, 'the secret is kept')
   t.equal((await getOtp(cred)).data.recoveryCodesLeft, 10)
-  t.equal((await loginAs(user)).code, 'OTP_REQUIRED', 'a login still needs the code')
+  t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED', 'a login still needs the code')
   const rows = await rowsOf(user, 'OTP_DISABLED')
   t.same(
     rows.map((r) => [r.success, r.error_message]),
@@ -624,7 +614,7 @@ t.test(
 
 t.test('disableMyOtp: 409 OTP_NOT_ENROLLED without a confirmed factor', async (t) => {
   const tenant = await createTenant(app)
-  const { user, cred } = await member(tenant)
+  const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
   const res = await disableOtp(cred, '123456')
   t.equal(res.status, 409)
   t.equal(res.code, 'OTP_NOT_ENROLLED')
@@ -664,7 +654,7 @@ t.test(
       [[true, 'user', admin.id]],
       'the actor is the administrator, the user the one reset',
     )
-    t.equal((await loginAs(user)).status, 200, 'the password alone logs in')
+    t.equal((await loginAs(app, user)).status, 200, 'the password alone logs in')
   },
 )
 
@@ -676,7 +666,7 @@ t.test(
     const { user } = await enrolledMember(tenant)
     t.equal((await patchUser(admin.cred, user.id, { otpEnabled: false })).status, 200)
     t.equal(await otpRowOf(user), undefined, 'the lost authenticator is gone')
-    const res = await loginAs(user)
+    const res = await loginAs(app, user)
     t.equal(res.status, 401)
     t.equal(res.code, 'OTP_ENROLLMENT_REQUIRED', 'the tenant still requires one: enroll at login')
   },
@@ -687,7 +677,7 @@ t.test(
   async (t) => {
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-    const { user, cred } = await member(tenant)
+    const { cred, ...user } = await userWithToken(app, tenant, { roles: ['user'] })
     const res = await patchUser(admin.cred, user.id, { otpEnabled: true })
     t.equal(res.status, 200)
     t.equal(res.data.otpEnabled, true)
@@ -697,18 +687,18 @@ t.test(
       'required of the user, not enrolled',
     )
 
-    const login = await loginAs(user)
+    const login = await loginAs(app, user)
     t.equal(login.status, 401)
     t.equal(login.code, 'OTP_ENROLLMENT_REQUIRED')
     t.match(login.body.details, { mfaToken: /^[A-Za-z0-9_-]+$/, expiresIn: 300 })
-    t.same(Object.keys(login.body.details).sort(), ['expiresIn', 'mfaToken'])
+    t.same(Object.keys(login.body.details ?? {}).sort(), ['expiresIn', 'mfaToken'])
     t.notOk(login.body.data, 'no token is issued')
 
     // The user may also enroll through /me/otp with a token it still holds; then a login asks for the code.
     const key = await startSetup(cred)
     t.equal((await confirmOtp(cred, codeNow(key))).status, 200)
-    t.equal((await loginAs(user)).code, 'OTP_REQUIRED')
-    t.equal((await loginAs(user, nextCode(key))).status, 200)
+    t.equal((await loginAs(app, user)).code, 'OTP_REQUIRED')
+    t.equal((await loginAs(app, user, { otp: nextCode(key) })).status, 200)
   },
 )
 
@@ -726,12 +716,12 @@ t.test(
     t.equal(await otpEnabledInDb(peer.user), true)
     t.equal((await rowsOf(peer.user, 'OTP_DISABLED')).length, 0, 'no OTP_DISABLED row')
 
-    const other = await member(tenant, { roles: ['admin'] })
-    const flag = await patchUser(admin.cred, other.user.id, { otpEnabled: true })
+    const other = await userWithToken(app, tenant, { roles: ['admin'] })
+    const flag = await patchUser(admin.cred, other.id, { otpEnabled: true })
     t.equal(flag.status, 403)
     t.equal(flag.code, 'ROLE_HIERARCHY_VIOLATION')
-    t.equal(await otpEnabledInDb(other.user), false)
-    t.equal((await loginAs(other.user)).status, 200, "the peer's login is unchanged")
+    t.equal(await otpEnabledInDb(other), false)
+    t.equal((await loginAs(app, other)).status, 200, "the peer's login is unchanged")
   },
 )
 

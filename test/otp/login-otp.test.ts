@@ -1,7 +1,8 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, loginTokens, type As, type Res } from '../helpers/call.js'
+import { call, login, loginAs, mfaTokenIn, type As, type Res } from '../helpers/call.js'
+import { enrollThroughMe } from '../helpers/secret-budget.js'
 import {
   auditRows,
   createTenant,
@@ -41,16 +42,8 @@ interface Enrolled {
 }
 
 /** Enrolls the user through /me/otp (setup, confirm), then moves the clock one step on. */
-async function enroll(user: UserFx): Promise<Enrolled> {
-  const { accessToken } = await loginTokens(app, user)
-  const as = { token: accessToken }
-  const setup = await call(app, 'POST', '/api/v1/me/otp/setup', as)
-  if (setup.status !== 200) throw new Error(`setup failed: ${setup.raw}`)
-  const key = secretOfUri(setup.data.otpauthUri)
-  const confirm = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: totpAt(key, clock.now()) })
-  if (confirm.status !== 200) throw new Error(`confirm failed: ${confirm.raw}`)
-  clock.advance(STEP_MS)
-  return { key, secret: setup.data.secret, recoveryCodes: confirm.data.recoveryCodes }
+function enroll(user: UserFx): Promise<Enrolled> {
+  return enrollThroughMe(app, clock, user)
 }
 
 /** The code of the user's authenticator now, `drift` steps away. */
@@ -66,35 +59,23 @@ function wrongCode(e: { key: Buffer }): string {
 }
 
 /** POST /login with the fixture password and an optional `otp`. */
-function loginOtp(user: UserFx, otp?: string, ip?: string): Promise<Res> {
-  return call(
-    app,
-    'POST',
-    '/api/v1/login',
-    { ip },
-    {
-      tenantCode: user.tenant.code,
-      identifier: user.email,
-      password: PASSWORD,
-      ...(otp === undefined ? {} : { otp }),
-    },
-  )
+function loginOtp(user: UserFx, otp?: string, ip?: string): Promise<Res<'login'>> {
+  return loginAs(app, user, { otp, ip })
 }
 
 /** POST /login without `otp`, expected to stop at the second factor with `code`; returns the mfaToken. */
 async function mfaTokenOf(user: UserFx, code = 'OTP_REQUIRED', ip?: string): Promise<string> {
   const res = await loginOtp(user, undefined, ip)
   if (res.status !== 401 || res.code !== code) throw new Error(`expected ${code}: ${res.raw}`)
-  return res.body.details.mfaToken
+  return mfaTokenIn(res)
 }
 
 /** POST /login/otp. */
 const verify = (mfaToken: string, code: string, as: As = {}) =>
-  call(app, 'POST', '/api/v1/login/otp', as, { mfaToken, code })
+  call(app, 'verifyLoginOtp', as, { body: { mfaToken, code } })
 
 /** POST /login/otp/setup. */
-const setupLogin = (mfaToken: string, as: As = {}) =>
-  call(app, 'POST', '/api/v1/login/otp/setup', as, { mfaToken })
+const setupLogin = (mfaToken: string, as: As = {}) => call(app, 'setupLoginOtp', as, { body: { mfaToken } })
 
 /** The tenant's session rows (all, revoked or not). */
 async function sessionCount(tenant: TenantFx): Promise<number> {
@@ -127,7 +108,10 @@ async function loginRows(user: UserFx) {
 /** An administrator of the tenant sets the user's otpEnabled flag (PATCH /users/{userId}). */
 async function setOtpEnabled(user: UserFx, value: boolean): Promise<void> {
   const admin = await userWithToken(app, user.tenant, { roles: ['admin'] })
-  const res = await call(app, 'PATCH', `/api/v1/users/${user.id}`, admin.cred, { otpEnabled: value })
+  const res = await call(app, 'updateUser', admin.cred, {
+    params: { userId: user.id },
+    body: { otpEnabled: value },
+  })
   if (res.status !== 200) throw new Error(`PATCH failed: ${res.raw}`)
 }
 
@@ -177,7 +161,7 @@ t.test(
     t.equal(res.code, 'OTP_REQUIRED')
     t.equal(res.data, undefined, 'no tokens')
     t.match(res.body.details, { mfaToken: MFA_TOKEN, expiresIn: 300 })
-    t.same(Object.keys(res.body.details).sort(), ['expiresIn', 'mfaToken'])
+    t.same(Object.keys(res.body.details ?? {}).sort(), ['expiresIn', 'mfaToken'])
     t.notMatch(res.raw, /accessToken|refreshToken/)
     t.equal(await sessionCount(user.tenant), sessions, 'no session opened')
     t.equal(await mfaTokenRows(user), 1, 'one mfaToken stored')
@@ -187,7 +171,7 @@ t.test(
       .select('token_hash')
       .where('user_id', '=', user.id)
       .executeTakeFirstOrThrow()
-    t.not(stored.token_hash, res.body.details.mfaToken, 'stored as a hash, not as itself')
+    t.not(stored.token_hash, mfaTokenIn(res), 'stored as a hash, not as itself')
     const rows = (await loginRows(user)).slice(rowsBefore)
     t.equal(rows.length, 1, 'one LOGIN row')
     t.match(rows[0], { success: false, error_message: 'OTP_REQUIRED' })
@@ -207,7 +191,7 @@ t.test('login: an enrolled user with a correct otp logs in in one step', async (
   t.equal(rows.length, 1)
   t.match(rows[0], { success: true, error_message: null })
   t.same(rows[0]?.metadata, {}, 'no reason for a TOTP code')
-  const me = await call(app, 'GET', '/api/v1/me', { token: res.data.accessToken })
+  const me = await call(app, 'getMe', { token: res.data.accessToken })
   t.equal(me.status, 200, 'the access token works')
 })
 
@@ -238,18 +222,7 @@ t.test(
     const user = await enrolledUser()
     const unknown = await login(app, user.tenant.code, 'nobody@example.test', 'Wrong-password-17')
     for (const otp of [undefined, codeOf(user.otp)]) {
-      const res = await call(
-        app,
-        'POST',
-        '/api/v1/login',
-        {},
-        {
-          tenantCode: user.tenant.code,
-          identifier: user.email,
-          password: 'Wrong-password-17',
-          ...(otp ? { otp } : {}),
-        },
-      )
+      const res = await loginAs(app, user, { otp, password: 'Wrong-password-17' })
       t.equal(res.status, 401)
       t.equal(res.code, 'INVALID_CREDENTIALS')
       t.equal(res.body.details, undefined, 'no mfaToken')
@@ -322,9 +295,9 @@ t.test('verifyLoginOtp: 200 with a TOTP code: the session opens now, one LOGIN s
   t.equal(rows.length, 1)
   t.match(rows[0], { success: true, error_message: null })
   t.same(rows[0]?.metadata, {})
-  const me = await call(app, 'GET', '/api/v1/me', { token: res.data.accessToken })
+  const me = await call(app, 'getMe', { token: res.data.accessToken })
   t.equal(me.status, 200, 'the access token works')
-  const refreshed = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: res.data.refreshToken })
+  const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: res.data.refreshToken } })
   t.equal(refreshed.status, 200, 'refresh asks no code')
 })
 
@@ -353,7 +326,7 @@ t.test('verifyLoginOtp: 200 with a recovery code (any case, spaces for dashes), 
     const inOne = await loginOtp(user, used)
     t.equal(inOne.code, 'INVALID_OTP', `${used} never works again at /login`)
   }
-  const me = await call(app, 'GET', '/api/v1/me/otp', { token: await tokenFor(app, user) })
+  const me = await call(app, 'getMyOtp', { token: await tokenFor(app, user) })
   t.equal(me.data.recoveryCodesLeft, 7)
 })
 
@@ -444,7 +417,10 @@ t.test('verifyLoginOtp: 403 USER_INACTIVE when the user was suspended after the 
   const user = await enrolledUser()
   const mfaToken = await mfaTokenOf(user)
   const admin = await userWithToken(app, user.tenant, { roles: ['admin'] })
-  const off = await call(app, 'PATCH', `/api/v1/users/${user.id}`, admin.cred, { status: 'SUSPENDED' })
+  const off = await call(app, 'updateUser', admin.cred, {
+    params: { userId: user.id },
+    body: { status: 'SUSPENDED' },
+  })
   t.equal(off.status, 200)
   const sessions = await sessionCount(user.tenant)
   const res = await verify(mfaToken, codeOf(user.otp))
@@ -527,13 +503,13 @@ t.test('verifyLoginOtp: a code accepted once is refused on every path that takes
   t.equal(viaLogin.code, 'INVALID_OTP', 'POST /login refuses it')
   const viaOtp = await verify(await mfaTokenOf(user), code)
   t.equal(viaOtp.code, 'INVALID_OTP', 'POST /login/otp refuses it')
-  const renew = await call(app, 'POST', '/api/v1/me/otp/recovery-codes', as, { code })
+  const renew = await call(app, 'renewMyRecoveryCodes', as, { body: { code } })
   t.equal(renew.status, 401)
   t.equal(renew.code, 'INVALID_OTP', 'POST /me/otp/recovery-codes refuses it')
-  const remove = await call(app, 'DELETE', '/api/v1/me/otp', as, { code })
+  const remove = await call(app, 'disableMyOtp', as, { body: { code } })
   t.equal(remove.status, 401)
   t.equal(remove.code, 'INVALID_OTP', 'DELETE /me/otp refuses it')
-  const status = await call(app, 'GET', '/api/v1/me/otp', as)
+  const status = await call(app, 'getMyOtp', as)
   t.match(status.data, { otpEnabled: true, enrolled: true, recoveryCodesLeft: 10 }, 'nothing changed')
 
   clock.advance(STEP_MS)
@@ -685,7 +661,7 @@ t.test(
       ),
     )
     t.equal(await sessionCount(tenant), sessions + 1, 'one session opened')
-    const status = await call(app, 'GET', '/api/v1/me/otp', { token: res.data.accessToken })
+    const status = await call(app, 'getMyOtp', { token: res.data.accessToken })
     t.equal(status.status, 200)
     t.same(status.data, {
       otpEnabled: true,
@@ -703,7 +679,7 @@ t.test(
     clock.advance(STEP_MS)
     const next = await loginOtp(user)
     t.equal(next.code, 'OTP_REQUIRED', 'the next login asks for a code, not an enrollment')
-    t.equal((await verify(next.body.details.mfaToken, totpAt(key, clock.now()))).status, 200)
+    t.equal((await verify(mfaTokenIn(next), totpAt(key, clock.now()))).status, 200)
     const [recovery] = res.data.recoveryCodes as string[]
     t.equal((await loginOtp(user, recovery)).status, 200, 'a recovery code of the enrollment works')
     t.equal((await verify(mfaToken, totpAt(key, clock.now(), 1))).code, 'INVALID_CREDENTIALS', 'token used')
@@ -721,7 +697,7 @@ t.test('setupLoginOtp: 401 INVALID_CREDENTIALS for an OTP_REQUIRED token and an 
     t.equal(unknown.status, 401)
     t.equal(unknown.code, 'INVALID_CREDENTIALS')
   }
-  const status = await call(app, 'GET', '/api/v1/me/otp', { token: await tokenFor(app, user) })
+  const status = await call(app, 'getMyOtp', { token: await tokenFor(app, user) })
   t.equal(status.data.pendingSetup, false, 'no setup was made')
   t.equal((await verify(mfaToken, codeOf(user.otp))).status, 200, 'the token still completes its login')
 })
@@ -732,15 +708,15 @@ t.test('setupLoginOtp: 409 OTP_ALREADY_ENABLED when the user enrolled meanwhile'
   await setOtpEnabled(user, true)
   const mfaToken = await mfaTokenOf(user, 'OTP_ENROLLMENT_REQUIRED')
   const as = { token: await tokenFor(app, user) }
-  const setup = await call(app, 'POST', '/api/v1/me/otp/setup', as)
+  const setup = await call(app, 'setupMyOtp', as)
   t.equal(setup.status, 200)
   const key = secretOfUri(setup.data.otpauthUri)
-  const confirm = await call(app, 'POST', '/api/v1/me/otp/confirm', as, { code: totpAt(key, clock.now()) })
+  const confirm = await call(app, 'confirmMyOtp', as, { body: { code: totpAt(key, clock.now()) } })
   t.equal(confirm.status, 200)
   const res = await setupLogin(mfaToken)
   t.equal(res.status, 409)
   t.equal(res.code, 'OTP_ALREADY_ENABLED')
-  const status = await call(app, 'GET', '/api/v1/me/otp', as)
+  const status = await call(app, 'getMyOtp', as)
   t.match(status.data, { enrolled: true, pendingSetup: false }, 'the enrolled secret is untouched')
 })
 
@@ -869,12 +845,12 @@ t.test(
       clock.advance(STEP_MS)
     }
     const cred = { token: await tokenFor(app, admin) }
-    const security = await call(app, 'GET', '/api/v1/tenants/me/metrics/security', cred)
+    const security = await call(app, 'getSecurityMetrics', cred)
     t.equal(security.status, 200)
     t.same(security.data.ipAnalysis, { topOffenders: [], suspiciousIps: [] }, 'no suspicious address')
     t.match(security.data.last24h, { successful: 6, failed: 0 }, 'the enrollment login and five more')
     t.equal(security.data.last5m.failedAttempts, 0)
-    const metrics = await call(app, 'GET', '/api/v1/tenants/me/metrics', cred)
+    const metrics = await call(app, 'getTenantMetrics', cred)
     t.equal(metrics.status, 200)
     t.same(metrics.data.logins24h, { total: 6, successful: 6, failed: 0 })
     const stopped = (await loginRows(user)).filter((r) => r.error_message === 'OTP_REQUIRED')

@@ -2,15 +2,8 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { signJwt } from '../../src/lib/jwt.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, type As } from '../helpers/call.js'
-import {
-  createTenant,
-  createUser,
-  PASSWORD,
-  userWithToken,
-  type TenantFx,
-  type UserFx,
-} from '../helpers/fixtures.js'
+import { call, login, loginAs, type As } from '../helpers/call.js'
+import { createTenant, createUser, userWithToken, type TenantFx, type UserFx } from '../helpers/fixtures.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // Contract section 22, "recent sign-in for sensitive acts": access tokens carry `auth_time` (the login that
@@ -24,11 +17,11 @@ const app = await buildTestApp(t, {}, { clock })
 const STEP_MS = 30_000
 
 const nowS = () => Math.floor(clock.now() / 1000)
-const setup = (as: As) => call(app, 'POST', '/api/v1/me/otp/setup', as)
-const confirm = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/confirm', as, { code })
-const renew = (as: As, code: string) => call(app, 'POST', '/api/v1/me/otp/recovery-codes', as, { code })
-const disable = (as: As, code: string) => call(app, 'DELETE', '/api/v1/me/otp', as, { code })
-const refresh = (refreshToken: string) => call(app, 'POST', '/api/v1/refresh', null, { refreshToken })
+const setup = (as: As) => call(app, 'setupMyOtp', as)
+const confirm = (as: As, code: string) => call(app, 'confirmMyOtp', as, { body: { code } })
+const renew = (as: As, code: string) => call(app, 'renewMyRecoveryCodes', as, { body: { code } })
+const disable = (as: As, code: string) => call(app, 'disableMyOtp', as, { body: { code } })
+const refresh = (refreshToken: string) => call(app, 'refresh', null, { body: { refreshToken } })
 const claimsOf = (token: string): Record<string, unknown> =>
   JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>
 
@@ -40,18 +33,7 @@ function nextCode(key: Buffer): string {
 
 /** POST /login as `user` (with a TOTP when given); throws unless 200. */
 async function signIn(user: UserFx, otp?: string) {
-  const res = await call(
-    app,
-    'POST',
-    '/api/v1/login',
-    {},
-    {
-      tenantCode: user.tenant.code,
-      identifier: user.email,
-      password: PASSWORD,
-      ...(otp ? { otp } : {}),
-    },
-  )
+  const res = await loginAs(app, user, { otp })
   if (res.status !== 200) throw new Error(`login: ${res.raw}`)
   return res.data as { accessToken: string; refreshToken: string }
 }
@@ -80,7 +62,7 @@ t.test(
     const c = await confirm(victim.cred, '123456')
     t.equal(c.code, 'REAUTHENTICATION_REQUIRED')
     t.same(await otpRows(tenant, victim.id), [], 'no pending secret was stored')
-    const status = await call(app, 'GET', '/api/v1/me/otp', victim.cred)
+    const status = await call(app, 'getMyOtp', victim.cred)
     t.equal(status.status, 200, 'everything else takes the token as before')
     t.equal(
       (await login(app, tenant.code, victim.email)).status,
@@ -109,7 +91,7 @@ t.test(
 t.test('setupMyOtp: 401 REAUTHENTICATION_REQUIRED for a token without auth_time', async (t) => {
   const tenant = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-  const gen = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', admin.cred)
+  const gen = await call(app, 'generateJwtSecret', admin.cred)
   t.equal(gen.status, 200)
   // As whoever reads the tenant's secret could mint it: valid in every way, but no sign-in behind it.
   const user = await createUser(app, tenant, { roles: ['user'] })
@@ -132,7 +114,7 @@ t.test('setupMyOtp: 401 REAUTHENTICATION_REQUIRED for a token without auth_time'
     gen.data.secret as string,
     gen.data.kid as string,
   )
-  t.equal((await call(app, 'GET', '/api/v1/me/otp', { token: minted })).status, 200, 'the token is valid')
+  t.equal((await call(app, 'getMyOtp', { token: minted })).status, 200, 'the token is valid')
   const res = await setup({ token: minted })
   t.equal(res.status, 401)
   t.equal(res.code, 'REAUTHENTICATION_REQUIRED')
@@ -166,7 +148,7 @@ t.test(
     const r2 = await refresh(r1.data.refreshToken as string)
     t.equal(claimsOf(r2.data.accessToken as string).auth_time, loginAt, 'kept again')
     const refreshed: As = { token: r2.data.accessToken as string }
-    const validated = await call(app, 'POST', '/api/v1/validate', refreshed)
+    const validated = await call(app, 'validateToken', refreshed)
     t.equal(validated.data.claims.auth_time, loginAt, '/validate shows it')
     t.equal(
       (await renew(refreshed, nextCode(key))).code,
@@ -186,8 +168,11 @@ t.test(
 t.test('login: an EdDSA tenant’s tokens carry auth_time too, kept across a refresh', async (t) => {
   const tenant = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-  const sw = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin.cred, {
-    signingAlgorithm: 'EdDSA',
+  const sw = await call(app, 'updateTenantConfig', admin.cred, {
+    params: { id: tenant.id },
+    body: {
+      signingAlgorithm: 'EdDSA',
+    },
   })
   t.equal(sw.status, 200)
   const loginAt = nowS()

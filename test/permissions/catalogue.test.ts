@@ -8,7 +8,7 @@ import {
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, unchecked } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -48,20 +48,22 @@ t.test('listPermissions, listCustomPermissions: GET /permissions and GET /permis
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  await call(app, 'POST', '/api/v1/permissions', admin.cred, {
-    name: 'invoices:approve',
-    description: 'Approve',
+  await call(app, 'createPermission', admin.cred, {
+    body: {
+      name: 'invoices:approve',
+      description: 'Approve',
+    },
   })
-  await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' })
+  await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } })
 
   t.test(
     'listPermissions: 200 with the built-in catalogue plus the tenant’s custom ones, newest first; never another tenant’s',
     async (t) => {
-      const res = await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)
+      const res = await call(app, 'listPermissions', admin.cred, { query: { limit: 100 } })
       t.equal(res.status, 200)
       t.equal(res.data.total, BUILTIN.length + 1)
       t.same([...names(res.data.items)].sort(), [...BUILTIN, 'invoices:approve'].sort())
-      t.equal(res.data.items[0].name, 'invoices:approve')
+      t.equal(res.data.items[0]?.name, 'invoices:approve')
       t.match(res.data.items[0], {
         resource: 'invoices',
         action: 'approve',
@@ -75,18 +77,18 @@ t.test('listPermissions, listCustomPermissions: GET /permissions and GET /permis
   )
 
   t.test('listPermissions: 200 with paging', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/permissions?limit=5&offset=5', admin.cred)
+    const res = await call(app, 'listPermissions', admin.cred, { query: { limit: 5, offset: 5 } })
     t.equal(res.data.items.length, 5)
     t.equal(res.data.offset, 5)
     t.equal(res.data.total, BUILTIN.length + 1)
   })
 
   t.test('listCustomPermissions: 200 with only the tenant’s custom permissions', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/permissions/custom', admin.cred)
+    const res = await call(app, 'listCustomPermissions', admin.cred)
     t.equal(res.status, 200)
     t.same(names(res.data.items), ['invoices:approve'])
     t.equal(res.data.total, 1)
-    const theirs = await call(app, 'GET', '/api/v1/permissions/custom', otherAdmin.cred)
+    const theirs = await call(app, 'listCustomPermissions', otherAdmin.cred)
     t.same(names(theirs.data.items), ['secret:peek'])
   })
 
@@ -95,31 +97,36 @@ t.test('listPermissions, listCustomPermissions: GET /permissions and GET /permis
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
-          userId: u.id,
-          permission: 'invoices:*',
+        await call(app, 'grantPermission', fresh.cred, {
+          body: {
+            userId: u.id,
+            permission: 'invoices:*',
+          },
         })
       ).status,
       200,
     )
-    const res = await call(app, 'GET', '/api/v1/permissions/custom', admin.cred)
+    const res = await call(app, 'listCustomPermissions', admin.cred)
     t.same(names(res.data.items), ['invoices:approve'])
   })
 
   t.test('listPermissions, listCustomPermissions: 400 VALIDATION_ERROR for limit above 100', async (t) => {
-    t.equal((await call(app, 'GET', '/api/v1/permissions?limit=101', admin.cred)).code, 'VALIDATION_ERROR')
     t.equal(
-      (await call(app, 'GET', '/api/v1/permissions/custom?offset=-1', admin.cred)).code,
+      (await call(app, 'listPermissions', admin.cred, { query: { limit: 101 } })).code,
+      'VALIDATION_ERROR',
+    )
+    t.equal(
+      (await call(app, 'listCustomPermissions', admin.cred, { query: { offset: -1 } })).code,
       'VALIDATION_ERROR',
     )
   })
 
   t.test('listPermissions, listCustomPermissions: 403 FORBIDDEN without permissions:read', async (t) => {
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await call(app, 'GET', '/api/v1/permissions', key)).code, 'FORBIDDEN')
-    t.equal((await call(app, 'GET', '/api/v1/permissions/custom', key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'listPermissions', key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'listCustomPermissions', key)).code, 'FORBIDDEN')
     const reader = await keyCred(app, tenant, ['permissions:read'])
-    t.equal((await call(app, 'GET', '/api/v1/permissions', reader)).status, 200)
+    t.equal((await call(app, 'listPermissions', reader)).status, 200)
   })
 })
 
@@ -132,9 +139,11 @@ t.test('createPermission: POST /permissions', async (t) => {
   t.test(
     '201: resource and action from the name; the tenant admin role holds it and its wildcard',
     async (t) => {
-      const res = await call(app, 'POST', '/api/v1/permissions', admin.cred, {
-        name: 'reports:export',
-        description: null,
+      const res = await call(app, 'createPermission', admin.cred, {
+        body: {
+          name: 'reports:export',
+          description: null,
+        },
       })
       t.equal(res.status, 201)
       t.match(res.data, {
@@ -144,12 +153,12 @@ t.test('createPermission: POST /permissions', async (t) => {
         isSystem: false,
         tenantId: tenant.id,
       })
-      const adminRole = (await call(app, 'GET', '/api/v1/roles', admin.cred)).data.items.find(
+      const adminRole = (await call(app, 'listRoles', admin.cred)).data.items.find(
         (r: { name: string }) => r.name === 'admin',
       )
-      t.ok(adminRole.permissions.includes('reports:export'))
-      t.ok(adminRole.permissions.includes('reports:*'))
-      const custom = await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'users:export' })
+      t.ok(adminRole?.permissions.includes('reports:export'))
+      t.ok(adminRole?.permissions.includes('reports:*'))
+      const custom = await call(app, 'createPermission', admin.cred, { body: { name: 'users:export' } })
       t.equal(custom.status, 201, 'a custom action of a built-in resource')
     },
   )
@@ -166,7 +175,7 @@ t.test('createPermission: POST /permissions', async (t) => {
         { name: 'reports:x', resource: 'reports' },
       ]) {
         t.equal(
-          (await call(app, 'POST', '/api/v1/permissions', admin.cred, body)).code,
+          (await call(app, 'createPermission', admin.cred, { body: unchecked(body) })).code,
           'VALIDATION_ERROR',
           JSON.stringify(body),
         )
@@ -176,22 +185,22 @@ t.test('createPermission: POST /permissions', async (t) => {
 
   t.test('403 FORBIDDEN without permissions:create', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:read'])
-    t.equal((await call(app, 'POST', '/api/v1/permissions', key, { name: 'a:b' })).code, 'FORBIDDEN')
+    t.equal((await call(app, 'createPermission', key, { body: { name: 'a:b' } })).code, 'FORBIDDEN')
   })
 
   t.test(
     '409 PERMISSION_ALREADY_EXISTS for a built-in or a custom name; another tenant’s is free',
     async (t) => {
-      const builtin = await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'users:read' })
+      const builtin = await call(app, 'createPermission', admin.cred, { body: { name: 'users:read' } })
       t.equal(builtin.status, 409)
       t.equal(builtin.code, 'PERMISSION_ALREADY_EXISTS')
-      await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'docs:sign' })
+      await call(app, 'createPermission', admin.cred, { body: { name: 'docs:sign' } })
       t.equal(
-        (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'docs:sign' })).code,
+        (await call(app, 'createPermission', admin.cred, { body: { name: 'docs:sign' } })).code,
         'PERMISSION_ALREADY_EXISTS',
       )
       t.equal(
-        (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'docs:sign' })).status,
+        (await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'docs:sign' } })).status,
         201,
       )
     },
@@ -203,61 +212,75 @@ t.test('updatePermission: PATCH /permissions/:id', async (t) => {
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  const foreign = (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' }))
+  const foreign = (await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } }))
     .data
-  const builtin = (await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)).data.items.find(
+  const builtin = (await call(app, 'listPermissions', admin.cred, { query: { limit: 100 } })).data.items.find(
     (p: { name: string }) => p.name === 'users:read',
   )
 
   t.test('200: renames (resource and action follow) and redescribes; grants follow the rename', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'ships:sail' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'ships:sail' } })).data
     const u = await createUser(app, tenant)
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
-    await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
-      userId: u.id,
-      permission: 'ships:sail',
+    await call(app, 'grantPermission', fresh.cred, {
+      body: {
+        userId: u.id,
+        permission: 'ships:sail',
+      },
     })
-    const res = await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, {
-      name: 'boats:row',
-      description: 'Row',
+    const res = await call(app, 'updatePermission', admin.cred, {
+      params: { id: p.id },
+      body: {
+        name: 'boats:row',
+        description: 'Row',
+      },
     })
     t.equal(res.status, 200)
     t.match(res.data, { id: p.id, name: 'boats:row', resource: 'boats', action: 'row', description: 'Row' })
-    const perms = await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)
+    const perms = await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })
     t.same(perms.data.direct, ['boats:row'])
   })
 
   t.test('400 VALIDATION_ERROR for an empty body, a bad name, a wildcard, a non-UUID id', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'cars:drive' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'cars:drive' } })).data
     for (const body of [{}, { name: 'x' }, { name: 'cars:*' }, { action: 'go' }]) {
       t.equal(
-        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, body)).code,
+        (await call(app, 'updatePermission', admin.cred, { params: { id: p.id }, body })).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
     }
     t.equal(
-      (await call(app, 'PATCH', '/api/v1/permissions/zzz', admin.cred, { description: 'x' })).code,
+      (await call(app, 'updatePermission', admin.cred, { params: { id: 'zzz' }, body: { description: 'x' } }))
+        .code,
       'VALIDATION_ERROR',
     )
   })
 
   t.test('403 FORBIDDEN without permissions:update', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'vans:drive' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'vans:drive' } })).data
     const key = await keyCred(app, tenant, ['permissions:create'])
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, key, { description: 'x' })).code,
+      (await call(app, 'updatePermission', key, { params: { id: p.id }, body: { description: 'x' } })).code,
       'FORBIDDEN',
     )
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s custom permission', async (t) => {
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/permissions/${UNKNOWN_ID}`, admin.cred, { description: 'x' })).code,
+      (
+        await call(app, 'updatePermission', admin.cred, {
+          params: { id: UNKNOWN_ID },
+          body: { description: 'x' },
+        })
+      ).code,
       'PERMISSION_NOT_FOUND',
     )
-    const res = await call(app, 'PATCH', `/api/v1/permissions/${foreign.id}`, admin.cred, {
-      description: 'x',
+    const res = await call(app, 'updatePermission', admin.cred, {
+      params: { id: foreign.id },
+      body: {
+        description: 'x',
+      },
     })
     t.equal(res.status, 404)
     t.equal(res.code, 'PERMISSION_NOT_FOUND')
@@ -266,19 +289,32 @@ t.test('updatePermission: PATCH /permissions/:id', async (t) => {
   t.test(
     '409: SYSTEM_RESOURCE_PROTECTED for a built-in; PERMISSION_ALREADY_EXISTS for a taken name',
     async (t) => {
-      const res = await call(app, 'PATCH', `/api/v1/permissions/${builtin.id}`, admin.cred, {
-        description: 'mine now',
+      const res = await call(app, 'updatePermission', admin.cred, {
+        params: { id: builtin!.id },
+        body: {
+          description: 'mine now',
+        },
       })
       t.equal(res.status, 409)
       t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
-      const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'trains:run' })).data
+      const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'trains:run' } })).data
       t.equal(
-        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'users:read' })).code,
+        (
+          await call(app, 'updatePermission', admin.cred, {
+            params: { id: p.id },
+            body: { name: 'users:read' },
+          })
+        ).code,
         'PERMISSION_ALREADY_EXISTS',
       )
-      await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'trains:stop' })
+      await call(app, 'createPermission', admin.cred, { body: { name: 'trains:stop' } })
       t.equal(
-        (await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'trains:stop' })).code,
+        (
+          await call(app, 'updatePermission', admin.cred, {
+            params: { id: p.id },
+            body: { name: 'trains:stop' },
+          })
+        ).code,
         'PERMISSION_ALREADY_EXISTS',
       )
     },
@@ -290,93 +326,101 @@ t.test('deletePermission: DELETE /permissions/:id and the life of a wildcard', a
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  const foreign = (await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' }))
+  const foreign = (await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } }))
     .data
 
   t.test('200 {id, deleted}: removed from roles and direct grants', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'ink:spill' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'ink:spill' } })).data
     const roleId = await insertRole(app, tenant, 'spiller', 1, ['ink:spill'])
     const u = await createUser(app, tenant, { permissions: ['ink:spill'] })
-    const res = await call(app, 'DELETE', `/api/v1/permissions/${p.id}`, admin.cred)
+    const res = await call(app, 'deletePermission', admin.cred, { params: { id: p.id } })
     t.equal(res.status, 200)
     t.same(res.data, { id: p.id, deleted: true })
-    t.same((await call(app, 'GET', `/api/v1/roles/${roleId}/permissions`, admin.cred)).data.permissions, [])
-    t.same((await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct, [])
+    t.same(
+      (await call(app, 'getRolePermissions', admin.cred, { params: { id: roleId } })).data.permissions,
+      [],
+    )
+    t.same((await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })).data.direct, [])
   })
 
   t.test('r:* exists while a permission of r does: its grants go with the last one', async (t) => {
-    const a = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'pens:write' })).data
-    const b = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'pens:erase' })).data
+    const a = (await call(app, 'createPermission', admin.cred, { body: { name: 'pens:write' } })).data
+    const b = (await call(app, 'createPermission', admin.cred, { body: { name: 'pens:erase' } })).data
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     const u = await createUser(app, tenant)
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
-          userId: u.id,
-          permission: 'pens:*',
+        await call(app, 'grantPermission', fresh.cred, {
+          body: {
+            userId: u.id,
+            permission: 'pens:*',
+          },
         })
       ).status,
       200,
     )
-    await call(app, 'DELETE', `/api/v1/permissions/${a.id}`, admin.cred)
+    await call(app, 'deletePermission', admin.cred, { params: { id: a.id } })
     t.same(
-      (await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct,
+      (await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })).data.direct,
       ['pens:*'],
       'pens:erase remains',
     )
-    await call(app, 'DELETE', `/api/v1/permissions/${b.id}`, admin.cred)
+    await call(app, 'deletePermission', admin.cred, { params: { id: b.id } })
     t.same(
-      (await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct,
+      (await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })).data.direct,
       [],
       'the wildcard went too',
     )
-    const again = await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, {
-      userId: u.id,
-      permission: 'pens:*',
+    const again = await call(app, 'grantPermission', fresh.cred, {
+      body: {
+        userId: u.id,
+        permission: 'pens:*',
+      },
     })
     t.equal(again.code, 'PERMISSION_NOT_FOUND')
-    const check = await call(app, 'POST', '/api/v1/permissions/check', fresh.cred, { permission: 'pens:*' })
+    const check = await call(app, 'checkPermission', fresh.cred, { body: { permission: 'pens:*' } })
     t.equal(check.code, 'PERMISSION_NOT_FOUND')
   })
 
   t.test('renaming the last permission of a resource away drops that resource’s wildcard', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'cups:fill' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'cups:fill' } })).data
     const fresh = await userWithToken(app, tenant, { roles: ['admin'] })
     const u = await createUser(app, tenant)
-    await call(app, 'POST', '/api/v1/permissions/grant', fresh.cred, { userId: u.id, permission: 'cups:*' })
-    await call(app, 'PATCH', `/api/v1/permissions/${p.id}`, admin.cred, { name: 'mugs:fill' })
-    t.same((await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)).data.direct, [])
+    await call(app, 'grantPermission', fresh.cred, { body: { userId: u.id, permission: 'cups:*' } })
+    await call(app, 'updatePermission', admin.cred, { params: { id: p.id }, body: { name: 'mugs:fill' } })
+    t.same((await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })).data.direct, [])
   })
 
   t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
-    t.equal((await call(app, 'DELETE', '/api/v1/permissions/1', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'deletePermission', admin.cred, { params: { id: '1' } })).code,
+      'VALIDATION_ERROR',
+    )
   })
 
   t.test('403 FORBIDDEN without permissions:delete', async (t) => {
-    const p = (await call(app, 'POST', '/api/v1/permissions', admin.cred, { name: 'keep:me' })).data
+    const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'keep:me' } })).data
     const key = await keyCred(app, tenant, ['permissions:update'])
-    t.equal((await call(app, 'DELETE', `/api/v1/permissions/${p.id}`, key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'deletePermission', key, { params: { id: p.id } })).code, 'FORBIDDEN')
   })
 
   t.test('404 PERMISSION_NOT_FOUND for an unknown id and another tenant’s (which survives)', async (t) => {
     t.equal(
-      (await call(app, 'DELETE', `/api/v1/permissions/${UNKNOWN_ID}`, admin.cred)).code,
+      (await call(app, 'deletePermission', admin.cred, { params: { id: UNKNOWN_ID } })).code,
       'PERMISSION_NOT_FOUND',
     )
     t.equal(
-      (await call(app, 'DELETE', `/api/v1/permissions/${foreign.id}`, admin.cred)).code,
+      (await call(app, 'deletePermission', admin.cred, { params: { id: foreign.id } })).code,
       'PERMISSION_NOT_FOUND',
     )
-    t.same(names((await call(app, 'GET', '/api/v1/permissions/custom', otherAdmin.cred)).data.items), [
-      'secret:peek',
-    ])
+    t.same(names((await call(app, 'listCustomPermissions', otherAdmin.cred)).data.items), ['secret:peek'])
   })
 
   t.test('409 SYSTEM_RESOURCE_PROTECTED for a built-in permission', async (t) => {
-    const builtin = (await call(app, 'GET', '/api/v1/permissions?limit=100', admin.cred)).data.items.find(
-      (p: { name: string }) => p.name === 'roles:read',
-    )
-    const res = await call(app, 'DELETE', `/api/v1/permissions/${builtin.id}`, admin.cred)
+    const builtin = (
+      await call(app, 'listPermissions', admin.cred, { query: { limit: 100 } })
+    ).data.items.find((p: { name: string }) => p.name === 'roles:read')
+    const res = await call(app, 'deletePermission', admin.cred, { params: { id: builtin!.id } })
     t.equal(res.status, 409)
     t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
   })

@@ -12,7 +12,7 @@ import {
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, unchecked, type BodyOf } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -27,14 +27,16 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  await call(app, 'POST', '/api/v1/permissions', otherAdmin.cred, { name: 'secret:peek' })
+  await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } })
   const foreignUser = await createUser(app, other)
 
   t.test('200: the user’s permissions after the change; a PERMISSION_GRANT success row', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-      userId: u.id,
-      permission: 'users:read',
+    const res = await call(app, 'grantPermission', admin.cred, {
+      body: {
+        userId: u.id,
+        permission: 'users:read',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data, {
@@ -43,9 +45,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
       fromRoles: [{ role: 'user', permissions: [] }],
       effective: ['users:read'],
     })
-    const again = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-      userId: u.id,
-      permission: 'users:read',
+    const again = await call(app, 'grantPermission', admin.cred, {
+      body: {
+        userId: u.id,
+        permission: 'users:read',
+      },
     })
     t.same(again.data.direct, ['users:read'], 'granting it twice keeps one grant')
     const rows = await rowsFor(tenant.id, 'PERMISSION_GRANT', u.id)
@@ -61,9 +65,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
 
   t.test('200: a wildcard of a resource that has permissions', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-      userId: u.id,
-      permission: 'users:*',
+    const res = await call(app, 'grantPermission', admin.cred, {
+      body: {
+        userId: u.id,
+        permission: 'users:*',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.effective, ['users:*'])
@@ -78,7 +84,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
       { userId: u.id, permission: 'users:read', extra: true },
     ]) {
       t.equal(
-        (await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, body)).code,
+        (await call(app, 'grantPermission', admin.cred, { body: unchecked(body) })).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
@@ -90,17 +96,18 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['permissions:revoke', 'users:read'])
     t.equal(
-      (await call(app, 'POST', '/api/v1/permissions/grant', key, { userId: u.id, permission: 'users:read' }))
-        .code,
+      (await call(app, 'grantPermission', key, { body: { userId: u.id, permission: 'users:read' } })).code,
       'FORBIDDEN',
     )
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant, with a failure row', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-      userId: u.id,
-      permission: 'admin:*',
+    const res = await call(app, 'grantPermission', admin.cred, {
+      body: {
+        userId: u.id,
+        permission: 'admin:*',
+      },
     })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
@@ -114,7 +121,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant)
       const before = (await auditRows(app, tenant.id, 'PERMISSION_GRANT')).length
-      const cases: [object, string][] = [
+      const cases: [BodyOf<'grantPermission'>, string][] = [
         [{ userId: UNKNOWN_ID, permission: 'users:read' }, 'USER_NOT_FOUND'],
         [{ userId: foreignUser.id, permission: 'users:read' }, 'USER_NOT_FOUND'],
         [{ userId: u.id, permission: 'users:fly' }, 'PERMISSION_NOT_FOUND'],
@@ -122,7 +129,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
         [{ userId: u.id, permission: 'secret:*' }, 'PERMISSION_NOT_FOUND'],
       ]
       for (const [body, code] of cases) {
-        const res = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, body)
+        const res = await call(app, 'grantPermission', admin.cred, { body })
         t.equal(res.status, 404)
         t.equal(res.code, code, JSON.stringify(body))
       }
@@ -131,7 +138,9 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
         rows.map((r) => [r.success, r.error_message, r.user_id]),
         cases.map(([, code], i) => [false, code, i < 2 ? null : u.id]),
       )
-      const theirs = await call(app, 'GET', `/api/v1/permissions/user/${foreignUser.id}`, otherAdmin.cred)
+      const theirs = await call(app, 'getUserPermissions', otherAdmin.cred, {
+        params: { userId: foreignUser.id },
+      })
       t.same(theirs.data.direct, [], 'the other tenant’s user got nothing')
     },
   )
@@ -140,16 +149,20 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     await insertRole(app, tenant, 'granter', 20, ['permissions:grant', 'users:read'])
     const granter = await userWithToken(app, tenant, { roles: ['granter'] })
     const low = await createUser(app, tenant, { roles: ['user'] })
-    const lacks = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
-      userId: low.id,
-      permission: 'users:delete',
+    const lacks = await call(app, 'grantPermission', granter.cred, {
+      body: {
+        userId: low.id,
+        permission: 'users:delete',
+      },
     })
     t.equal(lacks.status, 403)
     t.equal(lacks.code, 'ROLE_HIERARCHY_VIOLATION')
     const peer = await createUser(app, tenant, { roles: ['granter'] })
-    const toPeer = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
-      userId: peer.id,
-      permission: 'users:read',
+    const toPeer = await call(app, 'grantPermission', granter.cred, {
+      body: {
+        userId: peer.id,
+        permission: 'users:read',
+      },
     })
     t.equal(toPeer.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', low.id), [
@@ -158,9 +171,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', peer.id), [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION' },
     ])
-    const ok = await call(app, 'POST', '/api/v1/permissions/grant', granter.cred, {
-      userId: low.id,
-      permission: 'users:read',
+    const ok = await call(app, 'grantPermission', granter.cred, {
+      body: {
+        userId: low.id,
+        permission: 'users:read',
+      },
     })
     t.equal(ok.status, 200)
   })
@@ -168,9 +183,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
   t.test('hierarchy: a Client Key only on users whose permissions lie within its scopes', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read', 'users:update'])
     const beyond = await createUser(app, tenant, { permissions: ['roles:read'] })
-    const res = await call(app, 'POST', '/api/v1/permissions/grant', key, {
-      userId: beyond.id,
-      permission: 'users:read',
+    const res = await call(app, 'grantPermission', key, {
+      body: {
+        userId: beyond.id,
+        permission: 'users:read',
+      },
     })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', beyond.id), [
@@ -179,18 +196,22 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     const within = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/grant', key, {
-          userId: within.id,
-          permission: 'users:update',
+        await call(app, 'grantPermission', key, {
+          body: {
+            userId: within.id,
+            permission: 'users:update',
+          },
         })
       ).status,
       200,
     )
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/grant', key, {
-          userId: within.id,
-          permission: 'users:delete',
+        await call(app, 'grantPermission', key, {
+          body: {
+            userId: within.id,
+            permission: 'users:delete',
+          },
         })
       ).code,
       'ROLE_HIERARCHY_VIOLATION',
@@ -202,9 +223,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'] })
-    const res = await call(app, 'POST', '/api/v1/permissions/grant', root.cred, {
-      userId: peer.id,
-      permission: 'admin:*',
+    const res = await call(app, 'grantPermission', root.cred, {
+      body: {
+        userId: peer.id,
+        permission: 'admin:*',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.direct, ['admin:*'])
@@ -225,9 +248,11 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
         roles: ['reader'],
         permissions: ['users:read', 'roles:read'],
       })
-      const res = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-        userId: u.id,
-        permission: 'users:read',
+      const res = await call(app, 'revokePermission', admin.cred, {
+        body: {
+          userId: u.id,
+          permission: 'users:read',
+        },
       })
       t.equal(res.status, 200)
       t.same(res.data, {
@@ -236,9 +261,11 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
         fromRoles: [{ role: 'reader', permissions: ['users:read'] }],
         effective: ['roles:read', 'users:read'],
       })
-      const noop = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-        userId: u.id,
-        permission: 'users:read',
+      const noop = await call(app, 'revokePermission', admin.cred, {
+        body: {
+          userId: u.id,
+          permission: 'users:read',
+        },
       })
       t.equal(noop.status, 200, 'revoking a grant it lacks is a no-op')
       t.match(await rowsFor(tenant.id, 'PERMISSION_REVOKE', u.id), [
@@ -250,7 +277,8 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
 
   t.test('400 VALIDATION_ERROR for a bad shape', async (t) => {
     t.equal(
-      (await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, { permission: 'users:read' })).code,
+      (await call(app, 'revokePermission', admin.cred, { body: unchecked({ permission: 'users:read' }) }))
+        .code,
       'VALIDATION_ERROR',
     )
   })
@@ -259,8 +287,7 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     const u = await createUser(app, tenant, { permissions: ['users:read'] })
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read'])
     t.equal(
-      (await call(app, 'POST', '/api/v1/permissions/revoke', key, { userId: u.id, permission: 'users:read' }))
-        .code,
+      (await call(app, 'revokePermission', key, { body: { userId: u.id, permission: 'users:read' } })).code,
       'FORBIDDEN',
     )
   })
@@ -270,33 +297,14 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant)
       const before = (await auditRows(app, tenant.id, 'PERMISSION_REVOKE')).length
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-            userId: foreignUser.id,
-            permission: 'users:read',
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-            userId: UNKNOWN_ID,
-            permission: 'users:read',
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-            userId: u.id,
-            permission: 'nope:nope',
-          })
-        ).code,
-        'PERMISSION_NOT_FOUND',
-      )
+      const cases: [BodyOf<'revokePermission'>, string][] = [
+        [{ userId: foreignUser.id, permission: 'users:read' }, 'USER_NOT_FOUND'],
+        [{ userId: UNKNOWN_ID, permission: 'users:read' }, 'USER_NOT_FOUND'],
+        [{ userId: u.id, permission: 'nope:nope' }, 'PERMISSION_NOT_FOUND'],
+      ]
+      for (const [body, code] of cases) {
+        t.equal((await call(app, 'revokePermission', admin.cred, { body })).code, code, JSON.stringify(body))
+      }
       const rows = (await auditRows(app, tenant.id, 'PERMISSION_REVOKE')).slice(before)
       t.same(
         rows.map((r) => [r.success, r.error_message]),
@@ -306,21 +314,20 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
           [false, 'PERMISSION_NOT_FOUND'],
         ],
       )
-      const theirs = await call(
-        app,
-        'GET',
-        `/api/v1/permissions/user/${foreignUser.id}`,
-        await keyCred(app, other, ['permissions:read']),
-      )
+      const theirs = await call(app, 'getUserPermissions', await keyCred(app, other, ['permissions:read']), {
+        params: { userId: foreignUser.id },
+      })
       t.same(theirs.data.direct, ['users:read'], 'another tenant’s grant survives')
     },
   )
 
   t.test('hierarchy: 403 revoking from a peer (failure row); a key beyond its scopes', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-      userId: peer.id,
-      permission: 'users:read',
+    const res = await call(app, 'revokePermission', admin.cred, {
+      body: {
+        userId: peer.id,
+        permission: 'users:read',
+      },
     })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_REVOKE', peer.id), [
@@ -330,17 +337,21 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     const beyond = await createUser(app, tenant, { permissions: ['users:read', 'roles:read'] })
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/revoke', key, {
-          userId: beyond.id,
-          permission: 'users:read',
+        await call(app, 'revokePermission', key, {
+          body: {
+            userId: beyond.id,
+            permission: 'users:read',
+          },
         })
       ).code,
       'ROLE_HIERARCHY_VIOLATION',
     )
     const within = await createUser(app, tenant, { permissions: ['users:read'] })
-    const ok = await call(app, 'POST', '/api/v1/permissions/revoke', key, {
-      userId: within.id,
-      permission: 'users:read',
+    const ok = await call(app, 'revokePermission', key, {
+      body: {
+        userId: within.id,
+        permission: 'users:read',
+      },
     })
     t.same(ok.data.direct, [])
   })
@@ -349,9 +360,11 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, 'POST', '/api/v1/permissions/revoke', root.cred, {
-      userId: peer.id,
-      permission: 'users:read',
+    const res = await call(app, 'revokePermission', root.cred, {
+      body: {
+        userId: peer.id,
+        permission: 'users:read',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.direct, [])
@@ -368,7 +381,7 @@ t.test('getUserPermissions: GET /permissions/user/:userId', async (t) => {
     await insertRole(app, tenant, 'a', 1, ['users:read', 'roles:read'])
     await insertRole(app, tenant, 'b', 2, ['users:read'])
     const u = await createUser(app, tenant, { roles: ['a', 'b'], permissions: ['roles:read', 'auth:logs'] })
-    const res = await call(app, 'GET', `/api/v1/permissions/user/${u.id}`, admin.cred)
+    const res = await call(app, 'getUserPermissions', admin.cred, { params: { userId: u.id } })
     t.equal(res.status, 200)
     t.same(res.data.direct, ['auth:logs', 'roles:read'])
     t.same(
@@ -382,21 +395,24 @@ t.test('getUserPermissions: GET /permissions/user/:userId', async (t) => {
   })
 
   t.test('400 VALIDATION_ERROR for a non-UUID id', async (t) => {
-    t.equal((await call(app, 'GET', '/api/v1/permissions/user/me', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'getUserPermissions', admin.cred, { params: { userId: 'me' } })).code,
+      'VALIDATION_ERROR',
+    )
   })
 
   t.test('403 FORBIDDEN without permissions:read', async (t) => {
     const key = await keyCred(app, tenant, ['users:read'])
-    t.equal((await call(app, 'GET', `/api/v1/permissions/user/${admin.id}`, key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'getUserPermissions', key, { params: { userId: admin.id } })).code, 'FORBIDDEN')
   })
 
   t.test('404 USER_NOT_FOUND for an unknown id and another tenant’s user', async (t) => {
     t.equal(
-      (await call(app, 'GET', `/api/v1/permissions/user/${UNKNOWN_ID}`, admin.cred)).code,
+      (await call(app, 'getUserPermissions', admin.cred, { params: { userId: UNKNOWN_ID } })).code,
       'USER_NOT_FOUND',
     )
     t.equal(
-      (await call(app, 'GET', `/api/v1/permissions/user/${foreignUser.id}`, admin.cred)).code,
+      (await call(app, 'getUserPermissions', admin.cred, { params: { userId: foreignUser.id } })).code,
       'USER_NOT_FOUND',
     )
   })
@@ -409,9 +425,11 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
   const foreignUser = await createUser(app, other)
   await insertRole(app, tenant, 'reader', 1, ['users:read'])
   const reader = await userWithToken(app, tenant, { roles: ['reader'] })
-  await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-    userId: reader.id,
-    permission: 'roles:*',
+  await call(app, 'grantPermission', admin.cred, {
+    body: {
+      userId: reader.id,
+      permission: 'roles:*',
+    },
   })
 
   t.test('200: single form, for oneself; exact, r:* and a permission not held', async (t) => {
@@ -421,16 +439,18 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       ['users:delete', false],
       ['admin:*', false],
     ] as const) {
-      const res = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, { permission })
+      const res = await call(app, 'checkPermission', reader.cred, { body: { permission } })
       t.equal(res.status, 200)
       t.same(res.data, { allowed, userId: reader.id, permission }, permission)
     }
   })
 
   t.test('200: list form, all and any, with per-permission results', async (t) => {
-    const all = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
-      permissions: ['users:read', 'users:delete'],
-      mode: 'all',
+    const all = await call(app, 'checkPermission', reader.cred, {
+      body: {
+        permissions: ['users:read', 'users:delete'],
+        mode: 'all',
+      },
     })
     t.same(all.data, {
       allowed: false,
@@ -439,31 +459,41 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       mode: 'all',
       results: { 'users:read': true, 'users:delete': false },
     })
-    const any = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
-      permissions: ['users:read', 'users:delete'],
-      mode: 'any',
+    const any = await call(app, 'checkPermission', reader.cred, {
+      body: {
+        permissions: ['users:read', 'users:delete'],
+        mode: 'any',
+      },
     })
     t.equal(any.data.allowed, true)
-    const allHeld = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
-      permissions: ['users:read', 'roles:read'],
-      mode: 'all',
+    const allHeld = await call(app, 'checkPermission', reader.cred, {
+      body: {
+        permissions: ['users:read', 'roles:read'],
+        mode: 'all',
+      },
     })
     t.equal(allHeld.data.allowed, true)
   })
 
   t.test('200: another user with permissions:read; admin holds everything of its tenant', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-      permission: 'users:delete',
-      userId: reader.id,
+    const res = await call(app, 'checkPermission', admin.cred, {
+      body: {
+        permission: 'users:delete',
+        userId: reader.id,
+      },
     })
     t.same(res.data, { allowed: false, userId: reader.id, permission: 'users:delete' })
-    const self = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-      permissions: ['roles:create', 'tenants:read'],
-      mode: 'all',
+    const self = await call(app, 'checkPermission', admin.cred, {
+      body: {
+        permissions: ['roles:create', 'tenants:read'],
+        mode: 'all',
+      },
     })
     t.equal(self.data.allowed, true)
-    const never = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-      permission: 'tenants:delete',
+    const never = await call(app, 'checkPermission', admin.cred, {
+      body: {
+        permission: 'tenants:delete',
+      },
     })
     t.equal(never.data.allowed, false, 'a tenant admin never holds tenants:delete')
   })
@@ -472,12 +502,14 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
     '200: a Client Key checks its own scopes (userId null), or a user with permissions:read',
     async (t) => {
       const key = await keyCred(app, tenant, ['users:*'])
-      const own = await call(app, 'POST', '/api/v1/permissions/check', key, { permission: 'users:delete' })
+      const own = await call(app, 'checkPermission', key, { body: { permission: 'users:delete' } })
       t.same(own.data, { allowed: true, userId: null, permission: 'users:delete' })
       const reading = await keyCred(app, tenant, ['permissions:read'])
-      const other = await call(app, 'POST', '/api/v1/permissions/check', reading, {
-        permission: 'users:read',
-        userId: reader.id,
+      const other = await call(app, 'checkPermission', reading, {
+        body: {
+          permission: 'users:read',
+          userId: reader.id,
+        },
       })
       t.same(other.data, { allowed: true, userId: reader.id, permission: 'users:read' })
     },
@@ -497,7 +529,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
         { permission: 'users:read', extra: 1 },
       ]) {
         t.equal(
-          (await call(app, 'POST', '/api/v1/permissions/check', reader.cred, body)).code,
+          (await call(app, 'checkPermission', reader.cred, { body: unchecked(body) })).code,
           'VALIDATION_ERROR',
           JSON.stringify(body),
         )
@@ -506,32 +538,35 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
   )
 
   t.test('401 without a credential', async (t) => {
-    t.equal(
-      (await call(app, 'POST', '/api/v1/permissions/check', null, { permission: 'users:read' })).status,
-      401,
-    )
+    t.equal((await call(app, 'checkPermission', null, { body: { permission: 'users:read' } })).status, 401)
   })
 
   t.test('403 FORBIDDEN checking another user without permissions:read (user or key)', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
-      permission: 'users:read',
-      userId: admin.id,
+    const res = await call(app, 'checkPermission', reader.cred, {
+      body: {
+        permission: 'users:read',
+        userId: admin.id,
+      },
     })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     const key = await keyCred(app, tenant, ['users:read'])
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/permissions/check', key, {
-          permission: 'users:read',
-          userId: admin.id,
+        await call(app, 'checkPermission', key, {
+          body: {
+            permission: 'users:read',
+            userId: admin.id,
+          },
         })
       ).code,
       'FORBIDDEN',
     )
-    const self = await call(app, 'POST', '/api/v1/permissions/check', reader.cred, {
-      permission: 'users:read',
-      userId: reader.id,
+    const self = await call(app, 'checkPermission', reader.cred, {
+      body: {
+        permission: 'users:read',
+        userId: reader.id,
+      },
     })
     t.equal(self.status, 200, 'naming oneself needs nothing')
   })
@@ -541,31 +576,37 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
     async (t) => {
       t.equal(
         (
-          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-            permission: 'users:read',
-            userId: UNKNOWN_ID,
+          await call(app, 'checkPermission', admin.cred, {
+            body: {
+              permission: 'users:read',
+              userId: UNKNOWN_ID,
+            },
           })
         ).code,
         'USER_NOT_FOUND',
       )
       t.equal(
         (
-          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-            permission: 'users:read',
-            userId: foreignUser.id,
+          await call(app, 'checkPermission', admin.cred, {
+            body: {
+              permission: 'users:read',
+              userId: foreignUser.id,
+            },
           })
         ).code,
         'USER_NOT_FOUND',
       )
       t.equal(
-        (await call(app, 'POST', '/api/v1/permissions/check', admin.cred, { permission: 'users:fly' })).code,
+        (await call(app, 'checkPermission', admin.cred, { body: { permission: 'users:fly' } })).code,
         'PERMISSION_NOT_FOUND',
       )
       t.equal(
         (
-          await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-            permissions: ['users:read', 'ghosts:*'],
-            mode: 'any',
+          await call(app, 'checkPermission', admin.cred, {
+            body: {
+              permissions: ['users:read', 'ghosts:*'],
+              mode: 'any',
+            },
           })
         ).code,
         'PERMISSION_NOT_FOUND',
@@ -588,55 +629,58 @@ t.test(
     })
     t.equal(login.statusCode, 200)
     const old = { token: login.json().data.accessToken as string }
-    const before = await call(app, 'POST', '/api/v1/permissions/check', old, { permission: 'users:read' })
+    const before = await call(app, 'checkPermission', old, { body: { permission: 'users:read' } })
     t.equal(before.data.allowed, false)
 
-    const grant = await call(app, 'POST', '/api/v1/permissions/grant', admin.cred, {
-      userId: user.id,
-      permission: 'users:read',
+    const grant = await call(app, 'grantPermission', admin.cred, {
+      body: {
+        userId: user.id,
+        permission: 'users:read',
+      },
     })
     t.equal(grant.status, 200)
 
-    const after = await call(app, 'POST', '/api/v1/permissions/check', old, { permission: 'users:read' })
+    const after = await call(app, 'checkPermission', old, { body: { permission: 'users:read' } })
     t.equal(after.data.allowed, true, 'check reads the database: allowed at once, with the old token')
-    const viaAdmin = await call(app, 'POST', '/api/v1/permissions/check', admin.cred, {
-      permission: 'users:read',
-      userId: user.id,
+    const viaAdmin = await call(app, 'checkPermission', admin.cred, {
+      body: {
+        permission: 'users:read',
+        userId: user.id,
+      },
     })
     t.equal(viaAdmin.data.allowed, true)
-    const me = await call(app, 'GET', '/api/v1/me', old)
+    const me = await call(app, 'getMe', old)
     t.ok(me.data.permissions.includes('users:read'), '/me reads the database too')
 
-    const claims = await call(app, 'POST', '/api/v1/validate', old, {})
+    const claims = await call(app, 'validateToken', old, { body: {} })
     t.equal(claims.status, 200)
     t.notOk(claims.data.claims.permissions.includes('users:read'), 'the old token’s claims are as issued')
-    t.equal(
-      (await call(app, 'GET', '/api/v1/users', old)).code,
-      'FORBIDDEN',
-      'endpoint access follows the claims',
-    )
+    t.equal((await call(app, 'listUsers', old)).code, 'FORBIDDEN', 'endpoint access follows the claims')
 
-    const refreshed = await call(app, 'POST', '/api/v1/refresh', null, {
-      refreshToken: login.json().data.refreshToken,
+    const refreshed = await call(app, 'refresh', null, {
+      body: {
+        refreshToken: login.json().data.refreshToken,
+      },
     })
     t.equal(refreshed.status, 200)
     const fresh = { token: refreshed.data.accessToken as string }
-    const newClaims = await call(app, 'POST', '/api/v1/validate', fresh, {})
+    const newClaims = await call(app, 'validateToken', fresh, { body: {} })
     t.ok(newClaims.data.claims.permissions.includes('users:read'), 'a newly issued token carries the grant')
-    t.equal((await call(app, 'GET', '/api/v1/users', fresh)).status, 200)
+    t.equal((await call(app, 'listUsers', fresh)).status, 200)
 
-    const revoke = await call(app, 'POST', '/api/v1/permissions/revoke', admin.cred, {
-      userId: user.id,
-      permission: 'users:read',
+    const revoke = await call(app, 'revokePermission', admin.cred, {
+      body: {
+        userId: user.id,
+        permission: 'users:read',
+      },
     })
     t.equal(revoke.status, 200)
     t.equal(
-      (await call(app, 'POST', '/api/v1/permissions/check', fresh, { permission: 'users:read' })).data
-        .allowed,
+      (await call(app, 'checkPermission', fresh, { body: { permission: 'users:read' } })).data.allowed,
       false,
     )
     t.ok(
-      (await call(app, 'POST', '/api/v1/validate', fresh, {})).data.claims.permissions.includes('users:read'),
+      (await call(app, 'validateToken', fresh, { body: {} })).data.claims.permissions.includes('users:read'),
     )
   },
 )

@@ -11,7 +11,7 @@ import {
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, unchecked, type BodyOf } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -28,16 +28,20 @@ t.test('assignRole: POST /roles/assign', async (t) => {
 
   t.test('200 by roleId and by roleName, {userId, roles}; a ROLE_ASSIGN success row each', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const byId = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
-      userId: u.id,
-      roleId: editorId,
+    const byId = await call(app, 'assignRole', admin.cred, {
+      body: {
+        userId: u.id,
+        roleId: editorId,
+      },
     })
     t.equal(byId.status, 200)
     t.same(byId.data, { userId: u.id, roles: ['editor', 'user'] })
     const v = await createUser(app, tenant)
-    const byName = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
-      userId: v.id,
-      roleName: 'editor',
+    const byName = await call(app, 'assignRole', admin.cred, {
+      body: {
+        userId: v.id,
+        roleName: 'editor',
+      },
     })
     t.same(byName.data, { userId: v.id, roles: ['editor'] })
     for (const id of [u.id, v.id]) {
@@ -55,9 +59,11 @@ t.test('assignRole: POST /roles/assign', async (t) => {
 
   t.test('200 no-op assigning a role the user already holds', async (t) => {
     const u = await createUser(app, tenant, { roles: ['editor'] })
-    const res = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, {
-      userId: u.id,
-      roleName: 'editor',
+    const res = await call(app, 'assignRole', admin.cred, {
+      body: {
+        userId: u.id,
+        roleName: 'editor',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['editor'])
@@ -72,7 +78,7 @@ t.test('assignRole: POST /roles/assign', async (t) => {
       { roleName: 'editor' },
     ]) {
       t.equal(
-        (await call(app, 'POST', '/api/v1/roles/assign', admin.cred, body)).code,
+        (await call(app, 'assignRole', admin.cred, { body: unchecked(body) })).code,
         'VALIDATION_ERROR',
         JSON.stringify(body),
       )
@@ -83,7 +89,7 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['roles:revoke', 'users:read'])
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/assign', key, { userId: u.id, roleName: 'user' })).code,
+      (await call(app, 'assignRole', key, { body: { userId: u.id, roleName: 'user' } })).code,
       'FORBIDDEN',
     )
     t.equal((await rowsFor(tenant.id, 'ROLE_ASSIGN', u.id)).length, 0)
@@ -94,7 +100,7 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant)
       const before = (await auditRows(app, tenant.id, 'ROLE_ASSIGN')).length
-      const cases: [object, string][] = [
+      const cases: [BodyOf<'assignRole'>, string][] = [
         [{ userId: UNKNOWN_ID, roleName: 'editor' }, 'USER_NOT_FOUND'],
         [{ userId: foreignUser.id, roleName: 'editor' }, 'USER_NOT_FOUND'],
         [{ userId: u.id, roleName: 'ghost' }, 'ROLE_NOT_FOUND'],
@@ -102,7 +108,7 @@ t.test('assignRole: POST /roles/assign', async (t) => {
         [{ userId: u.id, roleId: foreignRole }, 'ROLE_NOT_FOUND'],
       ]
       for (const [body, code] of cases) {
-        const res = await call(app, 'POST', '/api/v1/roles/assign', admin.cred, body)
+        const res = await call(app, 'assignRole', admin.cred, { body })
         t.equal(res.status, 404)
         t.equal(res.code, code, JSON.stringify(body))
       }
@@ -134,9 +140,11 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     await insertRole(app, tenant, 'director', 31, ['users:read'])
     const lead = await userWithToken(app, tenant, { roles: ['lead'] })
     const u = await createUser(app, tenant)
-    const res = await call(app, 'POST', '/api/v1/roles/assign', lead.cred, {
-      userId: u.id,
-      roleName: 'director',
+    const res = await call(app, 'assignRole', lead.cred, {
+      body: {
+        userId: u.id,
+        roleName: 'director',
+      },
     })
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
@@ -144,7 +152,7 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     t.match(rows, [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION', metadata: { role: 'director' } },
     ])
-    const ok = await call(app, 'POST', '/api/v1/roles/assign', lead.cred, { userId: u.id, roleName: 'lead' })
+    const ok = await call(app, 'assignRole', lead.cred, { body: { userId: u.id, roleName: 'lead' } })
     t.equal(ok.status, 200, 'a role at its own level is fine')
   })
 
@@ -153,9 +161,11 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     await insertRole(app, tenant, 'reader', 1, ['users:read'])
     const assigner = await userWithToken(app, tenant, { roles: ['assigner'] })
     const u = await createUser(app, tenant)
-    const res = await call(app, 'POST', '/api/v1/roles/assign', assigner.cred, {
-      userId: u.id,
-      roleName: 'reader',
+    const res = await call(app, 'assignRole', assigner.cred, {
+      body: {
+        userId: u.id,
+        roleName: 'reader',
+      },
     })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'ROLE_ASSIGN', u.id), [{ success: false }])
@@ -169,14 +179,15 @@ t.test('assignRole: POST /roles/assign', async (t) => {
       const risingId = await insertRole(app, tenant, 'rising', 5, ['roles:assign', 'users:read'])
       const riser = await userWithToken(app, tenant, { roles: ['rising'] })
       t.equal(
-        (await call(app, 'POST', '/api/v1/roles/assign', riser.cred, { userId: u.id, roleName: 'editor' }))
-          .code,
+        (await call(app, 'assignRole', riser.cred, { body: { userId: u.id, roleName: 'editor' } })).code,
         'ROLE_HIERARCHY_VIOLATION',
       )
       await db.updateTable('roles').set({ level: 10 }).where('id', '=', risingId).execute()
-      const now = await call(app, 'POST', '/api/v1/roles/assign', riser.cred, {
-        userId: u.id,
-        roleName: 'editor',
+      const now = await call(app, 'assignRole', riser.cred, {
+        body: {
+          userId: u.id,
+          roleName: 'editor',
+        },
       })
       t.equal(now.status, 200, 'the same token, but the stored rank rose to 10')
       await insertRole(app, tenant, 'purger', 1, ['users:delete'])
@@ -190,15 +201,13 @@ t.test('assignRole: POST /roles/assign', async (t) => {
         .values({ tenant_id: tenant.id, role_id: risingId, permission_id: del.id })
         .execute()
       t.equal(
-        (await call(app, 'POST', '/api/v1/roles/assign', riser.cred, { userId: u.id, roleName: 'purger' }))
-          .code,
+        (await call(app, 'assignRole', riser.cred, { body: { userId: u.id, roleName: 'purger' } })).code,
         'ROLE_HIERARCHY_VIOLATION',
         'the stored role now holds users:delete, the token does not',
       )
       const fresh = await userWithToken(app, tenant, { roles: ['rising'] })
       t.equal(
-        (await call(app, 'POST', '/api/v1/roles/assign', fresh.cred, { userId: u.id, roleName: 'purger' }))
-          .status,
+        (await call(app, 'assignRole', fresh.cred, { body: { userId: u.id, roleName: 'purger' } })).status,
         200,
       )
     },
@@ -207,21 +216,23 @@ t.test('assignRole: POST /roles/assign', async (t) => {
   t.test('Client Key: 403 when the target’s permissions are not all within its scopes', async (t) => {
     const key = await keyCred(app, tenant, ['roles:assign', 'users:read'])
     const strong = await createUser(app, tenant, { permissions: ['users:delete'] })
-    const res = await call(app, 'POST', '/api/v1/roles/assign', key, {
-      userId: strong.id,
-      roleName: 'editor',
+    const res = await call(app, 'assignRole', key, {
+      body: {
+        userId: strong.id,
+        roleName: 'editor',
+      },
     })
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'ROLE_ASSIGN', strong.id), [
       { success: false, actor_type: 'client_key' },
     ])
     const weak = await createUser(app, tenant, { roles: ['user'] })
-    const ok = await call(app, 'POST', '/api/v1/roles/assign', key, { userId: weak.id, roleName: 'editor' })
+    const ok = await call(app, 'assignRole', key, { body: { userId: weak.id, roleName: 'editor' } })
     t.equal(ok.status, 200)
     const big = await insertRole(app, tenant, 'big', 0, ['roles:read'])
     t.ok(big)
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/assign', key, { userId: weak.id, roleName: 'big' })).code,
+      (await call(app, 'assignRole', key, { body: { userId: weak.id, roleName: 'big' } })).code,
       'ROLE_HIERARCHY_VIOLATION',
       'a role carrying a permission outside the key’s scopes',
     )
@@ -234,9 +245,11 @@ t.test('assignRole: POST /roles/assign', async (t) => {
       const root = await userWithToken(app, platform, { roles: ['admin'] })
       await insertRole(app, platform, 'summit', 1000)
       const peer = await createUser(app, platform, { roles: ['admin'] })
-      const res = await call(app, 'POST', '/api/v1/roles/assign', root.cred, {
-        userId: peer.id,
-        roleName: 'summit',
+      const res = await call(app, 'assignRole', root.cred, {
+        body: {
+          userId: peer.id,
+          roleName: 'summit',
+        },
       })
       t.equal(res.status, 200)
       t.same(res.data.roles, ['admin', 'summit'])
@@ -254,14 +267,16 @@ t.test('removeRole: POST /roles/remove', async (t) => {
 
   t.test('200 {userId, roles} by name and by id; a ROLE_REMOVE success row', async (t) => {
     const u = await createUser(app, tenant, { roles: ['editor', 'user'] })
-    const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-      userId: u.id,
-      roleName: 'editor',
+    const res = await call(app, 'removeRole', admin.cred, {
+      body: {
+        userId: u.id,
+        roleName: 'editor',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data, { userId: u.id, roles: ['user'] })
     const { id } = await roleByName(app, tenant.id, 'user')
-    const byId = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: u.id, roleId: id })
+    const byId = await call(app, 'removeRole', admin.cred, { body: { userId: u.id, roleId: id } })
     t.same(byId.data.roles, [])
     const rows = await rowsFor(tenant.id, 'ROLE_REMOVE', u.id)
     t.match(rows, [
@@ -272,9 +287,11 @@ t.test('removeRole: POST /roles/remove', async (t) => {
 
   t.test('200 no-op removing a role the user does not hold', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-      userId: u.id,
-      roleName: 'editor',
+    const res = await call(app, 'removeRole', admin.cred, {
+      body: {
+        userId: u.id,
+        roleName: 'editor',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['user'])
@@ -282,15 +299,17 @@ t.test('removeRole: POST /roles/remove', async (t) => {
 
   t.test('400 VALIDATION_ERROR for a body of the wrong shape', async (t) => {
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: UNKNOWN_ID })).code,
+      (await call(app, 'removeRole', admin.cred, { body: { userId: UNKNOWN_ID } })).code,
       'VALIDATION_ERROR',
     )
     t.equal(
       (
-        await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-          userId: UNKNOWN_ID,
-          roleName: 'x',
-          extra: 1,
+        await call(app, 'removeRole', admin.cred, {
+          body: unchecked({
+            userId: UNKNOWN_ID,
+            roleName: 'x',
+            extra: 1,
+          }),
         })
       ).code,
       'VALIDATION_ERROR',
@@ -301,7 +320,7 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
     const key = await keyCred(app, tenant, ['roles:assign'])
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: u.id, roleName: 'user' })).code,
+      (await call(app, 'removeRole', key, { body: { userId: u.id, roleName: 'user' } })).code,
       'FORBIDDEN',
     )
   })
@@ -311,38 +330,15 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
       const before = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).length
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-            userId: foreignUser.id,
-            roleName: 'user',
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-            userId: UNKNOWN_ID,
-            roleName: 'user',
-          })
-        ).code,
-        'USER_NOT_FOUND',
-      )
-      t.equal(
-        (
-          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-            userId: u.id,
-            roleId: foreignRole.id,
-          })
-        ).code,
-        'ROLE_NOT_FOUND',
-      )
-      t.equal(
-        (await call(app, 'POST', '/api/v1/roles/remove', admin.cred, { userId: u.id, roleName: 'ghost' }))
-          .code,
-        'ROLE_NOT_FOUND',
-      )
+      const cases: [BodyOf<'removeRole'>, string][] = [
+        [{ userId: foreignUser.id, roleName: 'user' }, 'USER_NOT_FOUND'],
+        [{ userId: UNKNOWN_ID, roleName: 'user' }, 'USER_NOT_FOUND'],
+        [{ userId: u.id, roleId: foreignRole.id }, 'ROLE_NOT_FOUND'],
+        [{ userId: u.id, roleName: 'ghost' }, 'ROLE_NOT_FOUND'],
+      ]
+      for (const [body, code] of cases) {
+        t.equal((await call(app, 'removeRole', admin.cred, { body })).code, code, JSON.stringify(body))
+      }
       const rows = (await auditRows(app, tenant.id, 'ROLE_REMOVE')).slice(before)
       t.same(
         rows.map((r) => [r.success, r.error_message]),
@@ -353,12 +349,9 @@ t.test('removeRole: POST /roles/remove', async (t) => {
           [false, 'ROLE_NOT_FOUND'],
         ],
       )
-      const still = await call(
-        app,
-        'GET',
-        `/api/v1/users/${foreignUser.id}`,
-        await keyCred(app, other, ['users:read']),
-      )
+      const still = await call(app, 'getUser', await keyCred(app, other, ['users:read']), {
+        params: { userId: foreignUser.id },
+      })
       t.same(still.data.roles, ['user'])
     },
   )
@@ -367,9 +360,11 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     'hierarchy: 403 removing a role from a peer, with a failure row; 200 from a user ranked below',
     async (t) => {
       const peer = await createUser(app, tenant, { roles: ['admin'] })
-      const res = await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-        userId: peer.id,
-        roleName: 'admin',
+      const res = await call(app, 'removeRole', admin.cred, {
+        body: {
+          userId: peer.id,
+          roleName: 'admin',
+        },
       })
       t.equal(res.status, 403)
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
@@ -379,9 +374,11 @@ t.test('removeRole: POST /roles/remove', async (t) => {
       const below = await createUser(app, tenant, { roles: ['editor'] })
       t.equal(
         (
-          await call(app, 'POST', '/api/v1/roles/remove', admin.cred, {
-            userId: below.id,
-            roleName: 'editor',
+          await call(app, 'removeRole', admin.cred, {
+            body: {
+              userId: below.id,
+              roleName: 'editor',
+            },
           })
         ).status,
         200,
@@ -392,9 +389,11 @@ t.test('removeRole: POST /roles/remove', async (t) => {
   t.test('hierarchy: a user may always remove its own roles', async (t) => {
     await insertRole(app, tenant, 'self-service', 3, ['roles:revoke'])
     const me = await userWithToken(app, tenant, { roles: ['self-service', 'editor'] })
-    const res = await call(app, 'POST', '/api/v1/roles/remove', me.cred, {
-      userId: me.id,
-      roleName: 'editor',
+    const res = await call(app, 'removeRole', me.cred, {
+      body: {
+        userId: me.id,
+        roleName: 'editor',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['self-service'])
@@ -404,7 +403,7 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     const key = await keyCred(app, tenant, ['roles:revoke', 'users:read'])
     const beyond = await createUser(app, tenant, { roles: ['admin'] })
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: beyond.id, roleName: 'admin' })).code,
+      (await call(app, 'removeRole', key, { body: { userId: beyond.id, roleName: 'admin' } })).code,
       'ROLE_HIERARCHY_VIOLATION',
     )
     t.match(await rowsFor(tenant.id, 'ROLE_REMOVE', beyond.id), [
@@ -412,8 +411,7 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     ])
     const within = await createUser(app, tenant, { roles: ['editor'] })
     t.equal(
-      (await call(app, 'POST', '/api/v1/roles/remove', key, { userId: within.id, roleName: 'editor' }))
-        .status,
+      (await call(app, 'removeRole', key, { body: { userId: within.id, roleName: 'editor' } })).status,
       200,
     )
   })
@@ -422,9 +420,11 @@ t.test('removeRole: POST /roles/remove', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin', 'user'] })
-    const res = await call(app, 'POST', '/api/v1/roles/remove', root.cred, {
-      userId: peer.id,
-      roleName: 'admin',
+    const res = await call(app, 'removeRole', root.cred, {
+      body: {
+        userId: peer.id,
+        roleName: 'admin',
+      },
     })
     t.equal(res.status, 200)
     t.same(res.data.roles, ['user'])

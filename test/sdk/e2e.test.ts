@@ -8,7 +8,7 @@ import {
   type Tokens,
 } from '../../clients/typescript/src/index.js'
 import { backends, createTestDatabaseUrl, defaultBackend, type Backend } from '../helpers/db.js'
-import { startService, waitReady, type ServiceProcess } from '../helpers/service-process.js'
+import { startService, stopService, waitReady } from '../helpers/service-process.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // The SDK (@tessera/client) end to end: the service started as a separate process, as `npm start` runs
@@ -61,15 +61,6 @@ async function secondFactor(promise: Promise<unknown>): Promise<SecondFactorRequ
   throw err
 }
 
-async function stop(service: ServiceProcess): Promise<void> {
-  if (service.child.exitCode === null && service.child.signalCode === null) {
-    service.child.kill('SIGTERM')
-    const timer = setTimeout(() => service.child.kill('SIGKILL'), 10_000)
-    await service.exited
-    clearTimeout(timer)
-  }
-}
-
 for (const backend of chosen) {
   t.test(`@tessera/client against the service over HTTP (${backend})`, async (t) => {
     const database = await createTestDatabaseUrl(backend)
@@ -81,7 +72,7 @@ for (const backend of chosen) {
     })
     // Why: one teardown, in this order: the service lets go of its database before it is dropped.
     t.teardown(async () => {
-      await stop(service)
+      await stopService(service)
       await database.drop()
     })
     await waitReady(service, 60_000)

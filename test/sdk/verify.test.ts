@@ -6,7 +6,15 @@ import {
   type TokenVerifierOptions,
 } from '../../clients/typescript/src/index.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
-import { call, freePort, startService, waitReady, type ServiceProcess } from '../helpers/service-process.js'
+import {
+  bearer,
+  call,
+  dataOf,
+  freePort,
+  startService,
+  stopService,
+  waitReady,
+} from '../helpers/service-process.js'
 
 // The SDK's createTokenVerifier (clients/typescript/src/verify.ts) against the service started as a separate
 // process: tokens of EdDSA and ES256 tenants verified offline from the tenant's discovery document and key
@@ -14,22 +22,6 @@ import { call, freePort, startService, waitReady, type ServiceProcess } from '..
 
 const KEY = 'ck_' + 'V'.repeat(43)
 const PASSWORD = 'Sdk-verify-passphrase-1'
-
-async function stop(service: ServiceProcess): Promise<void> {
-  if (service.child.exitCode === null && service.child.signalCode === null) {
-    service.child.kill('SIGTERM')
-    const timer = setTimeout(() => service.child.kill('SIGKILL'), 10_000)
-    await service.exited
-    clearTimeout(timer)
-  }
-}
-
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
-
-function dataOf<T>(res: Awaited<ReturnType<typeof call>>, what: string, status = 200): T {
-  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`)
-  return res.json.data as T
-}
 
 /** A fetch that records the paths the verifier asks for, then sends the request. */
 function recording(): { paths: string[]; fetch: (request: Request) => Promise<Response> } {
@@ -70,7 +62,7 @@ t.test('getJwks: createTokenVerifier against the service over HTTP', async (t) =
     SECRETS_KEY: 'sdk-verify-secrets-key-0123456789abcdef012',
   })
   t.teardown(async () => {
-    await stop(service)
+    await stopService(service)
     await database.drop()
   })
   await waitReady({ ...service, base: baseUrl }, 60_000)

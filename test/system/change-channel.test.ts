@@ -42,7 +42,7 @@ async function terminateListeners(admin: pg.Client, dbName: string): Promise<num
 t.test('the embedded database has no other instance to tell: changeChannel is local', async (t) => {
   const app = await buildTestApp(t, {}, { backend: 'pglite' })
   t.equal(app.ctx.channel.status(), 'local')
-  const health = await call(app, 'GET', '/api/v1/health')
+  const health = await call(app, 'getHealth')
   t.equal(health.data.changeChannel.status, 'local')
   t.equal(health.data.status, 'ok')
   await app.ctx.channel.publish({ clientKeys: true })
@@ -53,15 +53,14 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
   const tenant = await createTenant(one)
   const admin = await createUser(one, tenant, { roles: ['admin'] })
   const jwt = await tokenFor(one, admin)
-  const base = '/api/v1/client-keys'
   const probe = (app: FastifyInstance, key: string) =>
-    call(app, 'GET', `${base}/tenant`, { key }).then((r) => r.status)
+    call(app, 'listTenantClientKeys', { key }).then((r) => r.status)
   const delays: Record<string, number[]> = {}
   const record = (kind: string, ms: number) => (delays[kind] ??= []).push(ms)
 
   t.test('health reports the channel up on both', async (t) => {
     for (const app of [one, two]) {
-      const health = await call(app, 'GET', '/api/v1/health')
+      const health = await call(app, 'getHealth')
       t.equal(health.data.changeChannel.status, 'up')
       t.equal(health.data.status, 'ok')
     }
@@ -70,13 +69,18 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
   t.test('revokeClientKey on one instance is refused on the other within 1 s (p99 of 30)', async (t) => {
     for (let i = 0; i < 30; i++) {
       const k = (
-        await call(one, 'POST', base, { token: jwt }, { name: `k${i}`, scopes: ['client-keys:read'] })
+        await call(
+          one,
+          'createClientKey',
+          { token: jwt },
+          { body: { name: `k${i}`, scopes: ['client-keys:read'] } },
+        )
       ).body.data
       t.equal(await probe(two, k.key), 200, 'the other instance has the key cached as valid')
       // Why the spread: were the other instance to wait for its cache to expire (2 s), every delay here
       // would be over 1.5 s; each is the channel's.
       await sleep((i % 4) * 150)
-      t.equal((await call(one, 'POST', `${base}/${k.id}/revoke`, { token: jwt })).status, 200)
+      t.equal((await call(one, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })).status, 200)
       const delay = await waitFor(async () => (await probe(two, k.key)) === 401, 3000, 5)
       t.ok(delay >= 0 && delay < 1000, `refused on the other instance after ${delay} ms`)
       record('clientKeyRevocation', delay)
@@ -88,16 +92,19 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
     const other = await createTenant(one)
     const user = await createUser(one, other)
     const token = await tokenFor(one, user)
-    const me = () => call(two, 'GET', '/api/v1/me', { token }).then((r) => r.status)
+    const me = () => call(two, 'getMe', { token }).then((r) => r.status)
     for (let i = 0; i < 5; i++) {
       t.equal(await me(), 200)
       await sleep(i * 300)
-      const off = await call(one, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
+      const off = await call(one, 'updateTenant', platformKey, {
+        params: { id: other.id },
+        body: { status: 'INACTIVE' },
+      })
       t.equal(off.status, 200)
       const down = await waitFor(async () => (await me()) === 401, 3000, 5)
       t.ok(down >= 0 && down < 1000, `inactive on the other instance after ${down} ms`)
       record('tenantStatus', down)
-      await call(one, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'ACTIVE' })
+      await call(one, 'updateTenant', platformKey, { params: { id: other.id }, body: { status: 'ACTIVE' } })
       const up = await waitFor(async () => (await me()) === 200, 3000, 5)
       t.ok(up >= 0 && up < 1000, `active again on the other instance after ${up} ms`)
       record('tenantStatus', up)
@@ -109,22 +116,18 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
     const owner = await createUser(one, other, { roles: ['admin'] })
     let token = await tokenFor(one, owner)
     for (let i = 0; i < 5; i++) {
-      t.equal((await call(two, 'GET', '/api/v1/me', { token })).status, 200, 'keys cached on the other')
+      t.equal((await call(two, 'getMe', { token })).status, 200, 'keys cached on the other')
       await sleep(i * 300)
-      const rotated = await call(one, 'POST', '/api/v1/tenants/me/jwt-secret/generate', { token })
+      const rotated = await call(one, 'generateJwtSecret', { token })
       t.equal(rotated.status, 200)
       // A token of the new kid, issued by the rotating instance, verified by the other.
       token = await tokenFor(one, owner)
-      const seen = await waitFor(
-        async () => (await call(two, 'GET', '/api/v1/me', { token })).status === 200,
-        3000,
-        5,
-      )
+      const seen = await waitFor(async () => (await call(two, 'getMe', { token })).status === 200, 3000, 5)
       t.ok(seen >= 0 && seen < 1000, `accepted on the other instance after ${seen} ms`)
       record('signingRotation', seen)
       // And the other instance signs with the new secret too: its token verifies on the first.
       const login = await loginTokens(two, owner)
-      t.equal((await call(one, 'GET', '/api/v1/me', { token: login.accessToken })).status, 200)
+      t.equal((await call(one, 'getMe', { token: login.accessToken })).status, 200)
     }
   })
 
@@ -134,10 +137,10 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
       const user = await createUser(one, tenant)
       for (let i = 0; i < 5; i++) {
         const session = await loginTokens(two, user)
-        const revoked = await call(one, 'DELETE', `/api/v1/users/${user.id}/sessions`, { token: jwt })
+        const revoked = await call(one, 'revokeUserSessions', { token: jwt }, { params: { userId: user.id } })
         t.equal(revoked.status, 200)
         const start = Date.now()
-        const res = await call(two, 'POST', '/api/v1/refresh', {}, { refreshToken: session.refreshToken })
+        const res = await call(two, 'refresh', {}, { body: { refreshToken: session.refreshToken } })
         t.equal(res.status, 401)
         t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
         record('sessionRevocation', Date.now() - start)
@@ -153,19 +156,25 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
     t.equal(await terminateListeners(admin, dbName), 2, 'one listener per instance')
     const down = await waitFor(async () => two.ctx.channel.status() === 'down', 1000, 2)
     t.ok(down >= 0, 'down once its connection is gone')
-    const health = await call(two, 'GET', '/api/v1/health')
+    const health = await call(two, 'getHealth')
     if (two.ctx.channel.status() === 'down') {
       t.equal(health.data.changeChannel.status, 'down')
       t.equal(health.data.status, 'degraded')
     }
     const up = await waitFor(async () => two.ctx.channel.status() === 'up', 5000, 20)
     t.ok(up >= 0, `listening again after ${up} ms`)
-    t.equal((await call(two, 'GET', '/api/v1/health')).data.status, 'ok')
+    t.equal((await call(two, 'getHealth')).data.status, 'ok')
     // And changes arrive again.
-    const k = (await call(one, 'POST', base, { token: jwt }, { name: 'after', scopes: ['client-keys:read'] }))
-      .body.data
+    const k = (
+      await call(
+        one,
+        'createClientKey',
+        { token: jwt },
+        { body: { name: 'after', scopes: ['client-keys:read'] } },
+      )
+    ).body.data
     t.equal(await probe(two, k.key), 200)
-    await call(one, 'POST', `${base}/${k.id}/revoke`, { token: jwt })
+    await call(one, 'revokeClientKey', { token: jwt }, { params: { id: k.id } })
     const delay = await waitFor(async () => (await probe(two, k.key)) === 401, 3000, 5)
     t.ok(delay >= 0 && delay < 1000, `refused after ${delay} ms`)
   })

@@ -4,7 +4,7 @@
 // every answer here against the document, so the error bodies keep to its bounds too.
 import t, { type Test } from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, type As, type Res } from '../helpers/call.js'
+import { call, detailPaths, login, unchecked, type AnyRes, type As } from '../helpers/call.js'
 import {
   createTenant,
   createUser,
@@ -20,10 +20,10 @@ const admin = await userWithToken(app, tenant, { roles: ['admin'] })
 const adminCred: As = admin.cred
 
 /** A 400 VALIDATION_ERROR whose details name `path`. */
-function rejects(t: Test, res: Res, path: string): void {
+function rejects(t: Test, res: AnyRes, path: string): void {
   t.equal(res.status, 400)
   t.equal(res.code, 'VALIDATION_ERROR')
-  const paths = Array.isArray(res.body?.details) ? res.body.details.map((d: { path: string }) => d.path) : []
+  const paths = detailPaths(res)
   t.ok(paths.includes(path), `details name ${path} (${paths.join(', ')})`)
 }
 
@@ -37,10 +37,10 @@ t.test('login: 400 for an identifier over 254 characters', async (t) => {
 })
 
 t.test('refresh: 400 for a refresh token over 1024 characters; any shorter string is 401', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: 'A'.repeat(1025) })
+  const res = await call(app, 'refresh', {}, { body: { refreshToken: 'A'.repeat(1025) } })
   rejects(t, res, 'body.refreshToken')
   for (const refreshToken of ['A'.repeat(1024), 'invalid.token.here', 'not a token!', '', 'tökén']) {
-    const at = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken })
+    const at = await call(app, 'refresh', {}, { body: { refreshToken } })
     t.equal(at.status, 401, `${JSON.stringify(refreshToken.slice(0, 20))} is an unknown token, as before`)
     t.equal(at.code, 'INVALID_REFRESH_TOKEN')
   }
@@ -48,36 +48,45 @@ t.test('refresh: 400 for a refresh token over 1024 characters; any shorter strin
 
 t.test('updateUser: 400 for a username over 64 characters', async (t) => {
   const target = await createUser(app, tenant)
-  const res = await call(app, 'PATCH', `/api/v1/users/${target.id}`, adminCred, { username: 'u'.repeat(65) })
+  const res = await call(app, 'updateUser', adminCred, {
+    params: { userId: target.id },
+    body: { username: 'u'.repeat(65) },
+  })
   rejects(t, res, 'body.username')
 })
 
 t.test('createRole: 400 for a name over 64 characters', async (t) => {
-  rejects(t, await call(app, 'POST', '/api/v1/roles', adminCred, { name: 'r'.repeat(65) }), 'body.name')
-  const at = await call(app, 'POST', '/api/v1/roles', adminCred, { name: 'r'.repeat(64) })
+  rejects(t, await call(app, 'createRole', adminCred, { body: { name: 'r'.repeat(65) } }), 'body.name')
+  const at = await call(app, 'createRole', adminCred, { body: { name: 'r'.repeat(64) } })
   t.equal(at.status, 201, 'a name of exactly 64 characters is created')
 })
 
 t.test('createPermission: 400 for a description over 500 characters', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/permissions', adminCred, {
-    name: 'boats:row',
-    description: 'd'.repeat(501),
+  const res = await call(app, 'createPermission', adminCred, {
+    body: {
+      name: 'boats:row',
+      description: 'd'.repeat(501),
+    },
   })
   rejects(t, res, 'body.description')
 })
 
 t.test('createTenant: 400 for a name over 100 characters', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-    code: 'bounded',
-    name: 'n'.repeat(101),
+  const res = await call(app, 'createTenant', platformKey, {
+    body: {
+      code: 'bounded',
+      name: 'n'.repeat(101),
+    },
   })
   rejects(t, res, 'body.name')
 })
 
 t.test('createClientKey: 400 for a name over 100 characters', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/client-keys', adminCred, {
-    name: 'k'.repeat(101),
-    scopes: ['users:read'],
+  const res = await call(app, 'createClientKey', adminCred, {
+    body: {
+      name: 'k'.repeat(101),
+      scopes: ['users:read'],
+    },
   })
   rejects(t, res, 'body.name')
 })
@@ -85,14 +94,18 @@ t.test('createClientKey: 400 for a name over 100 characters', async (t) => {
 t.test(
   'register: the password bound is 1024 characters; the 72-byte rule stays the policy check',
   async (t) => {
-    const over = await call(app, 'POST', '/api/v1/register', adminCred, {
-      email: 'long@example.test',
-      password: 'p'.repeat(1025),
+    const over = await call(app, 'register', adminCred, {
+      body: {
+        email: 'long@example.test',
+        password: 'p'.repeat(1025),
+      },
     })
     rejects(t, over, 'body.password')
-    const policy = await call(app, 'POST', '/api/v1/register', adminCred, {
-      email: 'long@example.test',
-      password: 'Pw1-'.repeat(250),
+    const policy = await call(app, 'register', adminCred, {
+      body: {
+        email: 'long@example.test',
+        password: 'Pw1-'.repeat(250),
+      },
     })
     t.equal(policy.status, 400, '1000 characters reach the policy')
     t.equal(policy.code, 'PASSWORD_POLICY_VIOLATION')
@@ -109,43 +122,54 @@ t.test('login: a password within 1024 characters but over 72 bytes is INVALID_CR
 // Too many items.
 
 t.test('register: 400 for more than 100 roles', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/register', adminCred, {
-    email: 'many@example.test',
-    password: PASSWORD,
-    roles: distinct(101, (i) => `role-${i}`),
+  const res = await call(app, 'register', adminCred, {
+    body: {
+      email: 'many@example.test',
+      password: PASSWORD,
+      roles: distinct(101, (i) => `role-${i}`),
+    },
   })
   rejects(t, res, 'body.roles')
 })
 
 t.test('addRolePermissions: 400 for more than 500 permissions', async (t) => {
-  const res = await call(app, 'POST', `/api/v1/roles/${UNKNOWN_ID}/permissions`, adminCred, {
-    permissions: distinct(501, (i) => `r${i}:read`),
+  const res = await call(app, 'addRolePermissions', adminCred, {
+    params: { id: UNKNOWN_ID },
+    body: {
+      permissions: distinct(501, (i) => `r${i}:read`),
+    },
   })
   rejects(t, res, 'body.permissions')
 })
 
 t.test('checkPermission: 400 for more than 100 permissions', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/permissions/check', adminCred, {
-    permissions: distinct(101, (i) => `r${i}:read`),
-    mode: 'all',
+  const res = await call(app, 'checkPermission', adminCred, {
+    body: {
+      permissions: distinct(101, (i) => `r${i}:read`),
+      mode: 'all',
+    },
   })
   rejects(t, res, 'body.permissions')
 })
 
 t.test('createTenant: 400 for more than 3 login identifier kinds', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-    code: 'bounded-kinds',
-    name: 'Bounded',
-    auth_config: { loginIdentifiers: ['email', 'username', 'cpf_cnpj', 'email'] },
+  const res = await call(app, 'createTenant', platformKey, {
+    body: {
+      code: 'bounded-kinds',
+      name: 'Bounded',
+      auth_config: { loginIdentifiers: ['email', 'username', 'cpf_cnpj', 'email'] },
+    },
   })
   rejects(t, res, 'body.auth_config.loginIdentifiers')
 })
 
 t.test('createClientKey: 400 for more than 100 IP ranges', async (t) => {
-  const res = await call(app, 'POST', '/api/v1/client-keys', adminCred, {
-    name: 'wide',
-    scopes: ['users:read'],
-    ipAllowlist: distinct(101, (i) => `10.0.${i}.0/24`),
+  const res = await call(app, 'createClientKey', adminCred, {
+    body: {
+      name: 'wide',
+      scopes: ['users:read'],
+      ipAllowlist: distinct(101, (i) => `10.0.${i}.0/24`),
+    },
   })
   rejects(t, res, 'body.ipAllowlist')
 })
@@ -153,55 +177,67 @@ t.test('createClientKey: 400 for more than 100 IP ranges', async (t) => {
 // Integers out of range.
 
 t.test('listAuthLogs: 400 for a limit over 500', async (t) => {
-  rejects(t, await call(app, 'GET', '/api/v1/auth-logs?limit=501', adminCred), 'query.limit')
+  rejects(t, await call(app, 'listAuthLogs', adminCred, { query: { limit: 501 } }), 'query.limit')
 })
 
 t.test('listUsers: 400 for an offset over 2147483647', async (t) => {
-  rejects(t, await call(app, 'GET', '/api/v1/users?offset=2147483648', adminCred), 'query.offset')
+  rejects(t, await call(app, 'listUsers', adminCred, { query: { offset: 2147483648 } }), 'query.offset')
 })
 
 t.test('createRole: 400 for a level over 1000', async (t) => {
-  rejects(
-    t,
-    await call(app, 'POST', '/api/v1/roles', adminCred, { name: 'lofty', level: 1001 }),
-    'body.level',
-  )
+  rejects(t, await call(app, 'createRole', adminCred, { body: { name: 'lofty', level: 1001 } }), 'body.level')
 })
 
 t.test('listPermissions: 400 for a limit over 100', async (t) => {
-  rejects(t, await call(app, 'GET', '/api/v1/permissions?limit=101', adminCred), 'query.limit')
+  rejects(t, await call(app, 'listPermissions', adminCred, { query: { limit: 101 } }), 'query.limit')
 })
 
 t.test('updateTenantConfig: 400 for a requestsPerMinute over 1000000', async (t) => {
-  const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-    rateLimits: { requestsPerMinute: 1_000_001 },
+  const res = await call(app, 'updateTenantConfig', platformKey, {
+    params: { id: tenant.id },
+    body: {
+      rateLimits: { requestsPerMinute: 1_000_001 },
+    },
   })
   rejects(t, res, 'body.rateLimits.requestsPerMinute')
 })
 
 t.test('rotateClientKey: 400 for a grace period over 604800 seconds', async (t) => {
-  const res = await call(app, 'POST', `/api/v1/client-keys/${UNKNOWN_ID}/rotate`, adminCred, {
-    gracePeriodSeconds: 604_801,
+  const res = await call(app, 'rotateClientKey', adminCred, {
+    params: { id: UNKNOWN_ID },
+    body: {
+      gracePeriodSeconds: 604_801,
+    },
   })
   rejects(t, res, 'body.gracePeriodSeconds')
 })
 
 // Query parameters an operation does not take.
 
-const noQuery: [string, string, As][] = [
-  ['getMe', '/api/v1/me', adminCred],
-  ['getMyTenant', '/api/v1/tenants/me', adminCred],
-  ['getMyTenantConfig', '/api/v1/tenants/me/config', adminCred],
-  ['getJwtSecret', '/api/v1/tenants/me/jwt-secret', adminCred],
-  ['getTenantMetrics', '/api/v1/tenants/me/metrics', adminCred],
-  ['getSecurityMetrics', '/api/v1/tenants/me/metrics/security', adminCred],
-  ['listClientKeyScopes', '/api/v1/client-keys/scopes', adminCred],
-  ['getHealth', '/api/v1/health', {}],
-  ['getHealthRoot', '/health', {}],
+type NoQueryOp =
+  | 'getMe'
+  | 'getMyTenant'
+  | 'getMyTenantConfig'
+  | 'getJwtSecret'
+  | 'getTenantMetrics'
+  | 'getSecurityMetrics'
+  | 'listClientKeyScopes'
+  | 'getHealth'
+  | 'getHealthRoot'
+const noQuery: [NoQueryOp, As][] = [
+  ['getMe', adminCred],
+  ['getMyTenant', adminCred],
+  ['getMyTenantConfig', adminCred],
+  ['getJwtSecret', adminCred],
+  ['getTenantMetrics', adminCred],
+  ['getSecurityMetrics', adminCred],
+  ['listClientKeyScopes', adminCred],
+  ['getHealth', {}],
+  ['getHealthRoot', {}],
 ]
-for (const [op, url, as] of noQuery) {
+for (const [op, as] of noQuery) {
   t.test(`${op}: 400 for a query parameter it does not take`, async (t) => {
-    rejects(t, await call(app, 'GET', `${url}?debug=1`, as), 'query.debug')
-    t.equal((await call(app, 'GET', url, as)).status, 200, 'without it, 200')
+    rejects(t, await call(app, op, as, { query: unchecked({ debug: 1 }) }), 'query.debug')
+    t.equal((await call(app, op, as)).status, 200, 'without it, 200')
   })
 }

@@ -1,14 +1,9 @@
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
+import { buildLoggedTestApp } from '../helpers/app.js'
 import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
 
 t.test('logs never carry passwords, tokens or keys', async (t) => {
-  const lines: string[] = []
-  const app = await buildTestApp(
-    t,
-    { LOG_LEVEL: 'trace' },
-    { logStream: { write: (l: string) => void lines.push(l) } },
-  )
+  const { app, lines } = await buildLoggedTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   const ip = freshIp()

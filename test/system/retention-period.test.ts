@@ -33,7 +33,7 @@ t.test(
         .execute()
     }
     const logs = async () => {
-      const res = await call(app, 'GET', '/api/v1/auth-logs?limit=100', { token })
+      const res = await call(app, 'listAuthLogs', { token }, { query: { limit: 100 } })
       t.equal(res.status, 200)
       return res.body
     }

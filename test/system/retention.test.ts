@@ -185,8 +185,11 @@ t.test(
     const user = await createUser(app, tenant)
     await routeToOwnDatabase(t, app, tenant)
     // A lifetime set after the move: the routed database's copy of the tenant row still says 30 days.
-    const patched = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      refreshTokenExpiresIn: 90 * 86_400,
+    const patched = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: {
+        refreshTokenExpiresIn: 90 * 86_400,
+      },
     })
     t.equal(patched.status, 200)
     const routed = app.ctx.dbs.storeFor(tenant.id)

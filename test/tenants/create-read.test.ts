@@ -11,15 +11,17 @@ t.test('createTenant: POST /tenants', async (t) => {
 
   await t.test('201 with built-in roles, merged auth_config and a first admin who can log in', async (t) => {
     const c = code()
-    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: c,
-      name: 'Acme',
-      auth_config: {
-        accessTokenExpiresIn: 600,
-        passwordPolicy: { minLength: 10 },
-        loginIdentifiers: ['email', 'username'],
+    const res = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: c,
+        name: 'Acme',
+        auth_config: {
+          accessTokenExpiresIn: 600,
+          passwordPolicy: { minLength: 10 },
+          loginIdentifiers: ['email', 'username'],
+        },
+        admin: { email: 'Boss@Acme.test', username: 'boss', password: 'correct-horse-battery' },
       },
-      admin: { email: 'Boss@Acme.test', username: 'boss', password: 'correct-horse-battery' },
     })
     t.equal(res.status, 201)
     const d = res.body.data
@@ -40,16 +42,18 @@ t.test('createTenant: POST /tenants', async (t) => {
     const ok = await login(app, c, 'boss', 'correct-horse-battery')
     t.equal(ok.status, 200)
     t.equal(ok.body.data.user.id, d.adminUserId)
-    const me = await call(app, 'GET', '/api/v1/me', { token: ok.body.data.accessToken })
+    const me = await call(app, 'getMe', { token: ok.body.data.accessToken })
     t.same(me.body.data.roles, ['admin'])
     t.equal(me.body.data.email, 'boss@acme.test')
   })
 
   await t.test('201 without admin has no adminUserId; status INACTIVE is kept', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: code(),
-      name: 'Quiet',
-      status: 'INACTIVE',
+    const res = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: code(),
+        name: 'Quiet',
+        status: 'INACTIVE',
+      },
     })
     t.equal(res.status, 201)
     t.notOk('adminUserId' in res.body.data)
@@ -57,10 +61,12 @@ t.test('createTenant: POST /tenants', async (t) => {
   })
 
   await t.test('201 with rateLimits from a platform principal', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: code(),
-      name: 'Busy',
-      auth_config: { rateLimits: { requestsPerMinute: 500 } },
+    const res = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: code(),
+        name: 'Busy',
+        auth_config: { rateLimits: { requestsPerMinute: 500 } },
+      },
     })
     t.equal(res.status, 201)
     t.same(res.body.data.auth_config.rateLimits, { requestsPerMinute: 500, loginPerMinute: null })
@@ -68,11 +74,13 @@ t.test('createTenant: POST /tenants', async (t) => {
 
   await t.test('409 TENANT_ALREADY_EXISTS for a taken code', async (t) => {
     const c = code()
-    t.equal((await call(app, 'POST', '/api/v1/tenants', platformKey, { code: c, name: 'One' })).status, 201)
-    const again = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: c,
-      name: 'Two',
-      admin: { email: 'a@b.test', password: 'correct-horse-battery' },
+    t.equal((await call(app, 'createTenant', platformKey, { body: { code: c, name: 'One' } })).status, 201)
+    const again = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: c,
+        name: 'Two',
+        admin: { email: 'a@b.test', password: 'correct-horse-battery' },
+      },
     })
     t.equal(again.status, 409)
     t.equal(again.body.code, 'TENANT_ALREADY_EXISTS')
@@ -82,11 +90,13 @@ t.test('createTenant: POST /tenants', async (t) => {
     '400 PASSWORD_POLICY_VIOLATION with the failed rules, checked against the new policy',
     async (t) => {
       const c = code()
-      const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-        code: c,
-        name: 'Strict',
-        auth_config: { passwordPolicy: { minLength: 16, requireDigit: true } },
-        admin: { email: 'a@strict.test', password: 'short-password' },
+      const res = await call(app, 'createTenant', platformKey, {
+        body: {
+          code: c,
+          name: 'Strict',
+          auth_config: { passwordPolicy: { minLength: 16, requireDigit: true } },
+          admin: { email: 'a@strict.test', password: 'short-password' },
+        },
       })
       t.equal(res.status, 400)
       t.equal(res.body.code, 'PASSWORD_POLICY_VIOLATION')
@@ -96,10 +106,12 @@ t.test('createTenant: POST /tenants', async (t) => {
   )
 
   await t.test('400 VALIDATION_ERROR when the admin has no identifier of an enabled kind', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: code(),
-      name: 'Emails only',
-      admin: { username: 'boss', password: 'correct-horse-battery' },
+    const res = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: code(),
+        name: 'Emails only',
+        admin: { username: 'boss', password: 'correct-horse-battery' },
+      },
     })
     t.equal(res.status, 400)
     t.equal(res.body.code, 'VALIDATION_ERROR')
@@ -113,7 +125,7 @@ t.test('createTenant: POST /tenants', async (t) => {
         { code: code(), name: 'x', extra: true },
         { code: code(), name: 'x', auth_config: { accessTokenExpiresIn: 30 } },
       ]) {
-        const res = await call(app, 'POST', '/api/v1/tenants', platformKey, body)
+        const res = await call(app, 'createTenant', platformKey, { body })
         t.equal(res.status, 400, JSON.stringify(body))
         t.equal(res.body.code, 'VALIDATION_ERROR')
       }
@@ -123,7 +135,7 @@ t.test('createTenant: POST /tenants', async (t) => {
   await t.test('403 FORBIDDEN for a tenant admin (no tenants:create)', async (t) => {
     const tenant = await createTenant(app)
     const { cred: as } = await userWithToken(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'POST', '/api/v1/tenants', as, { code: code(), name: 'x' })
+    const res = await call(app, 'createTenant', as, { body: { code: code(), name: 'x' } })
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
@@ -131,13 +143,13 @@ t.test('createTenant: POST /tenants', async (t) => {
   await t.test('403 FORBIDDEN for a non-platform principal holding tenants:create', async (t) => {
     const tenant = await createTenant(app)
     const key = await createKey(app, tenant, ['tenants:create'])
-    const res = await call(app, 'POST', '/api/v1/tenants', { key: key.value }, { code: code(), name: 'x' })
+    const res = await call(app, 'createTenant', { key: key.value }, { body: { code: code(), name: 'x' } })
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
 
   await t.test('401 UNAUTHORIZED without a credential', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/tenants', {}, { code: code(), name: 'x' })
+    const res = await call(app, 'createTenant', {}, { body: { code: code(), name: 'x' } })
     t.equal(res.status, 401)
   })
 })
@@ -156,7 +168,7 @@ t.test(
     const { cred: adminA } = await userWithToken(app, a, { roles: ['admin'] })
 
     await t.test('listTenants: a platform admin lists every tenant, newest first', async (t) => {
-      const res = await call(app, 'GET', '/api/v1/tenants?limit=100', platformKey)
+      const res = await call(app, 'listTenants', platformKey, { query: { limit: 100 } })
       t.equal(res.status, 200)
       const ids = res.body.data.items.map((x: { id: string }) => x.id)
       t.ok(ids.indexOf(b.id) < ids.indexOf(a.id), 'b (newer) before a')
@@ -167,16 +179,16 @@ t.test(
 
     await t.test('listTenants: a platform user holding admin:* lists every tenant too', async (t) => {
       const { cred: as } = await userWithToken(app, await platformTenant(app), { roles: ['admin'] })
-      const res = await call(app, 'GET', '/api/v1/tenants', as)
+      const res = await call(app, 'listTenants', as)
       t.equal(res.status, 200)
       t.ok(res.body.data.total >= 3)
     })
 
     await t.test('listTenants: a tenant admin sees only its own tenant', async (t) => {
-      const res = await call(app, 'GET', '/api/v1/tenants', adminA)
+      const res = await call(app, 'listTenants', adminA)
       t.equal(res.status, 200)
       t.equal(res.body.data.total, 1)
-      t.equal(res.body.data.items[0].id, a.id)
+      t.equal(res.body.data.items[0]?.id, a.id)
     })
 
     await t.test('listTenants: status filter, paging, and 400 for limit above 100', async (t) => {
@@ -186,83 +198,80 @@ t.test(
         .where('id', '=', a.id)
         .execute()
       app.ctx.tenants.invalidate(a.id)
-      const res = await call(app, 'GET', '/api/v1/tenants?status=INACTIVE', platformKey)
+      const res = await call(app, 'listTenants', platformKey, { query: { status: 'INACTIVE' } })
       t.same(
         res.body.data.items.map((x: { id: string }) => x.id),
         [a.id],
       )
       await app.ctx.dbs.main.updateTable('tenants').set({ status: 'ACTIVE' }).where('id', '=', a.id).execute()
       app.ctx.tenants.invalidate(a.id)
-      const page = await call(app, 'GET', '/api/v1/tenants?limit=1&offset=1', platformKey)
+      const page = await call(app, 'listTenants', platformKey, { query: { limit: 1, offset: 1 } })
       t.equal(page.body.data.items.length, 1)
-      t.equal(page.body.data.items[0].id, a.id)
-      const bad = await call(app, 'GET', '/api/v1/tenants?limit=101', platformKey)
+      t.equal(page.body.data.items[0]?.id, a.id)
+      const bad = await call(app, 'listTenants', platformKey, { query: { limit: 101 } })
       t.equal(bad.status, 400)
       t.equal(bad.body.code, 'VALIDATION_ERROR')
     })
 
     await t.test('searchTenants: matches code or name case-insensitively, wildcards literally', async (t) => {
-      const byName = await call(app, 'GET', '/api/v1/tenants/search?q=zEBRA', platformKey)
+      const byName = await call(app, 'searchTenants', platformKey, { query: { q: 'zEBRA' } })
       t.same(
         byName.body.data.items.map((x: { id: string }) => x.id),
         [b.id],
       )
-      const byCode = await call(
-        app,
-        'GET',
-        `/api/v1/tenants/search?q=${a.code.slice(2).toUpperCase()}`,
-        platformKey,
-      )
+      const byCode = await call(app, 'searchTenants', platformKey, {
+        query: { q: a.code.slice(2).toUpperCase() },
+      })
       t.same(
         byCode.body.data.items.map((x: { id: string }) => x.id),
         [a.id],
       )
-      const percent = await call(app, 'GET', '/api/v1/tenants/search?q=100%25', platformKey)
+      const percent = await call(app, 'searchTenants', platformKey, { query: { q: '100%' } })
       t.same(
         percent.body.data.items.map((x: { id: string }) => x.id),
         [b.id],
       )
-      const underscore = await call(app, 'GET', '/api/v1/tenants/search?q=_', platformKey)
+      const underscore = await call(app, 'searchTenants', platformKey, { query: { q: '_' } })
       t.equal(underscore.body.data.total, 0, '_ is not a wildcard')
-      const own = await call(app, 'GET', '/api/v1/tenants/search?q=zebra', adminA)
+      const own = await call(app, 'searchTenants', adminA, { query: { q: 'zebra' } })
       t.equal(own.body.data.total, 0, 'a tenant admin never finds another tenant')
-      const missing = await call(app, 'GET', '/api/v1/tenants/search', platformKey)
+      const missing = await call(app, 'searchTenants', platformKey)
       t.equal(missing.status, 400)
     })
 
     await t.test('getTenant: own 200, another 404, unknown 404, bad id 400', async (t) => {
-      const own = await call(app, 'GET', `/api/v1/tenants/${a.id}`, adminA)
+      const own = await call(app, 'getTenant', adminA, { params: { id: a.id } })
       t.equal(own.status, 200)
       t.equal(own.body.data.code, a.code)
       t.notOk('metadata' in own.body.data)
-      const other = await call(app, 'GET', `/api/v1/tenants/${b.id}`, adminA)
+      const other = await call(app, 'getTenant', adminA, { params: { id: b.id } })
       t.equal(other.status, 404)
       t.equal(other.body.code, 'TENANT_NOT_FOUND')
-      const byPlatform = await call(app, 'GET', `/api/v1/tenants/${b.id}`, platformKey)
+      const byPlatform = await call(app, 'getTenant', platformKey, { params: { id: b.id } })
       t.equal(byPlatform.status, 200)
-      const unknown = await call(app, 'GET', `/api/v1/tenants/${randomUUID()}`, platformKey)
+      const unknown = await call(app, 'getTenant', platformKey, { params: { id: randomUUID() } })
       t.equal(unknown.status, 404)
-      const bad = await call(app, 'GET', '/api/v1/tenants/not-a-uuid', platformKey)
+      const bad = await call(app, 'getTenant', platformKey, { params: { id: 'not-a-uuid' } })
       t.equal(bad.status, 400)
     })
 
     await t.test('getTenant: 403 without tenants:read', async (t) => {
       const { cred: as } = await userWithToken(app, a, { roles: ['user'] })
-      const res = await call(app, 'GET', `/api/v1/tenants/${a.id}`, as)
+      const res = await call(app, 'getTenant', as, { params: { id: a.id } })
       t.equal(res.status, 403)
       t.equal(res.body.code, 'FORBIDDEN')
     })
 
     await t.test('getMyTenant, getMyTenantConfig: answer for any user of the tenant; JWT only', async (t) => {
       const { cred: as } = await userWithToken(app, a, { roles: ['user'] })
-      const me = await call(app, 'GET', '/api/v1/tenants/me', as)
+      const me = await call(app, 'getMyTenant', as)
       t.equal(me.status, 200)
       t.equal(me.body.data.id, a.id)
-      const cfg = await call(app, 'GET', '/api/v1/tenants/me/config', as)
+      const cfg = await call(app, 'getMyTenantConfig', as)
       t.equal(cfg.status, 200)
       t.equal(cfg.body.data.accessTokenExpiresIn, 900)
       t.same(cfg.body.data.loginIdentifiers, ['email'])
-      const withKey = await call(app, 'GET', '/api/v1/tenants/me', platformKey)
+      const withKey = await call(app, 'getMyTenant', platformKey)
       t.equal(withKey.status, 401)
       t.equal(withKey.body.code, 'UNAUTHORIZED')
     })

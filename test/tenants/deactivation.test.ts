@@ -1,10 +1,15 @@
 import t from 'tap'
+import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, platformKey, routeToOwnDatabase } from '../helpers/fixtures.js'
 import { call, login } from '../helpers/call.js'
 
 // updateTenant (openapi/paths/tenants.yaml): a tenant set to INACTIVE has every session revoked
 // in the same transaction; reactivating it revives none of them.
+
+/** updateTenant { status } with the platform key; returns the status it answered. */
+const setStatus = async (app: FastifyInstance, id: string, status: 'ACTIVE' | 'INACTIVE') =>
+  (await call(app, 'updateTenant', platformKey, { params: { id }, body: { status } })).status
 
 t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
   const app = await buildTestApp(t)
@@ -24,12 +29,15 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
     // A rotated session too: its successor is the live token.
     const [first, second] = pairs
     if (!first || !second) throw new Error('expected a login per user')
-    const rotated = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: first.refreshToken })
+    const rotated = await call(app, 'refresh', {}, { body: { refreshToken: first.refreshToken } })
     t.equal(rotated.status, 200)
     const live = [rotated.body.data.refreshToken as string, second.refreshToken]
     const theirs = (await login(app, bystander.code, outsider.email)).body.data as { refreshToken: string }
 
-    const off = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })
+    const off = await call(app, 'updateTenant', platformKey, {
+      params: { id: tenant.id },
+      body: { status: 'INACTIVE' },
+    })
     t.equal(off.status, 200)
     const sessions = await db
       .selectFrom('sessions')
@@ -53,15 +61,18 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
       .execute()
     t.equal(liveTokens.length, 0, 'every refresh token is revoked')
 
-    const on = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })
+    const on = await call(app, 'updateTenant', platformKey, {
+      params: { id: tenant.id },
+      body: { status: 'ACTIVE' },
+    })
     t.equal(on.status, 200)
     for (const refreshToken of live) {
-      const res = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken })
+      const res = await call(app, 'refresh', {}, { body: { refreshToken } })
       t.equal(res.status, 401, 'an old refresh token stays dead')
       t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
     }
     t.equal((await login(app, tenant.code, users[0].email)).status, 200, 'a new login works')
-    const other = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: theirs.refreshToken })
+    const other = await call(app, 'refresh', {}, { body: { refreshToken: theirs.refreshToken } })
     t.equal(other.status, 200, 'another tenant’s sessions are untouched')
   })
 
@@ -69,14 +80,16 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
     const u = await createUser(app, tenant)
     const pair = (await login(app, tenant.code, u.email)).body.data as { refreshToken: string }
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { name: 'New name' })).status,
+      (
+        await call(app, 'updateTenant', platformKey, {
+          params: { id: tenant.id },
+          body: { name: 'New name' },
+        })
+      ).status,
       200,
     )
-    t.equal(
-      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
-      200,
-    )
-    t.equal((await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pair.refreshToken })).status, 200)
+    t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
+    t.equal((await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })).status, 200)
   })
 })
 
@@ -90,10 +103,7 @@ t.test(
     const target = await routeToOwnDatabase(t, app, tenant)
     const pair = (await login(app, tenant.code, user.email)).body.data as { refreshToken: string }
 
-    t.equal(
-      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'INACTIVE' })).status,
-      200,
-    )
+    t.equal(await setStatus(app, tenant.id, 'INACTIVE'), 200)
     const sessions = await target.db
       .selectFrom('sessions')
       .select(['revoked_at', 'revoked_reason'])
@@ -101,11 +111,8 @@ t.test(
       .execute()
     t.equal(sessions.length, 1)
     t.equal(sessions[0]?.revoked_reason, 'tenant_inactive', 'revoked in the routed database')
-    t.equal(
-      (await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, { status: 'ACTIVE' })).status,
-      200,
-    )
-    const res = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: pair.refreshToken })
+    t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
+    const res = await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })
     t.equal(res.status, 401)
     t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
   },

@@ -4,7 +4,7 @@ import { createKey, createTenant, createUser, tokenFor, userWithToken } from '..
 import { createManualClock } from '../../src/lib/clock.js'
 import { decodeJwtUnverified, signJwt, verifyJwtSignature } from '../../src/lib/jwt.js'
 import { decryptSecret, deriveKey } from '../../src/lib/crypto-box.js'
-import { call, login } from '../helpers/call.js'
+import { call, detailPaths, login, unchecked } from '../helpers/call.js'
 
 const DAY = 24 * 60 * 60 * 1000
 // The service default secret of every test app (test/helpers/app.ts).
@@ -20,7 +20,7 @@ t.test(
     const adminUser = await createUser(app, tenant, { roles: ['admin'] })
     // Tokens live a day at most, and the overlap is 7: a token is re-signed with the secret of its kid at
     // the moment it is checked, so a refusal is the secret's doing, never `exp`.
-    const secrets = new Map<string, string>([['default', DEFAULT_SECRET]])
+    const secrets = new Map<string | null, string>([['default', DEFAULT_SECRET]])
     const resign = (token: string): string => {
       const d = decodeJwtUnverified(token)
       const kid = String(d?.header.kid)
@@ -31,7 +31,7 @@ t.test(
     const freshAdmin = async () => (admin.token = await tokenFor(app, adminUser))
     const signedWithDefault = admin.token
 
-    const initial = await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', admin)
+    const initial = await call(app, 'getJwtSecret', admin)
     t.equal(initial.status, 200)
     t.same(initial.body.data, {
       configured: false,
@@ -42,27 +42,23 @@ t.test(
     })
     t.equal(kidOf(signedWithDefault), 'default')
 
-    const gen = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', admin)
+    const gen = await call(app, 'generateJwtSecret', admin)
     t.equal(gen.status, 200)
     const g = gen.body.data
-    secrets.set(g.kid, g.secret)
+    secrets.set(g.kid, g.secret!)
     t.equal(g.configured, true)
     t.match(g.secret, /^[A-Za-z0-9_-]{43}$/)
     t.not(g.kid, 'default')
-    t.equal(g.previous.kid, 'default')
-    t.equal(Date.parse(g.previous.expiresAt), clock.now() + 7 * DAY)
-    t.same(
-      (await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', admin)).body.data,
-      g,
-      'GET shows the same state',
-    )
+    t.equal(g.previous?.kid, 'default')
+    t.equal(Date.parse(g.previous!.expiresAt), clock.now() + 7 * DAY)
+    t.same((await call(app, 'getJwtSecret', admin)).body.data, g, 'GET shows the same state')
 
     await t.test('new tokens carry the new kid and verify with the shown secret', async (t) => {
       const res = await login(app, tenant.code, adminUser.email)
       t.equal(res.status, 200)
       t.equal(kidOf(res.body.data.accessToken), g.kid)
-      t.ok(verifyJwtSignature(res.body.data.accessToken, Buffer.from(g.secret, 'utf8')))
-      t.equal((await call(app, 'GET', '/api/v1/me', { token: res.body.data.accessToken })).status, 200)
+      t.ok(verifyJwtSignature(res.body.data.accessToken, Buffer.from(g.secret!, 'utf8')))
+      t.equal((await call(app, 'getMe', { token: res.body.data.accessToken })).status, 200)
     })
 
     await t.test('the secret is encrypted at rest and unreadable without SECRETS_KEY', async (t) => {
@@ -97,16 +93,12 @@ t.test(
           ['a control character inside', 'a-tenant-chosen-secret\nof-enough-bytes'],
           ['DEL inside', 'a-tenant-chosen-secret\u007fof-enough-bytes'],
         ] as const) {
-          const res = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/set', admin, { secret })
+          const res = await call(app, 'setJwtSecret', admin, { body: { secret } })
           t.equal(res.status, 400, name)
           t.equal(res.body.code, 'VALIDATION_ERROR', name)
-          t.equal(res.body.details[0].path, 'body.secret', name)
+          t.equal(detailPaths(res)[0], 'body.secret', name)
         }
-        t.equal(
-          (await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', admin)).body.data.kid,
-          g.kid,
-          'nothing rotated',
-        )
+        t.equal((await call(app, 'getJwtSecret', admin)).body.data.kid, g.kid, 'nothing rotated')
       },
     )
 
@@ -114,7 +106,7 @@ t.test(
       clock.advance(DAY)
       await freshAdmin()
       const secret = 'éüöäñçàèìòùâêîôû' // 16 characters, 32 bytes
-      const res = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/set', admin, { secret })
+      const res = await call(app, 'setJwtSecret', admin, { body: { secret } })
       t.equal(res.status, 200)
       t.equal(res.body.data.secret, secret)
       t.not(res.body.data.kid, g.kid)
@@ -125,31 +117,25 @@ t.test(
     })
 
     await t.test('only the current and the one previous secret verify, remembered tokens too', async (t) => {
-      t.equal((await call(app, 'GET', '/api/v1/me', { token: signedWithSet })).status, 200, 'current')
-      t.equal(
-        (await call(app, 'GET', '/api/v1/me', { token: resign(signedWithGenerated) })).status,
-        200,
-        'previous',
-      )
-      const old = await call(app, 'GET', '/api/v1/me', { token: resign(signedWithDefault) })
+      t.equal((await call(app, 'getMe', { token: signedWithSet })).status, 200, 'current')
+      t.equal((await call(app, 'getMe', { token: resign(signedWithGenerated) })).status, 200, 'previous')
+      const old = await call(app, 'getMe', { token: resign(signedWithDefault) })
       t.equal(old.status, 401, 'two rotations back: refused at once, its 7 days notwithstanding')
       t.equal(old.body.code, 'UNAUTHORIZED')
       // A token verified (and remembered) while its secret was the previous one, refused after a rotation.
       const remembered = resign(signedWithGenerated)
-      t.equal((await call(app, 'GET', '/api/v1/me', { token: remembered })).status, 200)
-      const res = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', admin)
-      secrets.set(res.body.data.kid, res.body.data.secret)
-      t.equal(
-        (await call(app, 'GET', '/api/v1/me', { token: remembered })).status,
-        401,
-        'the remembered path too',
-      )
+      t.equal((await call(app, 'getMe', { token: remembered })).status, 200)
+      const res = await call(app, 'generateJwtSecret', admin)
+      secrets.set(res.body.data.kid, res.body.data.secret!)
+      t.equal((await call(app, 'getMe', { token: remembered })).status, 401, 'the remembered path too')
       await freshAdmin()
-      const back = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/set', admin, {
-        secret: secrets.get(kidOf(signedWithSet) as string),
+      const back = await call(app, 'setJwtSecret', admin, {
+        body: {
+          secret: secrets.get(kidOf(signedWithSet) as string)!,
+        },
       })
       t.equal(back.status, 200, 'set again: a new kid for a known secret')
-      secrets.set(back.body.data.kid, back.body.data.secret)
+      secrets.set(back.body.data.kid, back.body.data.secret!)
       signedWithSet = await tokenFor(app, adminUser)
       await freshAdmin()
     })
@@ -160,31 +146,19 @@ t.test(
         clock.advance(DAY)
         await freshAdmin()
         const setKid = kidOf(signedWithSet)
-        const res = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/clear', admin, {})
+        const res = await call(app, 'clearJwtSecret', admin, { body: {} })
         t.equal(res.status, 200)
         t.equal(res.body.data.configured, false)
         t.equal(res.body.data.kid, 'default')
         t.equal(res.body.data.secret, null)
-        t.equal(res.body.data.previous.kid, setKid)
-        const again = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/clear', admin)
+        t.equal(res.body.data.previous?.kid, setKid)
+        const again = await call(app, 'clearJwtSecret', admin)
         t.same(again.body.data, res.body.data, 'clearing twice changes nothing')
         const fresh = await login(app, tenant.code, adminUser.email)
         t.equal(kidOf(fresh.body.data.accessToken), 'default')
-        t.equal(
-          (await call(app, 'GET', '/api/v1/me', { token: resign(signedWithSet) })).status,
-          200,
-          'previous',
-        )
-        t.equal(
-          (await call(app, 'GET', '/api/v1/me', { token: resign(signedWithGenerated) })).status,
-          401,
-          'older',
-        )
-        t.equal(
-          (await call(app, 'GET', '/api/v1/me', { token: resign(signedWithDefault) })).status,
-          200,
-          'current',
-        )
+        t.equal((await call(app, 'getMe', { token: resign(signedWithSet) })).status, 200, 'previous')
+        t.equal((await call(app, 'getMe', { token: resign(signedWithGenerated) })).status, 401, 'older')
+        t.equal((await call(app, 'getMe', { token: resign(signedWithDefault) })).status, 200, 'current')
         const rows = await app.ctx.dbs.main
           .selectFrom('tenant_secrets')
           .select('kid')
@@ -201,10 +175,10 @@ t.test(
     await t.test('past the overlap the previous secret is refused too (401, not expired)', async (t) => {
       clock.advance(7 * DAY + 60_000)
       await freshAdmin()
-      const gone = await call(app, 'GET', '/api/v1/me', { token: resign(signedWithSet) })
+      const gone = await call(app, 'getMe', { token: resign(signedWithSet) })
       t.equal(gone.status, 401)
       t.equal(gone.body.code, 'UNAUTHORIZED')
-      const state = await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', admin)
+      const state = await call(app, 'getJwtSecret', admin)
       t.equal(state.body.data.previous, null, 'no previous once its overlap ended')
     })
 
@@ -236,16 +210,16 @@ t.test('generateJwtSecret: the default secret stops verifying 7 days after the f
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
   const before = await tokenFor(app, user)
-  t.equal((await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', { token: before })).status, 200)
+  t.equal((await call(app, 'generateJwtSecret', { token: before })).status, 200)
   const withDefault = () => {
     const d = decodeJwtUnverified(before)
     const iat = Math.floor(clock.now() / 1000)
     return signJwt({ ...d?.payload, iat, exp: iat + 900 }, DEFAULT_SECRET, 'default')
   }
   clock.advance(7 * DAY - 60_000)
-  t.equal((await call(app, 'GET', '/api/v1/me', { token: withDefault() })).status, 200)
+  t.equal((await call(app, 'getMe', { token: withDefault() })).status, 200)
   clock.advance(120_000)
-  const res = await call(app, 'GET', '/api/v1/me', { token: withDefault() })
+  const res = await call(app, 'getMe', { token: withDefault() })
   t.equal(res.status, 401)
   t.equal(res.body.code, 'UNAUTHORIZED')
 })
@@ -256,7 +230,7 @@ t.test('generateJwtSecret: one tenant’s secret never verifies another tenant�
   const b = await createTenant(app)
   const ua = await userWithToken(app, a, { roles: ['admin'] })
   const { cred: adminB } = await userWithToken(app, b, { roles: ['admin'] })
-  const bState = (await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', adminB)).body.data
+  const bState = (await call(app, 'generateJwtSecret', adminB)).body.data
   const now = Math.floor(Date.now() / 1000)
   const forged = signJwt(
     {
@@ -271,10 +245,10 @@ t.test('generateJwtSecret: one tenant’s secret never verifies another tenant�
       exp: now + 600,
       jti: 'x',
     },
-    Buffer.from(bState.secret, 'utf8'),
-    bState.kid,
+    Buffer.from(bState.secret!, 'utf8'),
+    bState.kid!,
   )
-  const res = await call(app, 'GET', '/api/v1/me', { token: forged })
+  const res = await call(app, 'getMe', { token: forged })
   t.equal(res.status, 401)
   t.equal(res.body.code, 'UNAUTHORIZED')
 })
@@ -289,14 +263,14 @@ t.test('getJwtSecret, generateJwtSecret: permissions and credentials', async (t)
   })
   const key = await createKey(app, tenant, ['tenants:read', 'tenants:update'])
 
-  t.equal((await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', plain)).status, 403)
-  t.equal((await call(app, 'GET', '/api/v1/tenants/me/jwt-secret', reader)).status, 200)
-  const denied = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', reader)
+  t.equal((await call(app, 'getJwtSecret', plain)).status, 403)
+  t.equal((await call(app, 'getJwtSecret', reader)).status, 200)
+  const denied = await call(app, 'generateJwtSecret', reader)
   t.equal(denied.status, 403)
   t.equal(denied.body.code, 'FORBIDDEN')
-  const byKey = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', { key: key.value })
+  const byKey = await call(app, 'generateJwtSecret', { key: key.value })
   t.equal(byKey.status, 401, 'JWT only')
   const { cred: admin } = await userWithToken(app, tenant, { roles: ['admin'] })
-  const withBody = await call(app, 'POST', '/api/v1/tenants/me/jwt-secret/generate', admin, { extra: 1 })
+  const withBody = await call(app, 'generateJwtSecret', admin, { body: unchecked({ extra: 1 }) })
   t.equal(withBody.status, 400)
 })

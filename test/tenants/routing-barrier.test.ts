@@ -147,10 +147,9 @@ t.test(
     const began = performance.now()
     const res = await call(
       app,
-      'POST',
-      '/api/v1/login',
+      'login',
       {},
-      { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+      { body: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD } },
     )
     const ms = performance.now() - began
     t.equal(res.status, 503)
@@ -159,10 +158,9 @@ t.test(
     await sw
     const after = await call(
       app,
-      'POST',
-      '/api/v1/login',
+      'login',
       {},
-      { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
+      { body: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD } },
     )
     t.equal(after.status, 200)
   },
@@ -309,7 +307,10 @@ t.test(
     const moves: { began: number; ended: number; status: number }[] = []
     const move = async (url: string | null) => {
       const began = performance.now()
-      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: tenant.id },
+        body: { url },
+      })
       moves.push({ began, ended: performance.now(), status: res.status })
       return res
     }

@@ -91,7 +91,8 @@ t.test('setTenantDatabase without DATABASE_ROUTING_ALLOWED_HOSTS', async (t) => 
     s.destroy()
   })
   const port = await listen(t, local)
-  const put = (url: string) => call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+  const put = (url: string) =>
+    call(app, 'setTenantDatabase', platformKey, { params: { id: tenant.id }, body: { url } })
 
   await t.test(
     '422 DATABASE_ROUTING_FAILED for hosts resolving to loopback, link-local or unspecified',
@@ -186,8 +187,11 @@ t.test(
       ['PostgreSQL refusing the login', refusesLogin.port],
     ] as const) {
       const started = performance.now()
-      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-        url: `postgres://user:pw@127.0.0.1:${port}/db`,
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: tenant.id },
+        body: {
+          url: `postgres://user:pw@127.0.0.1:${port}/db`,
+        },
       })
       const ms = performance.now() - started
       t.equal(res.status, 422, what)
@@ -214,7 +218,8 @@ t.test('setTenantDatabase never lends the service’s connection settings to a r
   // would read PGSSLMODE too, and this test is about the routed connections only.
   const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1' }, { backend: 'pglite' })
   const tenant = await createTenant(app)
-  const put = (url: string) => call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+  const put = (url: string) =>
+    call(app, 'setTenantDatabase', platformKey, { params: { id: tenant.id }, body: { url } })
 
   await t.test(
     '422 for a URL that leaves the user, the password or the database to the environment',

@@ -18,7 +18,7 @@ import {
   type UserFx,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, unchecked } from '../helpers/call.js'
 
 const HAS_PG = !!process.env.TEST_DATABASE_URL
 const NO_PG = HAS_PG ? false : 'TEST_DATABASE_URL is not set: routing needs a PostgreSQL server'
@@ -121,8 +121,8 @@ t.test('setTenantDatabase: refusals leave routing unchanged', async (t) => {
   const app = await buildTestApp(t, { DATABASE_ROUTING_ALLOWED_HOSTS: '127.0.0.1,*.db.internal' })
   const { tenant, user } = await populatedTenant(app)
   const before = await snapshot(app.ctx.dbs.main, tenant.id)
-  const put = (url: unknown, as = platformKey, id = tenant.id) =>
-    call(app, 'PUT', `/api/v1/tenants/${id}/database`, as, { url })
+  const put = (url: string | null, as = platformKey, id = tenant.id) =>
+    call(app, 'setTenantDatabase', as, { params: { id }, body: { url } })
 
   await t.test('422 DATABASE_ROUTING_FAILED for refused URLs', async (t) => {
     for (const url of [
@@ -153,7 +153,10 @@ t.test('setTenantDatabase: refusals leave routing unchanged', async (t) => {
 
   await t.test('400 VALIDATION_ERROR for a missing or non-postgres url', async (t) => {
     for (const body of [{}, { url: 'mysql://x/y' }, { url: 42 }]) {
-      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, body)
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: tenant.id },
+        body: unchecked(body),
+      })
       t.equal(res.status, 400, JSON.stringify(body))
     }
   })
@@ -214,7 +217,10 @@ t.test(
       '200 moves every row, stores the route encrypted, shows host and database only',
       async (t) => {
         const url = withPassword(target.url, 'not-really-secret-pw')
-        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+        const res = await call(app, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: { url },
+        })
         t.equal(res.status, 200)
         const dbName = new URL(target.url).pathname.slice(1)
         t.same(res.body.data, { tenantId: tenant.id, dedicated: true, host: '127.0.0.1', database: dbName })
@@ -234,9 +240,9 @@ t.test(
           .selectAll()
           .executeTakeFirstOrThrow()
         t.notMatch(stored.url_enc, /not-really-secret-pw|postgres/)
-        const got = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)
+        const got = await call(app, 'getTenant', platformKey, { params: { id: tenant.id } })
         t.same(got.body.data.database, { dedicated: true, host: '127.0.0.1', database: dbName })
-        const health = await call(app, 'GET', '/api/v1/health')
+        const health = await call(app, 'getHealth')
         t.equal(health.body.data.status, 'ok')
         t.equal(health.body.data.routingPool.tenants, 1)
         t.equal(health.body.data.routingPool.pools, 2)
@@ -244,20 +250,22 @@ t.test(
     )
 
     await t.test('logins, refreshes, tokens, keys and audit rows work on the routed database', async (t) => {
-      const refreshed = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: before.refreshToken })
+      const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: before.refreshToken } })
       t.equal(refreshed.status, 200, 'a refresh token issued before the move')
-      const me = await call(app, 'GET', '/api/v1/me', { token: before.accessToken })
+      const me = await call(app, 'getMe', { token: before.accessToken })
       t.equal(me.status, 200)
       t.same(me.body.data.roles, ['analyst', 'user'])
       for (const p of ['reports:read', 'roles:read', 'users:read'])
         t.ok(me.body.data.permissions.includes(p), p)
       const again = await loginOk(t, app, tenant, user)
-      t.equal(
-        (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).body.data.sessions.active,
-        2,
-      )
+      t.equal((await call(app, 'getTenantMetrics', { key: key.value })).body.data.sessions.active, 2)
       const adminLogin = await loginOk(t, app, tenant, admin)
-      const logs = await call(app, 'GET', '/api/v1/auth-logs?limit=500', { token: adminLogin.accessToken })
+      const logs = await call(
+        app,
+        'listAuthLogs',
+        { token: adminLogin.accessToken },
+        { query: { limit: 500 } },
+      )
       t.equal(logs.status, 200)
       t.equal(logs.body.data.total, 5, 'two before the move, refresh and two logins after')
       const inTarget = await target.db
@@ -266,10 +274,7 @@ t.test(
         .where('tenant_id', '=', tenant.id)
         .execute()
       t.equal(inTarget.length, 5)
-      t.equal(
-        (await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: again.refreshToken })).status,
-        200,
-      )
+      t.equal((await call(app, 'refresh', {}, { body: { refreshToken: again.refreshToken } })).status, 200)
     })
 
     await t.test(
@@ -286,8 +291,11 @@ t.test(
     await t.test(
       'routed to a second database (routed to routed), then the same database again',
       async (t) => {
-        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-          url: withPassword(second.url),
+        const res = await call(app, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: {
+            url: withPassword(second.url),
+          },
         })
         t.equal(res.status, 200)
         const moved = await snapshot(second.db, tenant.id)
@@ -301,8 +309,11 @@ t.test(
           .where('id', '=', tenant.id)
           .execute()
         t.equal(tenantCopies.length, 0, 'its tenant row copy too')
-        const same = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-          url: withPassword(second.url, 'not-really-secret-pw'),
+        const same = await call(app, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: {
+            url: withPassword(second.url, 'not-really-secret-pw'),
+          },
         })
         t.equal(same.status, 200, 'same database, new credentials')
         t.same(await snapshot(second.db, tenant.id), moved, 'nothing copied twice')
@@ -312,24 +323,29 @@ t.test(
 
     await t.test('null moves everything back to the main database', async (t) => {
       const inSecond = await snapshot(second.db, tenant.id)
-      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url: null })
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: tenant.id },
+        body: { url: null },
+      })
       t.equal(res.status, 200)
       t.same(res.body.data, { tenantId: tenant.id, dedicated: false, host: null, database: null })
       // Main still held the audit rows of before the first move: copied back once each, not twice.
       t.same(await snapshot(app.ctx.dbs.main, tenant.id), inSecond)
       t.equal(total(withoutAudit(await snapshot(second.db, tenant.id))), 0)
-      const logs = await call(app, 'GET', '/api/v1/auth-logs?limit=500', {
-        token: (await loginOk(t, app, tenant, admin)).accessToken,
-      })
+      const logs = await call(
+        app,
+        'listAuthLogs',
+        {
+          token: (await loginOk(t, app, tenant, admin)).accessToken,
+        },
+        { query: { limit: 500 } },
+      )
       t.equal(logs.body.data.total, (inSecond[AUDIT]?.length ?? 0) + 1, 'every row once, and this login')
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
       t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
       const back = await loginOk(t, app, tenant, user)
-      t.equal(
-        (await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken: back.refreshToken })).status,
-        200,
-      )
-      const health = await call(app, 'GET', '/api/v1/health')
+      t.equal((await call(app, 'refresh', {}, { body: { refreshToken: back.refreshToken } })).status, 200)
+      const health = await call(app, 'getHealth')
       t.equal(health.body.data.routingPool.tenants, 0)
     })
 
@@ -338,8 +354,11 @@ t.test(
       t.teardown(() => broken.close())
       await sql`create table users (x int)`.execute(broken.db)
       const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-      const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-        url: withPassword(broken.url),
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: tenant.id },
+        body: {
+          url: withPassword(broken.url),
+        },
       })
       t.equal(res.status, 422)
       t.equal(res.body.code, 'DATABASE_ROUTING_FAILED')
@@ -355,8 +374,11 @@ t.test(
       async (t) => {
         const main = mainUrl as string
         const beforeFail = await snapshot(app.ctx.dbs.main, tenant.id)
-        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-          url: withPassword(main),
+        const res = await call(app, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: {
+            url: withPassword(main),
+          },
         })
         t.equal(res.status, 422)
         t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
@@ -366,12 +388,15 @@ t.test(
     await t.test(
       'deleting a routed tenant keeps its audit rows (in main) and removes the rest',
       async (t) => {
-        const res = await call(app, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, {
-          url: withPassword(target.url),
+        const res = await call(app, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: {
+            url: withPassword(target.url),
+          },
         })
         t.equal(res.status, 200)
         const rows = await snapshot(target.db, tenant.id)
-        const del = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)
+        const del = await call(app, 'deleteTenant', platformKey, { params: { id: tenant.id } })
         t.equal(del.status, 200)
         const left = await snapshot(target.db, tenant.id)
         t.equal(total(withoutAudit(left)), 0)
@@ -386,12 +411,15 @@ t.test(
 
     await t.test('a routed database that goes away: health degraded, its requests 503', async (t) => {
       const doomed = await openTestDatabase('postgres', { empty: true })
-      const res = await call(app, 'PUT', `/api/v1/tenants/${bystander.tenant.id}/database`, platformKey, {
-        url: withPassword(doomed.url),
+      const res = await call(app, 'setTenantDatabase', platformKey, {
+        params: { id: bystander.tenant.id },
+        body: {
+          url: withPassword(doomed.url),
+        },
       })
       t.equal(res.status, 200)
       await doomed.close()
-      const health = await call(app, 'GET', '/api/v1/health')
+      const health = await call(app, 'getHealth')
       t.equal(health.status, 200)
       t.equal(health.body.data.status, 'degraded')
       const denied = await login(app, bystander.tenant.code, bystander.user.email)
@@ -439,7 +467,10 @@ t.test(
     const tenant = await createTenant(first)
     const user = await createUser(first, tenant)
     const url = withPassword(target.url)
-    const res = await call(first, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+    const res = await call(first, 'setTenantDatabase', platformKey, {
+      params: { id: tenant.id },
+      body: { url },
+    })
     t.equal(res.status, 200)
     t.ok(await within(5000, () => !!other.ctx.dbs.routedFor(tenant.id)), 'the other instance follows')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
@@ -450,14 +481,18 @@ t.test(
     t.equal((await login(restarted, tenant.code, user.email)).status, 200)
 
     t.equal(
-      (await call(restarted, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url: null }))
-        .status,
+      (
+        await call(restarted, 'setTenantDatabase', platformKey, {
+          params: { id: tenant.id },
+          body: { url: null },
+        })
+      ).status,
       200,
     )
     t.ok(await within(5000, () => !other.ctx.dbs.routedFor(tenant.id)), 'and follows the way back')
     t.equal((await login(other, tenant.code, user.email)).status, 200)
 
-    await call(restarted, 'PUT', `/api/v1/tenants/${tenant.id}/database`, platformKey, { url })
+    await call(restarted, 'setTenantDatabase', platformKey, { params: { id: tenant.id }, body: { url } })
     const wrongKey = await buildApp(
       loadConfig({ ...env, SECRETS_KEY: 'another-secrets-key-0123456789abcdef' }),
     ).then(

@@ -9,7 +9,7 @@ import {
   platformTenant,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, unchecked } from '../helpers/call.js'
 
 t.test('updateTenant: PATCH /tenants/:id', async (t) => {
   const app = await buildTestApp(t)
@@ -18,8 +18,11 @@ t.test('updateTenant: PATCH /tenants/:id', async (t) => {
   const { cred: admin } = await userWithToken(app, tenant, { roles: ['admin'] })
 
   await t.test('200 renames; code stays; updatedAt moves', async (t) => {
-    const before = await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, admin)
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, admin, { name: 'Renamed' })
+    const before = await call(app, 'getTenant', admin, { params: { id: tenant.id } })
+    const res = await call(app, 'updateTenant', admin, {
+      params: { id: tenant.id },
+      body: { name: 'Renamed' },
+    })
     t.equal(res.status, 200)
     t.equal(res.body.data.name, 'Renamed')
     t.equal(res.body.data.code, tenant.code)
@@ -28,21 +31,24 @@ t.test('updateTenant: PATCH /tenants/:id', async (t) => {
 
   await t.test('400 for code or an empty body', async (t) => {
     for (const body of [{ code: 'other-code' }, {}]) {
-      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, admin, body)
+      const res = await call(app, 'updateTenant', admin, { params: { id: tenant.id }, body: unchecked(body) })
       t.equal(res.status, 400)
       t.equal(res.body.code, 'VALIDATION_ERROR')
     }
   })
 
   await t.test('404 for another tenant from a tenant admin', async (t) => {
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, admin, { name: 'x' })
+    const res = await call(app, 'updateTenant', admin, { params: { id: other.id }, body: { name: 'x' } })
     t.equal(res.status, 404)
     t.equal(res.body.code, 'TENANT_NOT_FOUND')
   })
 
   await t.test('409 SYSTEM_RESOURCE_PROTECTED: the platform tenant cannot be deactivated', async (t) => {
     const p = await platformTenant(app)
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${p.id}`, platformKey, { status: 'INACTIVE' })
+    const res = await call(app, 'updateTenant', platformKey, {
+      params: { id: p.id },
+      body: { status: 'INACTIVE' },
+    })
     t.equal(res.status, 409)
     t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
   })
@@ -56,32 +62,34 @@ t.test('updateTenant: PATCH /tenants/:id', async (t) => {
       t.equal(first.status, 200)
       const { accessToken, refreshToken } = first.body.data
       t.equal(
-        (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status,
+        (await call(app, 'getTenantMetrics', { key: key.value })).status,
         200,
         'key works (and is cached)',
       )
-      t.equal(
-        (await call(app, 'GET', '/api/v1/me', { token: accessToken })).status,
-        200,
-        'token works (remembered)',
-      )
+      t.equal((await call(app, 'getMe', { token: accessToken })).status, 200, 'token works (remembered)')
 
-      const off = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'INACTIVE' })
+      const off = await call(app, 'updateTenant', platformKey, {
+        params: { id: other.id },
+        body: { status: 'INACTIVE' },
+      })
       t.equal(off.status, 200)
       t.equal(off.body.data.status, 'INACTIVE')
       const denied = await login(app, other.code, user.email)
       t.equal(denied.status, 404)
       t.equal(denied.body.code, 'TENANT_NOT_FOUND')
-      const refreshed = await call(app, 'POST', '/api/v1/refresh', {}, { refreshToken })
+      const refreshed = await call(app, 'refresh', {}, { body: { refreshToken } })
       t.equal(refreshed.status, 401)
       t.equal(refreshed.body.code, 'INVALID_REFRESH_TOKEN')
-      t.equal((await call(app, 'GET', '/api/v1/me', { token: accessToken })).status, 401)
-      t.equal((await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status, 401)
+      t.equal((await call(app, 'getMe', { token: accessToken })).status, 401)
+      t.equal((await call(app, 'getTenantMetrics', { key: key.value })).status, 401)
 
-      const on = await call(app, 'PATCH', `/api/v1/tenants/${other.id}`, platformKey, { status: 'ACTIVE' })
+      const on = await call(app, 'updateTenant', platformKey, {
+        params: { id: other.id },
+        body: { status: 'ACTIVE' },
+      })
       t.equal(on.status, 200)
       t.equal((await login(app, other.code, user.email)).status, 200)
-      t.equal((await call(app, 'GET', '/api/v1/me', { token: accessToken })).status, 200)
+      t.equal((await call(app, 'getMe', { token: accessToken })).status, 200)
     },
   )
 })
@@ -93,10 +101,13 @@ t.test('updateTenantConfig: PATCH /tenants/:id/config', async (t) => {
   const { cred: admin } = await userWithToken(app, tenant, { roles: ['admin'] })
 
   await t.test('200 merges key by key (nested too), arrays replaced', async (t) => {
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, {
-      passwordPolicy: { minLength: 12 },
-      loginIdentifiers: ['username'],
-      maxConcurrentSessions: 3,
+    const res = await call(app, 'updateTenantConfig', admin, {
+      params: { id: tenant.id },
+      body: {
+        passwordPolicy: { minLength: 12 },
+        loginIdentifiers: ['username'],
+        maxConcurrentSessions: 3,
+      },
     })
     t.equal(res.status, 200)
     t.equal(res.body.data.passwordPolicy.minLength, 12)
@@ -104,7 +115,7 @@ t.test('updateTenantConfig: PATCH /tenants/:id/config', async (t) => {
     t.same(res.body.data.loginIdentifiers, ['username'])
     t.equal(res.body.data.maxConcurrentSessions, 3)
     t.equal(res.body.data.accessTokenExpiresIn, 900)
-    const me = await call(app, 'GET', '/api/v1/tenants/me/config', admin)
+    const me = await call(app, 'getMyTenantConfig', admin)
     t.same(me.body.data, res.body.data, 'GET /tenants/me/config answers the same object')
     t.equal((await app.ctx.tenants.byId(tenant.id))?.authConfig.maxConcurrentSessions, 3, 'cache dropped')
   })
@@ -119,20 +130,29 @@ t.test('updateTenantConfig: PATCH /tenants/:id/config', async (t) => {
       { loginIdentifiers: ['phone'] },
       { somethingElse: 1 },
     ]) {
-      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, body)
+      const res = await call(app, 'updateTenantConfig', admin, {
+        params: { id: tenant.id },
+        body: unchecked(body),
+      })
       t.equal(res.status, 400, JSON.stringify(body))
       t.equal(res.body.code, 'VALIDATION_ERROR')
     }
   })
 
   await t.test('403 FORBIDDEN for rateLimits from a tenant admin; 200 from the platform', async (t) => {
-    const denied = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, admin, {
-      rateLimits: { loginPerMinute: 50 },
+    const denied = await call(app, 'updateTenantConfig', admin, {
+      params: { id: tenant.id },
+      body: {
+        rateLimits: { loginPerMinute: 50 },
+      },
     })
     t.equal(denied.status, 403)
     t.equal(denied.body.code, 'FORBIDDEN')
-    const ok = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      rateLimits: { loginPerMinute: 50 },
+    const ok = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: {
+        rateLimits: { loginPerMinute: 50 },
+      },
     })
     t.equal(ok.status, 200)
     t.same(ok.body.data.rateLimits, { requestsPerMinute: null, loginPerMinute: 50 })
@@ -140,8 +160,11 @@ t.test('updateTenantConfig: PATCH /tenants/:id/config', async (t) => {
   })
 
   await t.test('404 for another tenant from a tenant admin', async (t) => {
-    const res = await call(app, 'PATCH', `/api/v1/tenants/${other.id}/config`, admin, {
-      maxConcurrentSessions: 2,
+    const res = await call(app, 'updateTenantConfig', admin, {
+      params: { id: other.id },
+      body: {
+        maxConcurrentSessions: 2,
+      },
     })
     t.equal(res.status, 404)
     t.equal(res.body.code, 'TENANT_NOT_FOUND')
@@ -162,9 +185,9 @@ t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
       .insertInto('permissions')
       .values({ tenant_id: tenant.id, name: 'reports:read', resource: 'reports', action: 'read' })
       .execute()
-    t.equal((await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status, 200)
+    t.equal((await call(app, 'getTenantMetrics', { key: key.value })).status, 200)
 
-    const res = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)
+    const res = await call(app, 'deleteTenant', platformKey, { params: { id: tenant.id } })
     t.equal(res.status, 200)
     t.same(res.body.data, { id: tenant.id, deleted: true })
     for (const table of [
@@ -184,22 +207,20 @@ t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
       .where('tenant_id', '=', tenant.id)
       .execute()
     t.equal(audit.length, 2, 'both LOGIN rows kept')
-    t.equal((await call(app, 'GET', `/api/v1/tenants/${tenant.id}`, platformKey)).status, 404)
+    t.equal((await call(app, 'getTenant', platformKey, { params: { id: tenant.id } })).status, 404)
     t.equal((await login(app, tenant.code, user.email)).body.code, 'TENANT_NOT_FOUND')
-    t.equal(
-      (await call(app, 'GET', '/api/v1/tenants/me/metrics', { key: key.value })).status,
-      401,
-      'its key no longer works',
-    )
+    t.equal((await call(app, 'getTenantMetrics', { key: key.value })).status, 401, 'its key no longer works')
   })
 
   await t.test('a new tenant may take the deleted code at once', async (t) => {
     const tenant = await createTenant(app)
-    t.equal((await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, platformKey)).status, 200)
-    const again = await call(app, 'POST', '/api/v1/tenants', platformKey, {
-      code: tenant.code,
-      name: 'Again',
-      admin: { email: 'again@x.test', password: 'correct-horse-battery' },
+    t.equal((await call(app, 'deleteTenant', platformKey, { params: { id: tenant.id } })).status, 200)
+    const again = await call(app, 'createTenant', platformKey, {
+      body: {
+        code: tenant.code,
+        name: 'Again',
+        admin: { email: 'again@x.test', password: 'correct-horse-battery' },
+      },
     })
     t.equal(again.status, 201)
     t.equal((await login(app, tenant.code, 'again@x.test', 'correct-horse-battery')).status, 200)
@@ -207,16 +228,16 @@ t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
 
   await t.test('409 SYSTEM_RESOURCE_PROTECTED for the platform tenant', async (t) => {
     const p = await platformTenant(app)
-    const res = await call(app, 'DELETE', `/api/v1/tenants/${p.id}`, platformKey)
+    const res = await call(app, 'deleteTenant', platformKey, { params: { id: p.id } })
     t.equal(res.status, 409)
     t.equal(res.body.code, 'SYSTEM_RESOURCE_PROTECTED')
   })
 
   await t.test('404 for an unknown id; 403 for a tenant admin (no tenants:delete)', async (t) => {
-    t.equal((await call(app, 'DELETE', `/api/v1/tenants/${randomUUID()}`, platformKey)).status, 404)
+    t.equal((await call(app, 'deleteTenant', platformKey, { params: { id: randomUUID() } })).status, 404)
     const tenant = await createTenant(app)
     const { cred: as } = await userWithToken(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'DELETE', `/api/v1/tenants/${tenant.id}`, as)
+    const res = await call(app, 'deleteTenant', as, { params: { id: tenant.id } })
     t.equal(res.status, 403)
     t.equal(res.body.code, 'FORBIDDEN')
   })
@@ -227,7 +248,7 @@ t.test('deleteTenant: DELETE /tenants/:id', async (t) => {
     const b = await createTenant(app)
     const key = await createKey(app, a, ['tenants:delete'])
     for (const id of [a.id, b.id]) {
-      const res = await call(app, 'DELETE', `/api/v1/tenants/${id}`, { key: key.value })
+      const res = await call(app, 'deleteTenant', { key: key.value }, { params: { id } })
       t.equal(res.status, 403)
       t.equal(res.body.code, 'FORBIDDEN')
     }

@@ -35,10 +35,10 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
       const u = await createUser(app, tenant, { roles: ['user'] })
       const first = (await login(u.email)).json().data
       const second = (await login(u.email)).json().data
-      const rotated = await call(app, 'POST', '/api/v1/refresh', null, { refreshToken: second.refreshToken })
+      const rotated = await call(app, 'refresh', null, { body: { refreshToken: second.refreshToken } })
       t.equal(rotated.status, 200)
 
-      const off = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status })
+      const off = await call(app, 'updateUser', admin.cred, { params: { userId: u.id }, body: { status } })
       t.equal(off.status, 200)
       t.same(await activeSessions(u.id), [], 'no active session row')
       const live = await db
@@ -50,10 +50,13 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
         .execute()
       t.same(live, [], 'no live refresh token')
 
-      const on = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
+      const on = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: { status: 'ACTIVE' },
+      })
       t.equal(on.status, 200)
       for (const refreshToken of [first.refreshToken, rotated.data.refreshToken]) {
-        const res = await call(app, 'POST', '/api/v1/refresh', null, { refreshToken })
+        const res = await call(app, 'refresh', null, { body: { refreshToken } })
         t.equal(res.status, 401, 'an old refresh token stays dead')
         t.equal(res.code, 'INVALID_REFRESH_TOKEN')
       }
@@ -82,14 +85,20 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
     const pending = login(u.email)
     await checking
     hasher.verify = verify
-    const off = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'SUSPENDED' })
+    const off = await call(app, 'updateUser', admin.cred, {
+      params: { userId: u.id },
+      body: { status: 'SUSPENDED' },
+    })
     t.equal(off.status, 200)
     release()
     const res = await pending
     t.equal(res.statusCode, 403)
     t.equal(res.json().code, 'USER_INACTIVE')
     t.same(await activeSessions(u.id), [], 'no session was opened')
-    const on = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
+    const on = await call(app, 'updateUser', admin.cred, {
+      params: { userId: u.id },
+      body: { status: 'ACTIVE' },
+    })
     t.equal(on.status, 200)
     t.same(await activeSessions(u.id), [], 'and none appears on reactivation')
   })
@@ -97,14 +106,14 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
   t.test('200 for other changes (emailVerified, status ACTIVE): nothing is revoked', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
     const pair = (await login(u.email)).json().data
-    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
-      emailVerified: true,
-      status: 'ACTIVE',
+    const res = await call(app, 'updateUser', admin.cred, {
+      params: { userId: u.id },
+      body: {
+        emailVerified: true,
+        status: 'ACTIVE',
+      },
     })
     t.equal(res.status, 200)
-    t.equal(
-      (await call(app, 'POST', '/api/v1/refresh', null, { refreshToken: pair.refreshToken })).status,
-      200,
-    )
+    t.equal((await call(app, 'refresh', null, { body: { refreshToken: pair.refreshToken } })).status, 200)
   })
 })

@@ -11,7 +11,7 @@ import {
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call } from '../helpers/call.js'
+import { call, unchecked } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -24,75 +24,78 @@ t.test('listUsers: GET /users', async (t) => {
   await createUser(app, other, { email: 'ana.other@acme.test' })
 
   t.test('200: the tenant’s users, newest first, with total and roles', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/users', admin.cred)
+    const res = await call(app, 'listUsers', admin.cred)
     t.equal(res.status, 200)
     t.equal(res.data.total, 3)
     t.equal(res.data.limit, 20)
     t.equal(res.data.offset, 0)
     t.same(
-      res.data.items.map((u: { email: string }) => u.email),
+      res.data.items.map((u) => u.email),
       ['bruno@acme.test', 'ana.silva@acme.test', 'boss@acme.test'],
     )
-    t.same(res.data.items[2].roles, ['admin'])
+    t.same(res.data.items[2]?.roles, ['admin'])
     t.ok(res.data.items.every((u: { tenantId: string; tenantCode: string }) => u.tenantId === tenant.id))
     t.notOk(JSON.stringify(res.body).includes('password'))
   })
 
   t.test('200: pagination with limit and offset; total over all pages', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/users?limit=1&offset=1', admin.cred)
+    const res = await call(app, 'listUsers', admin.cred, { query: { limit: 1, offset: 1 } })
     t.equal(res.status, 200)
     t.equal(res.data.items.length, 1)
-    t.equal(res.data.items[0].email, 'ana.silva@acme.test')
+    t.equal(res.data.items[0]?.email, 'ana.silva@acme.test')
     t.equal(res.data.total, 3)
   })
 
   t.test('200: filters status, q (case-insensitive substring) and role', async (t) => {
-    const suspended = await call(app, 'GET', '/api/v1/users?status=SUSPENDED', admin.cred)
+    const suspended = await call(app, 'listUsers', admin.cred, { query: { status: 'SUSPENDED' } })
     t.same(
-      suspended.data.items.map((u: { email: string }) => u.email),
+      suspended.data.items.map((u) => u.email),
       ['bruno@acme.test'],
     )
-    const q = await call(app, 'GET', '/api/v1/users?q=ANA', admin.cred)
+    const q = await call(app, 'listUsers', admin.cred, { query: { q: 'ANA' } })
     t.same(
-      q.data.items.map((u: { email: string }) => u.email),
+      q.data.items.map((u) => u.email),
       ['ana.silva@acme.test'],
       'never another tenant’s ana',
     )
-    const byUsername = await call(app, 'GET', '/api/v1/users?q=a_s', admin.cred)
+    const byUsername = await call(app, 'listUsers', admin.cred, { query: { q: 'a_s' } })
     t.equal(byUsername.data.total, 1, 'q matches the username; `_` is literal')
-    const percent = await call(app, 'GET', '/api/v1/users?q=%25', admin.cred)
+    const percent = await call(app, 'listUsers', admin.cred, { query: { q: '%' } })
     t.equal(percent.data.total, 0, '`%` is literal')
-    const role = await call(app, 'GET', '/api/v1/users?role=admin', admin.cred)
+    const role = await call(app, 'listUsers', admin.cred, { query: { role: 'admin' } })
     t.same(
-      role.data.items.map((u: { email: string }) => u.email),
+      role.data.items.map((u) => u.email),
       ['boss@acme.test'],
     )
   })
 
   t.test('200 with a Client Key holding users:read', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/users', await keyCred(app, tenant, ['users:read']))
+    const res = await call(app, 'listUsers', await keyCred(app, tenant, ['users:read']))
     t.equal(res.status, 200)
     t.equal(res.data.total, 3)
   })
 
   t.test('400 VALIDATION_ERROR for limit above 100 or an unknown status', async (t) => {
-    t.equal((await call(app, 'GET', '/api/v1/users?limit=101', admin.cred)).code, 'VALIDATION_ERROR')
-    t.equal((await call(app, 'GET', '/api/v1/users?status=GONE', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal((await call(app, 'listUsers', admin.cred, { query: { limit: 101 } })).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'listUsers', admin.cred, { query: { status: unchecked('GONE') } })).code,
+      'VALIDATION_ERROR',
+    )
   })
 
   t.test('401 without a credential', async (t) => {
-    t.equal((await call(app, 'GET', '/api/v1/users', null)).status, 401)
+    t.equal((await call(app, 'listUsers', null)).status, 401)
   })
 
   t.test('403 FORBIDDEN without users:read', async (t) => {
     const plain = await userWithToken(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'GET', '/api/v1/users', plain.cred)
+    const res = await call(app, 'listUsers', plain.cred)
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
   })
 
   t.test('404 ROLE_NOT_FOUND for an unknown role name', async (t) => {
-    const res = await call(app, 'GET', '/api/v1/users?role=ghost', admin.cred)
+    const res = await call(app, 'listUsers', admin.cred, { query: { role: 'ghost' } })
     t.equal(res.status, 404)
     t.equal(res.code, 'ROLE_NOT_FOUND')
   })
@@ -106,7 +109,7 @@ t.test('getUser: GET /users/:userId', async (t) => {
   const foreign = await createUser(app, other)
 
   t.test('200: the user object, never password material', async (t) => {
-    const res = await call(app, 'GET', `/api/v1/users/${target.id}`, admin.cred)
+    const res = await call(app, 'getUser', admin.cred, { params: { userId: target.id } })
     t.equal(res.status, 200)
     t.match(res.data, {
       id: target.id,
@@ -125,17 +128,23 @@ t.test('getUser: GET /users/:userId', async (t) => {
   })
 
   t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
-    t.equal((await call(app, 'GET', '/api/v1/users/not-a-uuid', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'getUser', admin.cred, { params: { userId: 'not-a-uuid' } })).code,
+      'VALIDATION_ERROR',
+    )
   })
 
   t.test('403 FORBIDDEN without users:read', async (t) => {
     const key = await keyCred(app, tenant, ['roles:read'])
-    t.equal((await call(app, 'GET', `/api/v1/users/${target.id}`, key)).code, 'FORBIDDEN')
+    t.equal((await call(app, 'getUser', key, { params: { userId: target.id } })).code, 'FORBIDDEN')
   })
 
   t.test('404 USER_NOT_FOUND for an unknown id and for another tenant’s user', async (t) => {
-    t.equal((await call(app, 'GET', `/api/v1/users/${UNKNOWN_ID}`, admin.cred)).code, 'USER_NOT_FOUND')
-    const res = await call(app, 'GET', `/api/v1/users/${foreign.id}`, admin.cred)
+    t.equal(
+      (await call(app, 'getUser', admin.cred, { params: { userId: UNKNOWN_ID } })).code,
+      'USER_NOT_FOUND',
+    )
+    const res = await call(app, 'getUser', admin.cred, { params: { userId: foreign.id } })
     t.equal(res.status, 404)
     t.equal(res.code, 'USER_NOT_FOUND')
   })
@@ -149,11 +158,14 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
 
   t.test('200: changes exactly the given fields', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
-      email: 'New.Mail@Acme.test',
-      username: 'New.Name',
-      emailVerified: true,
-      otpEnabled: true,
+    const res = await call(app, 'updateUser', admin.cred, {
+      params: { userId: u.id },
+      body: {
+        email: 'New.Mail@Acme.test',
+        username: 'New.Name',
+        emailVerified: true,
+        otpEnabled: true,
+      },
     })
     t.equal(res.status, 200)
     t.match(res.data, {
@@ -165,7 +177,7 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
       status: 'ACTIVE',
       roles: ['user'],
     })
-    const again = await call(app, 'GET', `/api/v1/users/${u.id}`, admin.cred)
+    const again = await call(app, 'getUser', admin.cred, { params: { userId: u.id } })
     t.equal(again.data.email, 'new.mail@acme.test')
   })
 
@@ -177,9 +189,12 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
       .select(['password_hash', 'email', 'updated_at'])
       .where('id', '=', u.id)
       .executeTakeFirstOrThrow()
-    const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
-      email: 'changed@acme.test',
-      password: 'Another-pass-99',
+    const res = await call(app, 'updateUser', admin.cred, {
+      params: { userId: u.id },
+      body: unchecked({
+        email: 'changed@acme.test',
+        password: 'Another-pass-99',
+      }),
     })
     t.equal(res.status, 400)
     t.equal(res.code, 'VALIDATION_ERROR')
@@ -191,7 +206,12 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
       .executeTakeFirstOrThrow()
     t.same(after, before)
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { tenantId: other.id })).status,
+      (
+        await call(app, 'updateUser', admin.cred, {
+          params: { userId: u.id },
+          body: unchecked({ tenantId: other.id }),
+        })
+      ).status,
       400,
     )
   })
@@ -207,7 +227,10 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         { email: 'nope' },
         { emailVerified: 'yes' },
       ]) {
-        const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, body)
+        const res = await call(app, 'updateUser', admin.cred, {
+          params: { userId: u.id },
+          body: unchecked(body),
+        })
         t.equal(res.code, 'VALIDATION_ERROR', JSON.stringify(body))
       }
     },
@@ -217,7 +240,8 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     const u = await createUser(app, tenant)
     const reader = await userWithToken(app, tenant, { permissions: ['users:read'] })
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/users/${u.id}`, reader.cred, { otpEnabled: true })).code,
+      (await call(app, 'updateUser', reader.cred, { params: { userId: u.id }, body: { otpEnabled: true } }))
+        .code,
       'FORBIDDEN',
     )
   })
@@ -226,10 +250,18 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     '404 USER_NOT_FOUND for an unknown id and another tenant’s user (which stays unchanged)',
     async (t) => {
       t.equal(
-        (await call(app, 'PATCH', `/api/v1/users/${UNKNOWN_ID}`, admin.cred, { otpEnabled: true })).code,
+        (
+          await call(app, 'updateUser', admin.cred, {
+            params: { userId: UNKNOWN_ID },
+            body: { otpEnabled: true },
+          })
+        ).code,
         'USER_NOT_FOUND',
       )
-      const res = await call(app, 'PATCH', `/api/v1/users/${foreign.id}`, admin.cred, { otpEnabled: true })
+      const res = await call(app, 'updateUser', admin.cred, {
+        params: { userId: foreign.id },
+        body: { otpEnabled: true },
+      })
       t.equal(res.status, 404)
       t.equal(res.code, 'USER_NOT_FOUND')
       const row = await app.ctx.dbs
@@ -247,18 +279,30 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     async (t) => {
       await createUser(app, tenant, { email: 'taken@acme.test', username: 'taken' })
       const u = await createUser(app, tenant)
-      const email = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, {
-        email: 'TAKEN@acme.test',
+      const email = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: {
+          email: 'TAKEN@acme.test',
+        },
       })
       t.equal(email.status, 409)
       t.equal(email.code, 'USER_ALREADY_EXISTS')
-      const username = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { username: 'Taken' })
+      const username = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: { username: 'Taken' },
+      })
       t.equal(username.code, 'USER_ALREADY_EXISTS')
-      const own = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { email: u.email })
+      const own = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: { email: u.email },
+      })
       t.equal(own.status, 200, 'keeping one’s own email is no conflict')
       const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-      const free = await call(app, 'PATCH', `/api/v1/users/${foreign.id}`, otherAdmin.cred, {
-        email: 'taken@acme.test',
+      const free = await call(app, 'updateUser', otherAdmin.cred, {
+        params: { userId: foreign.id },
+        body: {
+          email: 'taken@acme.test',
+        },
       })
       t.equal(free.status, 200)
     },
@@ -275,7 +319,10 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
       })
       t.equal(login.statusCode, 200)
-      const res = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'SUSPENDED' })
+      const res = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: { status: 'SUSPENDED' },
+      })
       t.equal(res.status, 200)
       t.equal(res.data.status, 'SUSPENDED')
       const sessions = await app.ctx.dbs
@@ -286,33 +333,56 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         .execute()
       t.equal(sessions.length, 1)
       t.ok(sessions[0]?.revoked_at)
-      const refresh = await call(app, 'POST', '/api/v1/refresh', null, {
-        refreshToken: login.json().data.refreshToken,
+      const refresh = await call(app, 'refresh', null, {
+        body: {
+          refreshToken: login.json().data.refreshToken,
+        },
       })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
-      const back = await call(app, 'PATCH', `/api/v1/users/${u.id}`, admin.cred, { status: 'ACTIVE' })
+      const back = await call(app, 'updateUser', admin.cred, {
+        params: { userId: u.id },
+        body: { status: 'ACTIVE' },
+      })
       t.equal(back.data.status, 'ACTIVE')
     },
   )
 
   t.test('403 ROLE_HIERARCHY_VIOLATION on a peer; 200 on a user ranked below; 200 on oneself', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'PATCH', `/api/v1/users/${peer.id}`, admin.cred, { otpEnabled: true })
+    const res = await call(app, 'updateUser', admin.cred, {
+      params: { userId: peer.id },
+      body: { otpEnabled: true },
+    })
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     const lower = await createUser(app, tenant, { roles: ['user'] })
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/users/${lower.id}`, admin.cred, { otpEnabled: true })).status,
+      (
+        await call(app, 'updateUser', admin.cred, {
+          params: { userId: lower.id },
+          body: { otpEnabled: true },
+        })
+      ).status,
       200,
     )
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/users/${admin.id}`, admin.cred, { otpEnabled: true })).status,
+      (
+        await call(app, 'updateUser', admin.cred, {
+          params: { userId: admin.id },
+          body: { otpEnabled: true },
+        })
+      ).status,
       200,
     )
     const noRole = await userWithToken(app, tenant, { permissions: ['users:update'] })
     const none = await createUser(app, tenant)
     t.equal(
-      (await call(app, 'PATCH', `/api/v1/users/${none.id}`, noRole.cred, { otpEnabled: true })).code,
+      (
+        await call(app, 'updateUser', noRole.cred, {
+          params: { userId: none.id },
+          body: { otpEnabled: true },
+        })
+      ).code,
       'ROLE_HIERARCHY_VIOLATION',
       'without any role the caller ranks with nobody above',
     )
@@ -323,10 +393,17 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     async (t) => {
       const key = await keyCred(app, tenant, ['users:update', 'users:read'])
       const mighty = await createUser(app, tenant, { permissions: ['roles:read'] })
-      const res = await call(app, 'PATCH', `/api/v1/users/${mighty.id}`, key, { otpEnabled: true })
+      const res = await call(app, 'updateUser', key, {
+        params: { userId: mighty.id },
+        body: { otpEnabled: true },
+      })
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
       const meek = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
-      t.equal((await call(app, 'PATCH', `/api/v1/users/${meek.id}`, key, { otpEnabled: true })).status, 200)
+      t.equal(
+        (await call(app, 'updateUser', key, { params: { userId: meek.id }, body: { otpEnabled: true } }))
+          .status,
+        200,
+      )
     },
   )
 
@@ -334,7 +411,10 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'] })
-    const res = await call(app, 'PATCH', `/api/v1/users/${peer.id}`, root.cred, { emailVerified: true })
+    const res = await call(app, 'updateUser', root.cred, {
+      params: { userId: peer.id },
+      body: { emailVerified: true },
+    })
     t.equal(res.status, 200)
     t.equal(res.data.emailVerified, true)
   })
@@ -356,7 +436,7 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
         payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
       })
       t.equal(login.statusCode, 200)
-      const res = await call(app, 'DELETE', `/api/v1/users/${u.id}`, admin.cred)
+      const res = await call(app, 'deleteUser', admin.cred, { params: { userId: u.id } })
       t.equal(res.status, 200)
       t.same(res.data, { id: u.id, deleted: true })
       const db = app.ctx.dbs.forTenant(tenant.id)
@@ -371,25 +451,30 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
           .length,
         0,
       )
-      const refresh = await call(app, 'POST', '/api/v1/refresh', null, {
-        refreshToken: login.json().data.refreshToken,
+      const refresh = await call(app, 'refresh', null, {
+        body: {
+          refreshToken: login.json().data.refreshToken,
+        },
       })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
       const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id)
       t.equal(rows.length, 1)
       t.match(rows[0], { success: true, actor_type: 'user', actor_id: admin.id, error_message: null })
-      t.equal((await call(app, 'GET', `/api/v1/users/${u.id}`, admin.cred)).code, 'USER_NOT_FOUND')
+      t.equal((await call(app, 'getUser', admin.cred, { params: { userId: u.id } })).code, 'USER_NOT_FOUND')
     },
   )
 
   t.test('400 VALIDATION_ERROR for an id that is not a UUID', async (t) => {
-    t.equal((await call(app, 'DELETE', '/api/v1/users/123', admin.cred)).code, 'VALIDATION_ERROR')
+    t.equal(
+      (await call(app, 'deleteUser', admin.cred, { params: { userId: '123' } })).code,
+      'VALIDATION_ERROR',
+    )
   })
 
   t.test('403 FORBIDDEN without users:delete (refused before the handler: no audit row)', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['users:read'])
-    const res = await call(app, 'DELETE', `/api/v1/users/${u.id}`, key)
+    const res = await call(app, 'deleteUser', key, { params: { userId: u.id } })
     t.equal(res.code, 'FORBIDDEN')
     t.equal((await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id).length, 0)
   })
@@ -397,8 +482,11 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
   t.test('404 USER_NOT_FOUND for unknown and cross-tenant ids, each with a failure row', async (t) => {
     const foreign = await createUser(app, other)
     const before = (await auditRows(app, tenant.id, 'USER_DELETE')).length
-    t.equal((await call(app, 'DELETE', `/api/v1/users/${UNKNOWN_ID}`, admin.cred)).code, 'USER_NOT_FOUND')
-    const res = await call(app, 'DELETE', `/api/v1/users/${foreign.id}`, admin.cred)
+    t.equal(
+      (await call(app, 'deleteUser', admin.cred, { params: { userId: UNKNOWN_ID } })).code,
+      'USER_NOT_FOUND',
+    )
+    const res = await call(app, 'deleteUser', admin.cred, { params: { userId: foreign.id } })
     t.equal(res.status, 404)
     t.equal(res.code, 'USER_NOT_FOUND')
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).slice(before)
@@ -416,7 +504,7 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
 
   t.test('403 ROLE_HIERARCHY_VIOLATION deleting a peer, with a failure row naming the target', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'] })
-    const res = await call(app, 'DELETE', `/api/v1/users/${peer.id}`, admin.cred)
+    const res = await call(app, 'deleteUser', admin.cred, { params: { userId: peer.id } })
     t.equal(res.status, 403)
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === peer.id)
@@ -427,9 +515,12 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
   t.test('Client Key: 403 for a target beyond its scopes, 200 within them', async (t) => {
     const key = await keyCred(app, tenant, ['users:delete', 'users:read'])
     const beyond = await createUser(app, tenant, { roles: ['admin'] })
-    t.equal((await call(app, 'DELETE', `/api/v1/users/${beyond.id}`, key)).code, 'ROLE_HIERARCHY_VIOLATION')
+    t.equal(
+      (await call(app, 'deleteUser', key, { params: { userId: beyond.id } })).code,
+      'ROLE_HIERARCHY_VIOLATION',
+    )
     const within = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'DELETE', `/api/v1/users/${within.id}`, key)
+    const res = await call(app, 'deleteUser', key, { params: { userId: within.id } })
     t.equal(res.status, 200)
     const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === within.id)
     t.match(rows, [{ success: true, actor_type: 'client_key' }])

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { routes } from '../../../generated/routes.js'
 import { AppError } from '../../errors.js'
-import { runtimeSchema } from '../../lib/route.js'
+import { defineRawRoute } from '../../lib/route.js'
 import type { AppContext } from '../../context.js'
 
 // Issuer discovery and JWKS per tenant (openapi/paths/signing.yaml, docs/decisions.md D14). Read by
-// standard libraries, so outside the envelope, and cacheable: registered without defineRoute.
+// standard libraries, so outside the envelope, and cacheable: registered with defineRawRoute, which takes
+// everything from the route table as defineRoute does but leaves the answer to the handler.
 
 /** The issuer discovery document of an ACTIVE tenant; TENANT_NOT_FOUND otherwise. */
 export async function getOpenIdConfiguration(ctx: AppContext, tenantCode: string) {
@@ -41,20 +41,10 @@ function sendCacheable(req: FastifyRequest, reply: FastifyReply, body: object) {
 /** Discovery module: the two well-known documents of each tenant. */
 export default async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
-  for (const [id, build] of [
-    ['getOpenIdConfiguration', getOpenIdConfiguration],
-    ['getJwks', getJwks],
-  ] as const) {
-    const spec = routes[id]
-    app.route({
-      method: spec.method,
-      url: spec.url,
-      schema: runtimeSchema(spec),
-      config: { operationId: id, spec },
-      handler: async (req, reply) => {
-        const { tenantCode } = req.params as { tenantCode: string }
-        return sendCacheable(req, reply, await build(ctx, tenantCode))
-      },
-    })
-  }
+  defineRawRoute(app, 'getOpenIdConfiguration', async (req, reply) =>
+    sendCacheable(req, reply, await getOpenIdConfiguration(ctx, req.params.tenantCode)),
+  )
+  defineRawRoute(app, 'getJwks', async (req, reply) =>
+    sendCacheable(req, reply, await getJwks(ctx, req.params.tenantCode)),
+  )
 }
