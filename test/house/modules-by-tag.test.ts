@@ -35,7 +35,7 @@ function tagsByOperation(): Map<string, string> {
   return out
 }
 
-/** Each defineRoute of a routes file: its operationId and where the function its handler calls comes from. */
+/** Each defineRoute (or defineRawRoute) of a routes file: its operationId and where the function its handler calls comes from. */
 function routesOf(file: string): { operationId: string; from: string | null }[] {
   const src = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true)
   const imports = new Map<string, string>()
@@ -46,12 +46,20 @@ function routesOf(file: string): { operationId: string; from: string | null }[] 
     if (ts.isNamespaceImport(bindings)) imports.set(bindings.name.text, from)
     else for (const el of bindings.elements) imports.set(el.name.text, from)
   }
+  // A function declared in the routes file itself is the module's own too (discovery's documents).
+  for (const s of src.statements)
+    if (
+      ts.isFunctionDeclaration(s) &&
+      s.name &&
+      s.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+    )
+      imports.set(s.name.text, './routes.js')
   const out: { operationId: string; from: string | null }[] = []
   const visit = (node: ts.Node): void => {
     if (
       ts.isCallExpression(node) &&
       ts.isIdentifier(node.expression) &&
-      node.expression.text === 'defineRoute'
+      (node.expression.text === 'defineRoute' || node.expression.text === 'defineRawRoute')
     ) {
       const [, id, handler] = node.arguments
       let called: string | null = null
