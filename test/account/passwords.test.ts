@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { byKey, bySelf, byUser, oneAuditRow } from '../helpers/audit.js'
 import { call, login, loginTokens, type As, type BodyOf, unchecked } from '../helpers/call.js'
 import {
   auditRows,
@@ -122,14 +123,10 @@ t.test(
     t.equal(old.status, 401, 'the old password does not')
     t.equal(old.code, 'INVALID_CREDENTIALS')
 
-    const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
-    t.equal(rows.length, 1)
-    t.match(rows[0], {
+    await oneAuditRow(t, app, tenant.id, 'PASSWORD_CHANGED', {
       success: true,
       error_message: null,
-      actor_type: 'user',
-      actor_id: user.id,
-      user_id: user.id,
+      ...bySelf(user.id),
       metadata: { sessionsRevoked: 2 },
     })
   },
@@ -175,9 +172,7 @@ t.test(
       t.match(row, {
         success: false,
         error_message: 'PASSWORD_POLICY_VIOLATION',
-        actor_type: 'user',
-        actor_id: user.id,
-        user_id: user.id,
+        ...bySelf(user.id),
       })
     }
   },
@@ -236,14 +231,10 @@ t.test(
     t.equal((await refresh(other.refreshToken)).status, 200, 'no session was revoked')
     t.equal((await login(app, tenant.code, user.email, NEW_PASSWORD)).status, 401)
 
-    const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
-    t.equal(rows.length, 1)
-    t.match(rows[0], {
+    await oneAuditRow(t, app, tenant.id, 'PASSWORD_CHANGED', {
       success: false,
       error_message: 'INVALID_CREDENTIALS',
-      actor_type: 'user',
-      actor_id: user.id,
-      user_id: user.id,
+      ...bySelf(user.id),
     })
   },
 )
@@ -286,14 +277,10 @@ t.test('changeMyPassword: 403 USER_INACTIVE for a SUSPENDED user holding a still
   t.equal(res.status, 403)
   t.equal(res.code, 'USER_INACTIVE')
   t.equal(await hashOf(user), before)
-  const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
-  t.equal(rows.length, 1)
-  t.match(rows[0], {
+  await oneAuditRow(t, app, tenant.id, 'PASSWORD_CHANGED', {
     success: false,
     error_message: 'USER_INACTIVE',
-    actor_type: 'user',
-    actor_id: user.id,
-    user_id: user.id,
+    ...bySelf(user.id),
   })
 })
 
@@ -308,13 +295,10 @@ t.test(
     const res = await changePassword(token, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })
     t.equal(res.status, 404)
     t.equal(res.code, 'USER_NOT_FOUND')
-    const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
-    t.equal(rows.length, 1)
-    t.match(rows[0], {
+    await oneAuditRow(t, app, tenant.id, 'PASSWORD_CHANGED', {
       success: false,
       error_message: 'USER_NOT_FOUND',
-      actor_type: 'user',
-      actor_id: user.id,
+      ...byUser(user.id),
     })
   },
 )
@@ -405,13 +389,10 @@ t.test(
     t.equal(old.status, 401, 'the old one does not')
     t.equal(old.code, 'INVALID_CREDENTIALS')
 
-    const rows = await auditRows(app, tenant.id, 'PASSWORD_RESET')
-    t.equal(rows.length, 1)
-    t.match(rows[0], {
+    await oneAuditRow(t, app, tenant.id, 'PASSWORD_RESET', {
       success: true,
       error_message: null,
-      actor_type: 'user',
-      actor_id: admin.id,
+      ...byUser(admin.id),
       user_id: target.id,
       metadata: { sessionsRevoked: 2 },
     })
@@ -459,12 +440,9 @@ t.test(
     t.same(res.data, { changed: true, sessionsRevoked: 1 })
     t.equal((await refresh(s1.refreshToken)).code, 'INVALID_REFRESH_TOKEN')
     t.equal((await login(app, tenant.code, target.email, NEW_PASSWORD)).status, 200)
-    const rows = await auditRows(app, tenant.id, 'PASSWORD_RESET')
-    t.equal(rows.length, 1)
-    t.match(rows[0], {
+    await oneAuditRow(t, app, tenant.id, 'PASSWORD_RESET', {
       success: true,
-      actor_type: 'client_key',
-      actor_id: key.id,
+      ...byKey(key.id),
       user_id: target.id,
     })
   },
@@ -498,8 +476,7 @@ t.test(
       t.match(row, {
         success: false,
         error_message: 'PASSWORD_POLICY_VIOLATION',
-        actor_type: 'user',
-        actor_id: admin.id,
+        ...byUser(admin.id),
         user_id: target.id,
       })
     }
@@ -613,14 +590,12 @@ t.test(
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_type: 'client_key',
-        actor_id: key.id,
+        ...byKey(key.id),
       },
       {
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_type: 'client_key',
-        actor_id: key.id,
+        ...byKey(key.id),
       },
     ])
   },

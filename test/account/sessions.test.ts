@@ -1,6 +1,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { buildTestApp } from '../helpers/app.js'
+import { byKey, bySelf, byUser, matchOne } from '../helpers/audit.js'
 import { defaultBackend } from '../helpers/db.js'
 import {
   auditRows,
@@ -227,13 +228,9 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
       t.same(ids(await mySessions(caller)), [caller.sid], 'the list no longer shows it')
       t.equal((await refresh(caller.refreshToken)).status, 200, 'the calling session is untouched')
 
-      const rows = await revokedRows(tenant.id)
-      t.equal(rows.length, 1)
-      t.match(rows[0], {
+      matchOne(t, await revokedRows(tenant.id), {
         success: true,
-        actor_type: 'user',
-        actor_id: user.id,
-        user_id: user.id,
+        ...bySelf(user.id),
         error_message: null,
         metadata: { sessionsRevoked: 1 },
       })
@@ -297,9 +294,7 @@ t.test('revokeMySession: DELETE /me/sessions/:sessionId', async (t) => {
         t.match(row, {
           success: false,
           error_message: 'SESSION_NOT_FOUND',
-          actor_type: 'user',
-          actor_id: user.id,
-          user_id: user.id,
+          ...bySelf(user.id),
         })
         t.notOk('sessionsRevoked' in row.metadata, 'nothing was revoked')
       }
@@ -415,9 +410,7 @@ t.test('revokeMyOtherSessions: POST /me/sessions/revoke-others', async (t) => {
       t.match(await revokedRows(tenant.id), [
         {
           success: true,
-          actor_type: 'user',
-          actor_id: user.id,
-          user_id: user.id,
+          ...bySelf(user.id),
           error_message: null,
           metadata: { sessionsRevoked: 2 },
         },
@@ -639,8 +632,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       t.match(await revokedRows(tenant.id), [
         {
           success: true,
-          actor_type: 'user',
-          actor_id: admin.id,
+          ...byUser(admin.id),
           user_id: target.id,
           error_message: null,
           metadata: { sessionsRevoked: 2 },
@@ -664,8 +656,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
       t.match(await revokedRows(tenant.id), [
         {
           success: true,
-          actor_type: 'client_key',
-          actor_id: key.id,
+          ...byKey(key.id),
           user_id: target.id,
           metadata: { sessionsRevoked: 1 },
         },
@@ -696,15 +687,13 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
         {
           success: false,
           error_message: 'ROLE_HIERARCHY_VIOLATION',
-          actor_type: 'user',
-          actor_id: admin.id,
+          ...byUser(admin.id),
           user_id: peer.id,
         },
         {
           success: false,
           error_message: 'ROLE_HIERARCHY_VIOLATION',
-          actor_type: 'user',
-          actor_id: deputy.id,
+          ...byUser(deputy.id),
           user_id: peer.id,
         },
       ])
@@ -730,8 +719,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
         {
           success: false,
           error_message: 'ROLE_HIERARCHY_VIOLATION',
-          actor_type: 'client_key',
-          actor_id: key.id,
+          ...byKey(key.id),
           user_id: target.id,
         },
       ])
@@ -759,8 +747,7 @@ t.test('revokeUserSessions: DELETE /users/:userId/sessions', async (t) => {
         t.match(row, {
           success: false,
           error_message: 'USER_NOT_FOUND',
-          actor_type: 'user',
-          actor_id: admin.id,
+          ...byUser(admin.id),
           user_id: null,
         })
       }

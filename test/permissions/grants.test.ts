@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { byUser } from '../helpers/audit.js'
 import {
   auditRows,
   createTenant,
@@ -57,8 +58,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     t.match(rows[0], {
       success: true,
       error_message: null,
-      actor_type: 'user',
-      actor_id: admin.id,
+      ...byUser(admin.id),
       metadata: { permission: 'users:read' },
     })
   })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { byUser, matchOne } from '../helpers/audit.js'
 import {
   auditRows,
   createTenant,
@@ -45,13 +46,10 @@ t.test('assignRole: POST /roles/assign', async (t) => {
     })
     t.same(byName.data, { userId: v.id, roles: ['editor'] })
     for (const id of [u.id, v.id]) {
-      const rows = await rowsFor(tenant.id, 'ROLE_ASSIGN', id)
-      t.equal(rows.length, 1)
-      t.match(rows[0], {
+      matchOne(t, await rowsFor(tenant.id, 'ROLE_ASSIGN', id), {
         success: true,
         error_message: null,
-        actor_type: 'user',
-        actor_id: admin.id,
+        ...byUser(admin.id),
         metadata: { role: 'editor' },
       })
     }

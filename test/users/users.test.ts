@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { byUser } from '../helpers/audit.js'
 import {
   auditRows,
   createTenant,
@@ -459,7 +460,7 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
       const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id)
       t.equal(rows.length, 1)
-      t.match(rows[0], { success: true, actor_type: 'user', actor_id: admin.id, error_message: null })
+      t.match(rows[0], { success: true, ...byUser(admin.id), error_message: null })
       t.equal((await call(app, 'getUser', admin.cred, { params: { userId: u.id } })).code, 'USER_NOT_FOUND')
     },
   )
