@@ -53,6 +53,15 @@ const sessionsOf = (user: UserFx) =>
     .where('user_id', '=', user.id)
     .execute()
 
+/** A fresh tenant's user logged in twice (the calling session and another), and its hash before the call. */
+const userWithTwoSessions = async () => {
+  const tenant = await createTenant(app)
+  const user = await createUser(app, tenant, { roles: ['user'] })
+  const mine = await loginTokens(app, user)
+  const other = await loginTokens(app, user)
+  return { tenant, user, mine, other, before: await hashOf(user) }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // changeMyPassword
 // ---------------------------------------------------------------------------------------------------
@@ -145,11 +154,7 @@ t.test('changeMyPassword: 200 with no other session revokes none (sessionsRevoke
 t.test(
   'changeMyPassword: 400 PASSWORD_POLICY_VIOLATION lists the failed rules (minLength, rejectCommon, sameAsCurrent); nothing changes',
   async (t) => {
-    const tenant = await createTenant(app)
-    const user = await createUser(app, tenant, { roles: ['user'] })
-    const mine = await loginTokens(app, user)
-    const other = await loginTokens(app, user)
-    const before = await hashOf(user)
+    const { tenant, user, mine, other, before } = await userWithTwoSessions()
 
     const cases: [string, string[]][] = [
       ['Xq7-zz', ['minLength']],
@@ -218,11 +223,7 @@ t.test('changeMyPassword: 400 VALIDATION_ERROR for a missing field or an unknown
 t.test(
   'changeMyPassword: 401 INVALID_CREDENTIALS for a wrong current password; the hash unchanged, a failure row',
   async (t) => {
-    const tenant = await createTenant(app)
-    const user = await createUser(app, tenant, { roles: ['user'] })
-    const mine = await loginTokens(app, user)
-    const other = await loginTokens(app, user)
-    const before = await hashOf(user)
+    const { tenant, user, mine, other, before } = await userWithTwoSessions()
 
     const res = await changePassword(mine.accessToken, { currentPassword: WRONG, newPassword: NEW_PASSWORD })
     t.equal(res.status, 401)
@@ -538,32 +539,20 @@ t.test(
 
     const rows = await auditRows(app, tenant.id, 'PASSWORD_RESET')
     t.equal(rows.length, attempts.length + 1)
-    t.match(rows.slice(0, attempts.length), [
-      {
+    t.match(
+      rows.slice(0, attempts.length),
+      [
+        [admin.id, peer.id],
+        [admin.id, peer.id],
+        [manager.id, peer.id],
+        [manager.id, otherManager.id],
+      ].map(([actor_id, user_id]) => ({
         success: false,
         error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: admin.id,
-        user_id: peer.id,
-      },
-      {
-        success: false,
-        error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: admin.id,
-        user_id: peer.id,
-      },
-      {
-        success: false,
-        error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: manager.id,
-        user_id: peer.id,
-      },
-      {
-        success: false,
-        error_message: 'ROLE_HIERARCHY_VIOLATION',
-        actor_id: manager.id,
-        user_id: otherManager.id,
-      },
-    ])
+        actor_id,
+        user_id,
+      })),
+    )
     t.match(rows[attempts.length], { success: true, actor_type: 'user', user_id: plain.id })
   },
 )
