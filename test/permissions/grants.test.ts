@@ -13,7 +13,7 @@ import {
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, unchecked, type BodyOf } from '../helpers/call.js'
+import { call, unchecked, type As, type BodyOf } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -22,6 +22,14 @@ const rowsFor = async (
   action: 'PERMISSION_GRANT' | 'PERMISSION_REVOKE',
   userId: string | null,
 ) => (await auditRows(app, tenantId, action)).filter((r) => r.user_id === userId)
+
+/** grantPermission of one permission to one user. */
+const grant = (as: As, userId: string, permission: string) =>
+  call(app, 'grantPermission', as, { body: { userId, permission } })
+
+/** revokePermission of one permission from one user. */
+const revoke = (as: As, userId: string, permission: string) =>
+  call(app, 'revokePermission', as, { body: { userId, permission } })
 
 t.test('grantPermission: POST /permissions/grant', async (t) => {
   const tenant = await createTenant(app)
@@ -33,12 +41,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
 
   t.test('200: the user’s permissions after the change; a PERMISSION_GRANT success row', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const res = await call(app, 'grantPermission', admin.cred, {
-      body: {
-        userId: u.id,
-        permission: 'users:read',
-      },
-    })
+    const res = await grant(admin.cred, u.id, 'users:read')
     t.equal(res.status, 200)
     t.same(res.data, {
       userId: u.id,
@@ -46,12 +49,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
       fromRoles: [{ role: 'user', permissions: [] }],
       effective: ['users:read'],
     })
-    const again = await call(app, 'grantPermission', admin.cred, {
-      body: {
-        userId: u.id,
-        permission: 'users:read',
-      },
-    })
+    const again = await grant(admin.cred, u.id, 'users:read')
     t.same(again.data.direct, ['users:read'], 'granting it twice keeps one grant')
     const rows = await rowsFor(tenant.id, 'PERMISSION_GRANT', u.id)
     t.equal(rows.length, 2)
@@ -65,12 +63,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
 
   t.test('200: a wildcard of a resource that has permissions', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, 'grantPermission', admin.cred, {
-      body: {
-        userId: u.id,
-        permission: 'users:*',
-      },
-    })
+    const res = await grant(admin.cred, u.id, 'users:*')
     t.equal(res.status, 200)
     t.same(res.data.effective, ['users:*'])
   })
@@ -95,20 +88,12 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
   t.test('403 FORBIDDEN without permissions:grant', async (t) => {
     const u = await createUser(app, tenant)
     const key = await keyCred(app, tenant, ['permissions:revoke', 'users:read'])
-    t.equal(
-      (await call(app, 'grantPermission', key, { body: { userId: u.id, permission: 'users:read' } })).code,
-      'FORBIDDEN',
-    )
+    t.equal((await grant(key, u.id, 'users:read')).code, 'FORBIDDEN')
   })
 
   t.test('403 FORBIDDEN for admin:* outside the platform tenant, with a failure row', async (t) => {
     const u = await createUser(app, tenant)
-    const res = await call(app, 'grantPermission', admin.cred, {
-      body: {
-        userId: u.id,
-        permission: 'admin:*',
-      },
-    })
+    const res = await grant(admin.cred, u.id, 'admin:*')
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', u.id), [
@@ -149,21 +134,11 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     await insertRole(app, tenant, 'granter', 20, ['permissions:grant', 'users:read'])
     const granter = await userWithToken(app, tenant, { roles: ['granter'] })
     const low = await createUser(app, tenant, { roles: ['user'] })
-    const lacks = await call(app, 'grantPermission', granter.cred, {
-      body: {
-        userId: low.id,
-        permission: 'users:delete',
-      },
-    })
+    const lacks = await grant(granter.cred, low.id, 'users:delete')
     t.equal(lacks.status, 403)
     t.equal(lacks.code, 'ROLE_HIERARCHY_VIOLATION')
     const peer = await createUser(app, tenant, { roles: ['granter'] })
-    const toPeer = await call(app, 'grantPermission', granter.cred, {
-      body: {
-        userId: peer.id,
-        permission: 'users:read',
-      },
-    })
+    const toPeer = await grant(granter.cred, peer.id, 'users:read')
     t.equal(toPeer.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', low.id), [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION' },
@@ -171,49 +146,22 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', peer.id), [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION' },
     ])
-    const ok = await call(app, 'grantPermission', granter.cred, {
-      body: {
-        userId: low.id,
-        permission: 'users:read',
-      },
-    })
+    const ok = await grant(granter.cred, low.id, 'users:read')
     t.equal(ok.status, 200)
   })
 
   t.test('hierarchy: a Client Key only on users whose permissions lie within its scopes', async (t) => {
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read', 'users:update'])
     const beyond = await createUser(app, tenant, { permissions: ['roles:read'] })
-    const res = await call(app, 'grantPermission', key, {
-      body: {
-        userId: beyond.id,
-        permission: 'users:read',
-      },
-    })
+    const res = await grant(key, beyond.id, 'users:read')
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_GRANT', beyond.id), [
       { success: false, actor_type: 'client_key' },
     ])
     const within = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
+    t.equal((await grant(key, within.id, 'users:update')).status, 200)
     t.equal(
-      (
-        await call(app, 'grantPermission', key, {
-          body: {
-            userId: within.id,
-            permission: 'users:update',
-          },
-        })
-      ).status,
-      200,
-    )
-    t.equal(
-      (
-        await call(app, 'grantPermission', key, {
-          body: {
-            userId: within.id,
-            permission: 'users:delete',
-          },
-        })
-      ).code,
+      (await grant(key, within.id, 'users:delete')).code,
       'ROLE_HIERARCHY_VIOLATION',
       'nor beyond its scopes',
     )
@@ -223,12 +171,7 @@ t.test('grantPermission: POST /permissions/grant', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'] })
-    const res = await call(app, 'grantPermission', root.cred, {
-      body: {
-        userId: peer.id,
-        permission: 'admin:*',
-      },
-    })
+    const res = await grant(root.cred, peer.id, 'admin:*')
     t.equal(res.status, 200)
     t.same(res.data.direct, ['admin:*'])
   })
@@ -248,12 +191,7 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
         roles: ['reader'],
         permissions: ['users:read', 'roles:read'],
       })
-      const res = await call(app, 'revokePermission', admin.cred, {
-        body: {
-          userId: u.id,
-          permission: 'users:read',
-        },
-      })
+      const res = await revoke(admin.cred, u.id, 'users:read')
       t.equal(res.status, 200)
       t.same(res.data, {
         userId: u.id,
@@ -261,12 +199,7 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
         fromRoles: [{ role: 'reader', permissions: ['users:read'] }],
         effective: ['roles:read', 'users:read'],
       })
-      const noop = await call(app, 'revokePermission', admin.cred, {
-        body: {
-          userId: u.id,
-          permission: 'users:read',
-        },
-      })
+      const noop = await revoke(admin.cred, u.id, 'users:read')
       t.equal(noop.status, 200, 'revoking a grant it lacks is a no-op')
       t.match(await rowsFor(tenant.id, 'PERMISSION_REVOKE', u.id), [
         { success: true, metadata: { permission: 'users:read' }, actor_id: admin.id },
@@ -286,10 +219,7 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
   t.test('403 FORBIDDEN without permissions:revoke', async (t) => {
     const u = await createUser(app, tenant, { permissions: ['users:read'] })
     const key = await keyCred(app, tenant, ['permissions:grant', 'users:read'])
-    t.equal(
-      (await call(app, 'revokePermission', key, { body: { userId: u.id, permission: 'users:read' } })).code,
-      'FORBIDDEN',
-    )
+    t.equal((await revoke(key, u.id, 'users:read')).code, 'FORBIDDEN')
   })
 
   t.test(
@@ -323,36 +253,16 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
 
   t.test('hierarchy: 403 revoking from a peer (failure row); a key beyond its scopes', async (t) => {
     const peer = await createUser(app, tenant, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, 'revokePermission', admin.cred, {
-      body: {
-        userId: peer.id,
-        permission: 'users:read',
-      },
-    })
+    const res = await revoke(admin.cred, peer.id, 'users:read')
     t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
     t.match(await rowsFor(tenant.id, 'PERMISSION_REVOKE', peer.id), [
       { success: false, error_message: 'ROLE_HIERARCHY_VIOLATION' },
     ])
     const key = await keyCred(app, tenant, ['permissions:revoke', 'users:read'])
     const beyond = await createUser(app, tenant, { permissions: ['users:read', 'roles:read'] })
-    t.equal(
-      (
-        await call(app, 'revokePermission', key, {
-          body: {
-            userId: beyond.id,
-            permission: 'users:read',
-          },
-        })
-      ).code,
-      'ROLE_HIERARCHY_VIOLATION',
-    )
+    t.equal((await revoke(key, beyond.id, 'users:read')).code, 'ROLE_HIERARCHY_VIOLATION')
     const within = await createUser(app, tenant, { permissions: ['users:read'] })
-    const ok = await call(app, 'revokePermission', key, {
-      body: {
-        userId: within.id,
-        permission: 'users:read',
-      },
-    })
+    const ok = await revoke(key, within.id, 'users:read')
     t.same(ok.data.direct, [])
   })
 
@@ -360,12 +270,7 @@ t.test('revokePermission: POST /permissions/revoke', async (t) => {
     const platform = await platformTenant(app)
     const root = await userWithToken(app, platform, { roles: ['admin'] })
     const peer = await createUser(app, platform, { roles: ['admin'], permissions: ['users:read'] })
-    const res = await call(app, 'revokePermission', root.cred, {
-      body: {
-        userId: peer.id,
-        permission: 'users:read',
-      },
-    })
+    const res = await revoke(root.cred, peer.id, 'users:read')
     t.equal(res.status, 200)
     t.same(res.data.direct, [])
   })
@@ -425,12 +330,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
   const foreignUser = await createUser(app, other)
   await insertRole(app, tenant, 'reader', 1, ['users:read'])
   const reader = await userWithToken(app, tenant, { roles: ['reader'] })
-  await call(app, 'grantPermission', admin.cred, {
-    body: {
-      userId: reader.id,
-      permission: 'roles:*',
-    },
-  })
+  await grant(admin.cred, reader.id, 'roles:*')
 
   t.test('200: single form, for oneself; exact, r:* and a permission not held', async (t) => {
     for (const [permission, allowed] of [
@@ -447,10 +347,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
 
   t.test('200: list form, all and any, with per-permission results', async (t) => {
     const all = await call(app, 'checkPermission', reader.cred, {
-      body: {
-        permissions: ['users:read', 'users:delete'],
-        mode: 'all',
-      },
+      body: { permissions: ['users:read', 'users:delete'], mode: 'all' },
     })
     t.same(all.data, {
       allowed: false,
@@ -460,41 +357,25 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       results: { 'users:read': true, 'users:delete': false },
     })
     const any = await call(app, 'checkPermission', reader.cred, {
-      body: {
-        permissions: ['users:read', 'users:delete'],
-        mode: 'any',
-      },
+      body: { permissions: ['users:read', 'users:delete'], mode: 'any' },
     })
     t.equal(any.data.allowed, true)
     const allHeld = await call(app, 'checkPermission', reader.cred, {
-      body: {
-        permissions: ['users:read', 'roles:read'],
-        mode: 'all',
-      },
+      body: { permissions: ['users:read', 'roles:read'], mode: 'all' },
     })
     t.equal(allHeld.data.allowed, true)
   })
 
   t.test('200: another user with permissions:read; admin holds everything of its tenant', async (t) => {
     const res = await call(app, 'checkPermission', admin.cred, {
-      body: {
-        permission: 'users:delete',
-        userId: reader.id,
-      },
+      body: { permission: 'users:delete', userId: reader.id },
     })
     t.same(res.data, { allowed: false, userId: reader.id, permission: 'users:delete' })
     const self = await call(app, 'checkPermission', admin.cred, {
-      body: {
-        permissions: ['roles:create', 'tenants:read'],
-        mode: 'all',
-      },
+      body: { permissions: ['roles:create', 'tenants:read'], mode: 'all' },
     })
     t.equal(self.data.allowed, true)
-    const never = await call(app, 'checkPermission', admin.cred, {
-      body: {
-        permission: 'tenants:delete',
-      },
-    })
+    const never = await call(app, 'checkPermission', admin.cred, { body: { permission: 'tenants:delete' } })
     t.equal(never.data.allowed, false, 'a tenant admin never holds tenants:delete')
   })
 
@@ -506,10 +387,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       t.same(own.data, { allowed: true, userId: null, permission: 'users:delete' })
       const reading = await keyCred(app, tenant, ['permissions:read'])
       const other = await call(app, 'checkPermission', reading, {
-        body: {
-          permission: 'users:read',
-          userId: reader.id,
-        },
+        body: { permission: 'users:read', userId: reader.id },
       })
       t.same(other.data, { allowed: true, userId: reader.id, permission: 'users:read' })
     },
@@ -543,30 +421,18 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
 
   t.test('403 FORBIDDEN checking another user without permissions:read (user or key)', async (t) => {
     const res = await call(app, 'checkPermission', reader.cred, {
-      body: {
-        permission: 'users:read',
-        userId: admin.id,
-      },
+      body: { permission: 'users:read', userId: admin.id },
     })
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
     const key = await keyCred(app, tenant, ['users:read'])
     t.equal(
-      (
-        await call(app, 'checkPermission', key, {
-          body: {
-            permission: 'users:read',
-            userId: admin.id,
-          },
-        })
-      ).code,
+      (await call(app, 'checkPermission', key, { body: { permission: 'users:read', userId: admin.id } }))
+        .code,
       'FORBIDDEN',
     )
     const self = await call(app, 'checkPermission', reader.cred, {
-      body: {
-        permission: 'users:read',
-        userId: reader.id,
-      },
+      body: { permission: 'users:read', userId: reader.id },
     })
     t.equal(self.status, 200, 'naming oneself needs nothing')
   })
@@ -577,10 +443,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       t.equal(
         (
           await call(app, 'checkPermission', admin.cred, {
-            body: {
-              permission: 'users:read',
-              userId: UNKNOWN_ID,
-            },
+            body: { permission: 'users:read', userId: UNKNOWN_ID },
           })
         ).code,
         'USER_NOT_FOUND',
@@ -588,10 +451,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       t.equal(
         (
           await call(app, 'checkPermission', admin.cred, {
-            body: {
-              permission: 'users:read',
-              userId: foreignUser.id,
-            },
+            body: { permission: 'users:read', userId: foreignUser.id },
           })
         ).code,
         'USER_NOT_FOUND',
@@ -603,10 +463,7 @@ t.test('checkPermission: POST /permissions/check', async (t) => {
       t.equal(
         (
           await call(app, 'checkPermission', admin.cred, {
-            body: {
-              permissions: ['users:read', 'ghosts:*'],
-              mode: 'any',
-            },
+            body: { permissions: ['users:read', 'ghosts:*'], mode: 'any' },
           })
         ).code,
         'PERMISSION_NOT_FOUND',
@@ -632,21 +489,13 @@ t.test(
     const before = await call(app, 'checkPermission', old, { body: { permission: 'users:read' } })
     t.equal(before.data.allowed, false)
 
-    const grant = await call(app, 'grantPermission', admin.cred, {
-      body: {
-        userId: user.id,
-        permission: 'users:read',
-      },
-    })
-    t.equal(grant.status, 200)
+    const granted = await grant(admin.cred, user.id, 'users:read')
+    t.equal(granted.status, 200)
 
     const after = await call(app, 'checkPermission', old, { body: { permission: 'users:read' } })
     t.equal(after.data.allowed, true, 'check reads the database: allowed at once, with the old token')
     const viaAdmin = await call(app, 'checkPermission', admin.cred, {
-      body: {
-        permission: 'users:read',
-        userId: user.id,
-      },
+      body: { permission: 'users:read', userId: user.id },
     })
     t.equal(viaAdmin.data.allowed, true)
     const me = await call(app, 'getMe', old)
@@ -668,13 +517,8 @@ t.test(
     t.ok(newClaims.data.claims.permissions.includes('users:read'), 'a newly issued token carries the grant')
     t.equal((await call(app, 'listUsers', fresh)).status, 200)
 
-    const revoke = await call(app, 'revokePermission', admin.cred, {
-      body: {
-        userId: user.id,
-        permission: 'users:read',
-      },
-    })
-    t.equal(revoke.status, 200)
+    const revoked = await revoke(admin.cred, user.id, 'users:read')
+    t.equal(revoked.status, 200)
     t.equal(
       (await call(app, 'checkPermission', fresh, { body: { permission: 'users:read' } })).data.allowed,
       false,
