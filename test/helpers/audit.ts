@@ -4,9 +4,9 @@ import type { AuditAction } from '../../src/db/database.js'
 import { auditRows } from './fixtures.js'
 
 /** Asserts that `rows` holds exactly one row and that the row matches `expected` (tap's t.match). */
-export function matchOne(t: Test, rows: readonly object[], expected: object, msg?: string): void {
-  t.equal(rows.length, 1, msg)
-  t.match(rows[0], expected, msg)
+export function matchOne(t: Test, rows: readonly object[], expected: object): void {
+  t.equal(rows.length, 1)
+  t.match(rows[0], expected)
 }
 
 /** Asserts that the tenant holds exactly one audit row of the action and that it matches `expected`. */

@@ -5,14 +5,12 @@ import {
   auditRows,
   createTenant,
   createUser,
-  freshIp,
   keyCred,
-  PASSWORD,
   platformTenant,
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, unchecked } from '../helpers/call.js'
+import { call, loginAs, unchecked } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -313,13 +311,8 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
     'status other than ACTIVE revokes the user’s sessions: its refresh token stops working',
     async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
-      const login = await app.inject({
-        method: 'POST',
-        url: '/api/v1/login',
-        remoteAddress: freshIp(),
-        payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
-      })
-      t.equal(login.statusCode, 200)
+      const login = await loginAs(app, u)
+      t.equal(login.status, 200)
       const res = await call(app, 'updateUser', admin.cred, {
         params: { userId: u.id },
         body: { status: 'SUSPENDED' },
@@ -334,11 +327,7 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         .execute()
       t.equal(sessions.length, 1)
       t.ok(sessions[0]?.revoked_at)
-      const refresh = await call(app, 'refresh', null, {
-        body: {
-          refreshToken: login.json().data.refreshToken,
-        },
-      })
+      const refresh = await call(app, 'refresh', null, { body: { refreshToken: login.data.refreshToken } })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
       const back = await call(app, 'updateUser', admin.cred, {
         params: { userId: u.id },
@@ -430,13 +419,8 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
     '200 {id, deleted}: the user, its sessions, roles and grants go; a USER_DELETE success row',
     async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'], permissions: ['users:read'] })
-      const login = await app.inject({
-        method: 'POST',
-        url: '/api/v1/login',
-        remoteAddress: freshIp(),
-        payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
-      })
-      t.equal(login.statusCode, 200)
+      const login = await loginAs(app, u)
+      t.equal(login.status, 200)
       const res = await call(app, 'deleteUser', admin.cred, { params: { userId: u.id } })
       t.equal(res.status, 200)
       t.same(res.data, { id: u.id, deleted: true })
@@ -452,11 +436,7 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
           .length,
         0,
       )
-      const refresh = await call(app, 'refresh', null, {
-        body: {
-          refreshToken: login.json().data.refreshToken,
-        },
-      })
+      const refresh = await call(app, 'refresh', null, { body: { refreshToken: login.data.refreshToken } })
       t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
       const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id)
       t.equal(rows.length, 1)
