@@ -207,13 +207,19 @@ t.test('createPermission: POST /permissions', async (t) => {
   )
 })
 
-t.test('updatePermission: PATCH /permissions/:id', async (t) => {
+/** A tenant with its admin, and another tenant's custom permission (secret:peek) it must not reach. */
+async function tenantBesideAForeignPermission() {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
   const foreign = (await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } }))
     .data
+  return { tenant, admin, otherAdmin, foreign }
+}
+
+t.test('updatePermission: PATCH /permissions/:id', async (t) => {
+  const { tenant, admin, foreign } = await tenantBesideAForeignPermission()
   const builtin = (await call(app, 'listPermissions', admin.cred, { query: { limit: 100 } })).data.items.find(
     (p: { name: string }) => p.name === 'users:read',
   )
@@ -298,36 +304,17 @@ t.test('updatePermission: PATCH /permissions/:id', async (t) => {
       t.equal(res.status, 409)
       t.equal(res.code, 'SYSTEM_RESOURCE_PROTECTED')
       const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'trains:run' } })).data
-      t.equal(
-        (
-          await call(app, 'updatePermission', admin.cred, {
-            params: { id: p.id },
-            body: { name: 'users:read' },
-          })
-        ).code,
-        'PERMISSION_ALREADY_EXISTS',
-      )
+      const renameTo = async (name: string) =>
+        (await call(app, 'updatePermission', admin.cred, { params: { id: p.id }, body: { name } })).code
+      t.equal(await renameTo('users:read'), 'PERMISSION_ALREADY_EXISTS')
       await call(app, 'createPermission', admin.cred, { body: { name: 'trains:stop' } })
-      t.equal(
-        (
-          await call(app, 'updatePermission', admin.cred, {
-            params: { id: p.id },
-            body: { name: 'trains:stop' },
-          })
-        ).code,
-        'PERMISSION_ALREADY_EXISTS',
-      )
+      t.equal(await renameTo('trains:stop'), 'PERMISSION_ALREADY_EXISTS')
     },
   )
 })
 
 t.test('deletePermission: DELETE /permissions/:id and the life of a wildcard', async (t) => {
-  const tenant = await createTenant(app)
-  const other = await createTenant(app)
-  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-  const otherAdmin = await userWithToken(app, other, { roles: ['admin'] })
-  const foreign = (await call(app, 'createPermission', otherAdmin.cred, { body: { name: 'secret:peek' } }))
-    .data
+  const { tenant, admin, otherAdmin, foreign } = await tenantBesideAForeignPermission()
 
   t.test('200 {id, deleted}: removed from roles and direct grants', async (t) => {
     const p = (await call(app, 'createPermission', admin.cred, { body: { name: 'ink:spill' } })).data
