@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createKey, createTenant, createUser, KEY_SHAPE, tokenFor } from '../helpers/fixtures.js'
-import { call, unchecked, type BodyOf } from '../helpers/call.js'
+import { call, newClientKey, unchecked } from '../helpers/call.js'
 
 // One app for the whole file: building one costs seconds; every test makes its own tenants.
 const app = await buildTestApp(t)
@@ -10,11 +10,6 @@ async function tenantWithAdmin() {
   const tenant = await createTenant(app)
   const admin = await createUser(app, tenant, { roles: ['admin'] })
   return { tenant, admin, jwt: await tokenFor(app, admin) }
-}
-
-/** The data of a Client Key created through createClientKey by the holder of `jwt`. */
-async function newKey(jwt: string, body: BodyOf<'createClientKey'>) {
-  return (await call(app, 'createClientKey', { token: jwt }, { body })).body.data
 }
 
 t.test('createClientKey: POST /client-keys', async (t) => {
@@ -169,7 +164,7 @@ t.test('createClientKey: POST /client-keys with tenantId', async (t) => {
 t.test('getClientKey: GET /client-keys/:id', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
-  const created = await newKey(a.jwt, { name: 'k', scopes: ['users:read'] })
+  const created = await newClientKey(app, { token: a.jwt }, { name: 'k', scopes: ['users:read'] })
 
   t.test('200 without the value', async (t) => {
     const r = await call(app, 'getClientKey', { token: a.jwt }, { params: { id: created.id } })
@@ -206,7 +201,7 @@ t.test('listTenantClientKeys: GET /client-keys/tenant', async (t) => {
   const b = await tenantWithAdmin()
   const ids: string[] = []
   for (const name of ['one', 'two', 'three']) {
-    ids.push((await newKey(a.jwt, { name, scopes: ['users:read'] })).id)
+    ids.push((await newClientKey(app, { token: a.jwt }, { name, scopes: ['users:read'] })).id)
   }
   await createKey(app, b.tenant, ['users:read'])
   await call(app, 'revokeClientKey', { token: a.jwt }, { params: { id: ids[0]! } })
@@ -314,12 +309,16 @@ t.test('listClientKeys: GET /client-keys (every tenant)', async (t) => {
 t.test('updateClientKey: PATCH /client-keys/:id', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
-  const k = await newKey(a.jwt, {
-    name: 'k',
-    scopes: ['users:read'],
-    ipAllowlist: ['10.0.0.0/8'],
-    originAllowlist: ['https://a.test'],
-  })
+  const k = await newClientKey(
+    app,
+    { token: a.jwt },
+    {
+      name: 'k',
+      scopes: ['users:read'],
+      ipAllowlist: ['10.0.0.0/8'],
+      originAllowlist: ['https://a.test'],
+    },
+  )
 
   t.test('200: name, scopes, allowlists and expiry change; lists are replaced', async (t) => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
@@ -385,7 +384,7 @@ t.test('updateClientKey: PATCH /client-keys/:id', async (t) => {
 t.test('revokeClientKey: POST /client-keys/:id/revoke', async (t) => {
   const a = await tenantWithAdmin()
   const b = await tenantWithAdmin()
-  const k = await newKey(a.jwt, { name: 'k', scopes: ['client-keys:read'] })
+  const k = await newClientKey(app, { token: a.jwt }, { name: 'k', scopes: ['client-keys:read'] })
   t.equal((await call(app, 'listTenantClientKeys', { key: k.key })).status, 200, 'works before')
 
   t.test("404 CLIENT_KEY_NOT_FOUND for another tenant's key", async (t) => {

@@ -231,6 +231,11 @@ export function detailPaths(res: AnyRes): string[] {
   return Array.isArray(details) ? details.map((d: { path: string }) => d.path) : []
 }
 
+/** createClientKey through the API as `as`; the created key's data, its value in `key`. */
+export async function newClientKey(app: FastifyInstance, as: As, body: BodyOf<'createClientKey'>) {
+  return (await call(app, 'createClientKey', as, { body })).body.data
+}
+
 /**
  * The `mfaToken` a login stopped at the second factor carries in `details` (401 OTP_REQUIRED or
  * OTP_ENROLLMENT_REQUIRED); throws when the response has none.
