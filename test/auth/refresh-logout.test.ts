@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp } from '../helpers/fixtures.js'
-import { loginTokens } from '../helpers/call.js'
+import { createTenant, createUser } from '../helpers/fixtures.js'
+import { loginTokens, logoutWith } from '../helpers/call.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sql } from 'kysely'
 import { sha256Hex } from '../../src/lib/tokens.js'
@@ -166,14 +166,7 @@ t.test('logout: POST /logout', async (t) => {
     t.ok(rows[0]?.error_message)
   })
 
-  const logout = (accessToken: string, refreshToken: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/api/v1/logout',
-      remoteAddress: freshIp(),
-      headers: { authorization: `Bearer ${accessToken}` },
-      payload: { refreshToken },
-    })
+  const logout = (accessToken: string, refreshToken: string) => logoutWith(app, accessToken, refreshToken)
   const sessionOf = (refreshToken: string) =>
     app.ctx.dbs
       .forTenant(tenant.id)
@@ -187,8 +180,8 @@ t.test('logout: POST /logout', async (t) => {
     const s = await loginTokens(app, user)
     const rotated = (await refresh(app, s.refreshToken)).json().data
     const res = await logout(s.accessToken, s.refreshToken)
-    t.equal(res.statusCode, 200)
-    t.same(res.json().data, { revoked: true })
+    t.equal(res.status, 200)
+    t.same(res.data, { revoked: true })
     const next = await refresh(app, rotated.refreshToken)
     t.equal(next.statusCode, 401, 'the successor no longer refreshes')
     t.equal(next.json().code, 'INVALID_REFRESH_TOKEN')
@@ -210,14 +203,14 @@ t.test('logout: POST /logout', async (t) => {
     const second = (await refresh(app, s.refreshToken)).json().data
     const third = (await refresh(app, second.refreshToken)).json().data
     clock.advance(11_000)
-    t.same((await logout(third.accessToken, s.refreshToken)).json().data, { revoked: true })
+    t.same((await logout(third.accessToken, s.refreshToken)).data, { revoked: true })
     t.equal((await refresh(app, third.refreshToken)).statusCode, 401)
   })
 
   t.test('200 revoked=false when the session was already ended; nothing changes', async (t) => {
     const s = await loginTokens(app, user)
-    t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: true })
-    t.same((await logout(s.accessToken, s.refreshToken)).json().data, { revoked: false })
+    t.same((await logout(s.accessToken, s.refreshToken)).data, { revoked: true })
+    t.same((await logout(s.accessToken, s.refreshToken)).data, { revoked: false })
   })
 
   t.test("200 revoked=false for another user's rotated token; their session keeps working", async (t) => {
@@ -225,7 +218,7 @@ t.test('logout: POST /logout', async (t) => {
     const theirs = await loginTokens(app, other)
     const theirNext = (await refresh(app, theirs.refreshToken)).json().data
     const res = await logout(mine.accessToken, theirs.refreshToken)
-    t.same(res.json().data, { revoked: false })
+    t.same(res.data, { revoked: false })
     t.equal((await sessionOf(theirs.refreshToken)).revoked_at, null, 'their session row is untouched')
     t.equal((await refresh(app, theirNext.refreshToken)).statusCode, 200, 'their successor still refreshes')
   })
@@ -235,7 +228,7 @@ t.test('logout: POST /logout', async (t) => {
     const stranger = await createUser(app, otherTenant)
     const theirs = await loginTokens(app, stranger)
     const mine = await loginTokens(app, user)
-    t.same((await logout(mine.accessToken, theirs.refreshToken)).json().data, { revoked: false })
+    t.same((await logout(mine.accessToken, theirs.refreshToken)).data, { revoked: false })
     t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200)
   })
 

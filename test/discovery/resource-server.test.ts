@@ -8,6 +8,7 @@ import {
   call,
   dataOf,
   freePort,
+  httpLogin,
   startService,
   stopService,
   waitReady,
@@ -105,20 +106,7 @@ t.test('getJwks: a resource server needs no code of ours (jose only, over HTTP)'
   })
   await waitReady({ ...service, base }, 60_000)
 
-  // Each login from an address of its own (the service believes X-Forwarded-For from loopback): the
-  // per-IP login budget is 5 a minute.
-  let address = 10
-  const login = async (tenantCode: string, email: string) =>
-    dataOf<{ accessToken: string }>(
-      await call(
-        base,
-        'POST',
-        '/api/v1/login',
-        { tenantCode, identifier: email, password: PASSWORD },
-        { 'x-forwarded-for': `198.51.100.${address++}` },
-      ),
-      `login ${email}`,
-    ).accessToken
+  const login = httpLogin(base, PASSWORD)
 
   /** A tenant made through the API: created with the platform key, switched to `alg` by its admin. */
   async function asymmetricTenant(alg: 'EdDSA' | 'ES256') {

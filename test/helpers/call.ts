@@ -231,6 +231,15 @@ export function detailPaths(res: AnyRes): string[] {
   return Array.isArray(details) ? details.map((d: { path: string }) => d.path) : []
 }
 
+/** logout of the session `refreshToken` belongs to, `accessToken` the bearer, from a fresh address. */
+export function logoutWith(
+  app: FastifyInstance,
+  accessToken: string,
+  refreshToken: string,
+): Promise<Res<'logout'>> {
+  return call(app, 'logout', { token: accessToken }, { body: { refreshToken } })
+}
+
 /** createClientKey through the API as `as`; the created key's data, its value in `key`. */
 export async function newClientKey(app: FastifyInstance, as: As, body: BodyOf<'createClientKey'>) {
   return (await call(app, 'createClientKey', as, { body })).body.data

@@ -131,3 +131,25 @@ export async function call(
   })
   return { status: res.status, json: (await res.json()) as { success: boolean; code?: string } }
 }
+
+/**
+ * A login over HTTP with `password` that returns the access token; each call from an address of its own
+ * (the service believes X-Forwarded-For from loopback), the per-IP login budget being 5 a minute.
+ */
+export function httpLogin(
+  base: string,
+  password: string,
+): (tenantCode: string, email: string) => Promise<string> {
+  let address = 10
+  return async (tenantCode, email) =>
+    dataOf<{ accessToken: string }>(
+      await call(
+        base,
+        'POST',
+        '/api/v1/login',
+        { tenantCode, identifier: email, password },
+        { 'x-forwarded-for': `198.51.100.${address++}` },
+      ),
+      `login ${email}`,
+    ).accessToken
+}

@@ -2,13 +2,13 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import {
   SecondFactorRequired,
-  TesseraError,
   createTesseraClient,
   type TesseraClientOptions,
   type Tokens,
 } from '../../clients/typescript/src/index.js'
 import { backends, createTestDatabaseUrl, defaultBackend, type Backend } from '../helpers/db.js'
 import { startService, stopService, waitReady } from '../helpers/service-process.js'
+import { rejection } from '../helpers/sdk.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // The SDK (@tessera/client) end to end: the service started as a separate process, as `npm start` runs
@@ -42,16 +42,6 @@ function recording(): { seen: Seen[]; fetch: (request: Request) => Promise<Respo
       return fetch(request)
     },
   }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TesseraError> {
-  try {
-    await promise
-  } catch (err) {
-    if (err instanceof TesseraError) return err
-    throw err
-  }
-  throw new Error('the call succeeded; a TesseraError was expected')
 }
 
 /** The SecondFactorRequired a login stopped at the second factor throws. */

@@ -1,20 +1,18 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import {
-  TesseraError,
-  createTokenVerifier,
-  type TokenVerifierOptions,
-} from '../../clients/typescript/src/index.js'
+import { createTokenVerifier, type TokenVerifierOptions } from '../../clients/typescript/src/index.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import {
   bearer,
   call,
   dataOf,
   freePort,
+  httpLogin,
   startService,
   stopService,
   waitReady,
 } from '../helpers/service-process.js'
+import { rejection } from '../helpers/sdk.js'
 
 // The SDK's createTokenVerifier (clients/typescript/src/verify.ts) against the service started as a separate
 // process: tokens of EdDSA and ES256 tenants verified offline from the tenant's discovery document and key
@@ -33,16 +31,6 @@ function recording(): { paths: string[]; fetch: (request: Request) => Promise<Re
       return fetch(request)
     },
   }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TesseraError> {
-  try {
-    await promise
-  } catch (err) {
-    if (err instanceof TesseraError) return err
-    throw err
-  }
-  throw new Error('the token verified; a TesseraError was expected')
 }
 
 const kidOf = (token: string) =>
@@ -67,19 +55,7 @@ t.test('getJwks: createTokenVerifier against the service over HTTP', async (t) =
   })
   await waitReady({ ...service, base: baseUrl }, 60_000)
 
-  // Each login from its own address (X-Forwarded-For is believed from loopback): 5 logins a minute per IP.
-  let address = 10
-  const login = async (tenantCode: string, email: string) =>
-    dataOf<{ accessToken: string }>(
-      await call(
-        baseUrl,
-        'POST',
-        '/api/v1/login',
-        { tenantCode, identifier: email, password: PASSWORD },
-        { 'x-forwarded-for': `198.51.100.${address++}` },
-      ),
-      `login ${email}`,
-    ).accessToken
+  const login = httpLogin(baseUrl, PASSWORD)
 
   /** A tenant with a user, through the API; switched to `alg` by its admin unless HS256. */
   async function tenantWith(alg: 'HS256' | 'EdDSA' | 'ES256') {
@@ -183,7 +159,7 @@ t.test('getJwks: createTokenVerifier against the service over HTTP', async (t) =
         ['empty', '', 'ERR_JWS_INVALID'],
       ]
       for (const [what, token, cause] of cases) {
-        const err = await rejection(verifier.verify(token))
+        const err = await rejection(verifier.verify(token), 'the token verified')
         t.equal(err.status, 401, `${what}: 401`)
         t.equal(err.code, 'UNAUTHORIZED', `${what}: UNAUTHORIZED`)
         t.equal(err.message, 'Invalid token')
@@ -203,7 +179,7 @@ t.test('getJwks: createTokenVerifier against the service over HTTP', async (t) =
 
   await t.test('getJwks: a token past its exp is 401 TOKEN_EXPIRED', async (t) => {
     const later = verifierOf(acme.code, { now: () => Date.now() + 3_600_000 })
-    const err = await rejection(later.verify(acme.token))
+    const err = await rejection(later.verify(acme.token), 'the token verified')
     t.equal(err.status, 401)
     t.equal(err.code, 'TOKEN_EXPIRED')
     t.equal(err.message, 'Token expired')
@@ -243,7 +219,7 @@ t.test('getJwks: createTokenVerifier against the service over HTTP', async (t) =
       const rec = recording()
       const verifier = verifierOf('nosuchtenant', { fetch: rec.fetch })
       for (let i = 0; i < 2; i++) {
-        const err = await rejection(verifier.verify(acme.token))
+        const err = await rejection(verifier.verify(acme.token), 'the token verified')
         t.equal(err.status, 404)
         t.equal(err.code, 'TENANT_NOT_FOUND', 'the discovery answer, not a verdict on the token')
         t.type(err.requestId, 'string')
