@@ -72,6 +72,9 @@ export const AUDIT_ACTIONS = [
   'OTP_ENABLED',
   'OTP_DISABLED',
   'OTP_RECOVERY_CODES_RENEWED',
+  'PASSWORD_RESET_REQUESTED',
+  'EMAIL_VERIFICATION_SENT',
+  'EMAIL_VERIFIED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

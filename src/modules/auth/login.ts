@@ -9,6 +9,7 @@ import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
 import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
 import { secondFactorAtLogin } from './login-otp.js'
+import { loginNeedsVerifiedEmail } from '../email/service.js'
 import {
   findRefreshToken,
   newRefreshTokenFor,
@@ -69,6 +70,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   }
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  if (loginNeedsVerifiedEmail(ctx, tenant, user))
+    throw await failed('EMAIL_NOT_VERIFIED', user.id, 'email not verified')
 
   // The second factor, asked for only now that the password has passed; no query for users who need none.
   const factor =

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import type { DatabaseRegistry } from '../../db/tenant-db.js'
 import { defaultAuthConfig } from '../tenants/auth-config.js'
+import { sweepEmailTables } from '../email/queries.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
@@ -168,6 +169,7 @@ async function sweepSessions(
     return Number(r.numAffectedRows ?? 0)
   }, batch)
   const r = await sql`delete from mfa_tokens where expires_at < ${now} ${only('tenant_id')}`.execute(conn)
+  await sweepEmailTables(conn, now)
   return { sessions: sessions + expired, refreshTokens, mfaTokens: Number(r.numAffectedRows ?? 0) }
 }
 

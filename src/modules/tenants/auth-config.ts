@@ -1,6 +1,7 @@
 import { defaultPasswordPolicy, type PasswordPolicy } from '../../lib/password-policy.js'
 
 import type { IdentifierKind } from '../../lib/identifiers.js'
+import { defaultEmailConfig, type EmailConfig } from '../email/config.js'
 export type { IdentifierKind }
 
 /** A tenant's resolved `auth_config` (`AuthConfig` in openapi/components/auth-config.yaml), every key set. */
@@ -19,6 +20,8 @@ export interface AuthConfig {
   mfa: { required: boolean }
   /** How access tokens are signed (`SigningAlgorithm`): HS256, or EdDSA/ES256 with published keys. */
   signingAlgorithm: 'HS256' | 'EdDSA' | 'ES256'
+  /** Email (`EmailConfig`): locale, token lifetimes, verification and links (src/modules/email). */
+  email: EmailConfig
 }
 
 /** Account throttling (`Lockout` in openapi/components/auth-config.yaml). */
@@ -44,6 +47,7 @@ export function defaultAuthConfig(): AuthConfig {
     lockout: { enabled: false, threshold: 10, windowSeconds: 900, baseSeconds: 60, maxSeconds: 3600 },
     mfa: { required: false },
     signingAlgorithm: 'HS256',
+    email: defaultEmailConfig(),
   }
 }
 
