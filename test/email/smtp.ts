@@ -22,7 +22,11 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onData(stream: SMTPServerDataStream, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
+    onData(
+      stream: SMTPServerDataStream,
+      _session: SMTPServerSession,
+      callback: (err?: Error | null) => void,
+    ) {
       simpleParser(stream)
         .then((mail) => {
           if (failing > 0) {
