@@ -65,3 +65,17 @@ export function tokenOf(mail: ParsedMail): string {
   if (!m?.[1]) throw new Error(`no token in: ${mail.text ?? ''}`)
   return m[1]
 }
+
+/** Runs `act`, waits for the outbox to drain, and returns the token of the one mail it sent. */
+export async function tokenFrom(
+  smtp: TestSmtp,
+  mailer: { idle(): Promise<void> },
+  act: () => Promise<unknown>,
+): Promise<string> {
+  await mailer.idle()
+  const before = smtp.messages.length
+  await act()
+  await mailer.idle()
+  if ((await smtp.waitForCount(before + 1)) !== before + 1) throw new Error('no mail arrived')
+  return tokenOf(smtp.messages[before]!)
+}
