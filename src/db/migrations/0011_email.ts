@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import { asOwner, whoAmI } from './0002_audit_guard.js'
 
-// Email (contract section 18, docs/decisions.md D21): single-use tokens stored as SHA-256, and the
+// Email (contract section 18, docs/decisions.md D22): single-use tokens stored as SHA-256, and the
 // transactional outbox a token's mail waits in until the sender delivers it. Both owned by
 // src/modules/email. Three audit action codes. Frozen once released: the action list is spelled out.
 

@@ -4,7 +4,7 @@ import { claimDue, outboxBacklog, settleMail, type ClaimedMail } from './queries
 import type { Envelope, MailTransport } from './transport.js'
 import type { RenderedMessage } from './templates.js'
 
-// The outbox's sender (docs/decisions.md D21). Rows are written in the transaction of their token;
+// The outbox's sender (docs/decisions.md D22). Rows are written in the transaction of their token;
 // this loop leases due rows, sends each after that commit, and settles it. Retries back off: 6 tries
 // over about 15 minutes (contract: at least 5 over at least 10). A row whose token expired is dropped.
 
