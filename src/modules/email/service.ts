@@ -111,11 +111,12 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
   if (!user) return audit(false, null, 'unknown identifier')
   if (!user.email) return audit(false, user.id, 'no email')
   if (user.status !== 'ACTIVE') return audit(false, user.id, 'not active')
-  if ((await countRecentTokens(db, tenant.id, user.id, 'reset', hourAgo(ctx))) >= HOURLY_CAP) {
-    return audit(false, user.id, 'hourly cap')
-  }
   const email = user.email
-  await db.transaction().execute(async (trx) => {
+  const refused = await db.transaction().execute(async (trx): Promise<string | null> => {
+    // Why the user's row lock: concurrent requests (on any instance) count the cap one after another.
+    if (!(await lockUser(trx, tenant.id, user.id))) return 'unknown identifier'
+    if ((await countRecentTokens(trx, tenant.id, user.id, 'reset', hourAgo(ctx))) >= HOURLY_CAP)
+      return 'hourly cap'
     await queueMail(ctx, trx, { tenant, userId: user.id, email, purpose: 'reset' })
     await writeAudit(trx, {
       tenantId: tenant.id,
@@ -124,7 +125,9 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
       userId: user.id,
       meta,
     })
+    return null
   })
+  if (refused) return audit(false, user.id, refused)
   mailerOf(ctx)?.nudge()
 }
 
