@@ -22,6 +22,7 @@ t.test('messages: html`` escapes every interpolation, and a fragment only once',
     locale: 'pt-BR',
     tenantName: NASTY,
     link: 'https://a.test/?a=1&b="2"',
+    recipient: `<a&b>"c"'d'@example.test`,
     minutes: 30,
   })
   t.notMatch(m.html, /<script>/)
@@ -30,6 +31,7 @@ t.test('messages: html`` escapes every interpolation, and a fragment only once',
   t.match(m.subject, /^Redefina sua senha de /)
   t.match(m.text, /30 minutos/)
   t.notMatch(m.html, /<img|src=/i, 'no remote image or tracker')
+  t.match(m.html, /&lt;a&amp;b&gt;&quot;c&quot;&#39;d&#39;@example\.test/, 'the address is escaped')
 })
 
 t.test('messages: links from the tenant templates, and their validation', async (t) => {
@@ -47,7 +49,7 @@ t.test('messages: links from the tenant templates, and their validation', async 
 })
 
 t.test(
-  'forgotPassword: a tenant name with < > & and quotes arrives escaped, in pt-BR, with the tenant’s link',
+  'forgotPassword: a tenant name and a user email with < > & and quotes arrive escaped, in pt-BR, with the tenant’s link',
   async (t) => {
     const smtp = await startSmtp()
     t.teardown(() => smtp.close())
@@ -63,8 +65,8 @@ t.test(
     })
     t.equal(cfg.status, 200)
     t.equal(cfg.data.email.locale, 'pt-BR')
-    // The user's address is only in the To header (nodemailer encodes it); the body names the tenant.
-    const plain = await createUser(app, tenant)
+    // An address with & and quotes (atext, so SMTP takes it): named in the body, escaped there.
+    const plain = await createUser(app, tenant, { email: "o'brien&co@example.test" })
     t.equal(
       (
         await call(
@@ -83,6 +85,12 @@ t.test(
     t.match(String(mail.subject), /^Redefina sua senha de /)
     t.notMatch(String(mail.html), /<b>Acme|<script>/, 'the name is escaped in HTML')
     t.match(String(mail.html), /&lt;b&gt;Acme &amp; &quot;Sons&quot;/)
+    t.match(
+      String(mail.html),
+      /enviada para o&#39;brien&amp;co@example\.test/,
+      'the address is escaped in HTML',
+    )
+    t.match(mail.text ?? '', /enviada para o'brien&co@example\.test/, 'and plain in the text')
     t.match(mail.text ?? '', new RegExp(`https://app\\.example\\.test/reset\\?c=${tenant.code}&token=`))
     t.ok(tokenOf(mail).length >= 43)
   },

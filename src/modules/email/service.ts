@@ -59,6 +59,7 @@ async function queueMail(
     tenantName: p.tenant.name,
     link,
     minutes: Math.floor(ttl / 60),
+    recipient: p.email,
   })
   if (p.purpose === 'reset') await voidTokens(trx, p.tenant.id, p.userId, 'reset', now)
   await insertTokenAndMail(trx, {

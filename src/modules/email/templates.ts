@@ -42,6 +42,8 @@ export interface MessageInput {
   tenantName: string
   link: string
   minutes: number
+  /** The address the message goes to, named in the body so a reader knows which account it is about. */
+  recipient: string
 }
 
 export interface RenderedMessage {
@@ -56,6 +58,7 @@ interface Words {
   action: string
   validity: (minutes: number) => string
   ignore: string
+  sentTo: (address: string) => string
 }
 
 const WORDS: Record<Locale, Record<Purpose, Words>> = {
@@ -66,6 +69,7 @@ const WORDS: Record<Locale, Record<Purpose, Words>> = {
       action: 'Choose a new password',
       validity: (m) => `This link is valid for ${m} minutes and can be used once.`,
       ignore: 'If you did not ask for this, ignore this message: your password stays as it is.',
+      sentTo: (a) => `This message was sent to ${a}.`,
     },
     verify: {
       subject: (t) => `Confirm your email address for ${t}`,
@@ -73,6 +77,7 @@ const WORDS: Record<Locale, Record<Purpose, Words>> = {
       action: 'Confirm my address',
       validity: (m) => `This link is valid for ${m} minutes and can be used once.`,
       ignore: 'If you did not create this account, ignore this message.',
+      sentTo: (a) => `This message was sent to ${a}.`,
     },
   },
   'pt-BR': {
@@ -82,6 +87,7 @@ const WORDS: Record<Locale, Record<Purpose, Words>> = {
       action: 'Escolher uma nova senha',
       validity: (m) => `Este link vale por ${m} minutos e pode ser usado uma vez.`,
       ignore: 'Se você não pediu isso, ignore esta mensagem: sua senha continua a mesma.',
+      sentTo: (a) => `Esta mensagem foi enviada para ${a}.`,
     },
     verify: {
       subject: (t) => `Confirme seu endereço de e-mail em ${t}`,
@@ -89,6 +95,7 @@ const WORDS: Record<Locale, Record<Purpose, Words>> = {
       action: 'Confirmar meu endereço',
       validity: (m) => `Este link vale por ${m} minutos e pode ser usado uma vez.`,
       ignore: 'Se você não criou esta conta, ignore esta mensagem.',
+      sentTo: (a) => `Esta mensagem foi enviada para ${a}.`,
     },
   },
 }
@@ -108,6 +115,7 @@ export function renderMessage(m: MessageInput): RenderedMessage {
     w.validity(m.minutes),
     '',
     w.ignore,
+    w.sentTo(m.recipient),
     '',
   ].join('\n')
   const body = html`<!doctype html>
@@ -121,6 +129,7 @@ export function renderMessage(m: MessageInput): RenderedMessage {
         <p><a href="${m.link}">${w.action}</a></p>
         <p>${w.validity(m.minutes)}</p>
         <p>${w.ignore}</p>
+        <p>${w.sentTo(m.recipient)}</p>
       </body>
     </html> `
   return { subject: oneLine(w.subject(m.tenantName)), text, html: body.value }
