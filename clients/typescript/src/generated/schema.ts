@@ -1325,6 +1325,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The password-reset page
+         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address, asks for a new password and calls `POST /api/v1/password/reset` from the browser. The default `resetUrl` of every tenant. Sends the token nowhere else: no referrer (`Referrer-Policy: no-referrer`), nothing cached, and the page takes the token out of the address bar once read.
+         */
+        get: operations["getResetPasswordPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The address-verification page
+         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address and, when the user presses its button, calls `POST /api/v1/email/verify` from the browser (a button, so a mail scanner that opens the link verifies nothing). The default `verifyUrl` of every tenant. No referrer, nothing cached.
+         */
+        get: operations["getVerifyEmailPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2968,6 +3008,10 @@ export interface components {
         LogLimit: number;
         /** @description Number of items to skip (default 0, at most 2147483647). */
         Offset: number;
+        /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+        PageTenant: components["schemas"]["TenantCodeReference"];
+        /** @description The token of the link in the mail (read by the page's script, never by the server). */
+        PageToken: components["schemas"]["EmailToken"];
         /** @description Session id. A session of another user or tenant is answered like an unknown one (404). */
         SessionId: components["schemas"]["Uuid"];
         /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
@@ -6860,6 +6904,78 @@ export interface operations {
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getResetPasswordPage: {
+        parameters: {
+            query?: {
+                /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+                tenant?: components["parameters"]["PageTenant"];
+                /** @description The token of the link in the mail (read by the page's script, never by the server). */
+                token?: components["parameters"]["PageToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVerifyEmailPage: {
+        parameters: {
+            query?: {
+                /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+                tenant?: components["parameters"]["PageTenant"];
+                /** @description The token of the link in the mail (read by the page's script, never by the server). */
+                token?: components["parameters"]["PageToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
         };
     };
     getHealthRoot: {
