@@ -1,7 +1,14 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { call, login } from '../helpers/call.js'
-import { auditRows, createTenant, createUser, freshIp } from '../helpers/fixtures.js'
+import {
+  auditRows,
+  createTenant,
+  createUser,
+  freshIp,
+  platformKey,
+  userWithToken,
+} from '../helpers/fixtures.js'
 import { mailerOf } from '../../src/modules/email/sender.js'
 import { startSmtp, tokenOf } from './smtp.js'
 
@@ -252,4 +259,15 @@ t.test('forgotPassword: 503 MAIL_NOT_CONFIGURED on every operation without SMTP_
   t.equal(reset.code, 'MAIL_NOT_CONFIGURED', 'resetPassword: 503 MAIL_NOT_CONFIGURED')
   const verify = await call(app, 'POST', '/api/v1/email/verify', {}, { tenantCode: tenant.code, token })
   t.equal(verify.code, 'MAIL_NOT_CONFIGURED', 'verifyEmail: 503 MAIL_NOT_CONFIGURED')
+  const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+  const user = await createUser(app, tenant)
+  const mine = await call(app, 'POST', '/api/v1/me/email/verification', admin.cred)
+  t.equal(mine.code, 'MAIL_NOT_CONFIGURED', 'sendMyEmailVerification: 503 MAIL_NOT_CONFIGURED')
+  const theirs = await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, admin.cred)
+  t.equal(theirs.code, 'MAIL_NOT_CONFIGURED', 'sendUserEmailVerification: 503 MAIL_NOT_CONFIGURED')
+  // Mail off: registration sends nothing, and `verification: required` holds nobody back.
+  await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
+    email: { verification: 'required' },
+  })
+  t.equal((await login(app, tenant.code, user.email)).status, 200, 'login: unaffected with mail off')
 })
