@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { buildTestApp } from '../helpers/app.js'
 import { call } from '../helpers/call.js'
 import { createTenant, createUser } from '../helpers/fixtures.js'
@@ -188,3 +189,40 @@ t.test('config: SMTP_URL and MAIL_FROM', async (t) => {
   })
   t.equal(ok.mailFrom, 'Acme <no-reply@acme.test>')
 })
+
+t.test(
+  'forgotPassword: a server that hangs costs a retry (bounded timeouts), and the mail arrives once it answers',
+  async (t) => {
+    const sockets = new Set<Socket>()
+    // Accepts connections and never greets: nodemailer's greeting timeout (10 s) ends the try.
+    const hanging = createServer((s) => {
+      sockets.add(s)
+    })
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r))
+    const port = (hanging.address() as AddressInfo).port
+    const clock = createManualClock()
+    const app = await buildTestApp(
+      t,
+      { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'no-reply@example.test' },
+      { clock },
+    )
+    const mailer = mailerOf(app.ctx)!
+    const tenant = await createTenant(app)
+    const user = await createUser(app, tenant)
+    const started = Date.now()
+    const res = await forgot(app, tenant.code, user.email)
+    t.equal(res.status, 202)
+    t.ok(Date.now() - started < 5000, 'the request did not wait for the hanging server')
+    await mailer.idle()
+    t.equal(mailer.counts.retry, 1, 'the hang ended as a failed try')
+    for (const s of sockets) s.destroy()
+    await new Promise<void>((r) => hanging.close(() => r()))
+    const smtp = await startSmtp(port)
+    t.teardown(() => smtp.close())
+    clock.advance(backoffMs(1))
+    mailer.nudge()
+    await mailer.idle()
+    t.equal(await smtp.waitForCount(1), 1, 'delivered once the server answers')
+    t.equal(mailer.counts.sent, 1)
+  },
+)
