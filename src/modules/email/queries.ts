@@ -1,49 +1,7 @@
-import { sql, type ColumnType, type Generated, type Kysely, type Transaction } from 'kysely'
-import type { Database } from '../../db/database.js'
-
-// The email module's tables (migration 0011). Declared here rather than in src/db/database.ts because
-// only this module reads or writes them; handles are widened with `withTables`.
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
-
-interface EmailTokensTable {
-  id: Generated<string>
-  tenant_id: string
-  user_id: string
-  purpose: 'reset' | 'verify'
-  token_hash: string
-  email: string
-  expires_at: Timestamp
-  used_at: NullableTimestamp
-  created_at: ColumnType<Date, Date | string | undefined, Date | string>
-}
-
-interface MailOutboxTable {
-  id: Generated<string>
-  tenant_id: string
-  token_id: string | null
-  recipient: string
-  message_enc: string | null
-  status: ColumnType<OutboxStatus, OutboxStatus | undefined, OutboxStatus>
-  attempts: ColumnType<number, number | undefined, number>
-  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>
-  locked_until: NullableTimestamp
-  last_error: string | null
-  expires_at: Timestamp
-  sent_at: NullableTimestamp
-  created_at: ColumnType<Date, Date | string | undefined, Date | string>
-}
-
-export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'expired'
-
-type EmailTables = {
-  email_tokens: EmailTokensTable
-  mail_outbox: MailOutboxTable
-}
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database, OutboxStatus } from '../../db/database.js'
 
 type Db = Kysely<Database>
-const withEmail = (db: Db) => db.withTables<EmailTables>()
 
 /** Tokens of one purpose a user was sent since `since`, used or not: the hourly cap. */
 export async function countRecentTokens(
@@ -53,7 +11,7 @@ export async function countRecentTokens(
   purpose: 'reset' | 'verify',
   since: Date,
 ): Promise<number> {
-  const row = await withEmail(db)
+  const row = await db
     .selectFrom('email_tokens')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('tenant_id', '=', tenantId)
@@ -72,7 +30,7 @@ export async function voidTokens(
   purpose: 'reset' | 'verify',
   now: Date,
 ): Promise<void> {
-  await withEmail(trx)
+  await trx
     .updateTable('email_tokens')
     .set({ used_at: now })
     .where('tenant_id', '=', tenantId)
@@ -97,7 +55,7 @@ export async function insertTokenAndMail(
     messageEnc: string
   },
 ): Promise<void> {
-  const db = withEmail(trx)
+  const db = trx
   const token = await db
     .insertInto('email_tokens')
     .values({
@@ -137,7 +95,7 @@ export async function consumeToken(
   purpose: 'reset' | 'verify',
   now: Date,
 ): Promise<{ userId: string; email: string } | undefined> {
-  const row = await withEmail(trx)
+  const row = await trx
     .updateTable('email_tokens')
     .set({ used_at: now })
     .where('token_hash', '=', tokenHash)
@@ -166,7 +124,7 @@ export interface ClaimedMail {
  */
 export async function claimDue(db: Db, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMail[]> {
   return db.transaction().execute(async (trx) => {
-    const rows = await withEmail(trx)
+    const rows = await trx
       .selectFrom('mail_outbox')
       .select(['id', 'tenant_id', 'recipient', 'message_enc', 'attempts', 'expires_at'])
       .where('status', '=', 'pending')
@@ -178,7 +136,7 @@ export async function claimDue(db: Db, now: Date, leaseUntil: Date, limit: numbe
       .skipLocked()
       .execute()
     if (rows.length === 0) return []
-    await withEmail(trx)
+    await trx
       .updateTable('mail_outbox')
       .set({ locked_until: leaseUntil })
       .where(
@@ -206,7 +164,7 @@ export async function settleMail(
   s: { status: OutboxStatus; attempts: number; now: Date; nextAttemptAt?: Date; error?: string },
 ): Promise<void> {
   const settled = s.status !== 'pending'
-  await withEmail(db)
+  await db
     .updateTable('mail_outbox')
     .set({
       status: s.status,
@@ -225,7 +183,7 @@ export async function settleMail(
 
 /** Pending rows and the age in seconds of the oldest (health, the pending gauge). */
 export async function outboxBacklog(db: Db, now: Date): Promise<{ pending: number; oldestSeconds: number }> {
-  const row = await withEmail(db)
+  const row = await db
     .selectFrom('mail_outbox')
     .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.min('created_at').as('oldest')])
     .where('status', '=', 'pending')
@@ -244,7 +202,7 @@ export async function outboxBacklog(db: Db, now: Date): Promise<{ pending: numbe
 export async function sweepEmailTables(db: Db, now: Date): Promise<number> {
   const weekAgo = new Date(now.getTime() - 7 * 86_400_000)
   const dayAgo = new Date(now.getTime() - 86_400_000)
-  const e = withEmail(db)
+  const e = db
   const a = await e
     .deleteFrom('mail_outbox')
     .where('status', '<>', 'pending')
