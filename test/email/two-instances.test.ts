@@ -46,3 +46,34 @@ t.test(
     t.equal(a.counts.sent + b.counts.sent, 12)
   },
 )
+
+t.test(
+  'forgotPassword: the hourly cap per user holds across two instances',
+  { skip: process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' },
+  async (t) => {
+    const smtp = await startSmtp()
+    t.teardown(() => smtp.close())
+    const { one, two } = await twoInstances(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' })
+    const tenant = await createTenant(one)
+    const user = await createUser(one, tenant)
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(
+          i % 2 ? one : two,
+          'POST',
+          '/api/v1/password/forgot',
+          {},
+          {
+            tenantCode: tenant.code,
+            identifier: user.email,
+          },
+        ),
+      ),
+    )
+    t.same(new Set(answers.map((a) => a.status)), new Set([202]))
+    await Promise.all([mailerOf(one.ctx)!.idle(), mailerOf(two.ctx)!.idle()])
+    await smtp.waitForCount(3, 2000)
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(smtp.messages.length, 3, 'three mails, from whichever instance')
+  },
+)
