@@ -15,6 +15,8 @@ export const backoffMs = (attempt: number): number => 30_000 * 2 ** (attempt - 1
 /** How long a lease lasts: longer than one send's bounded timeouts. */
 const LEASE_MS = 60_000
 const POLL_MS = 5_000
+/** Deferred jobs (forgot-password lookups) one instance holds at most. */
+const MAX_DEFERRED = 10_000
 const BATCH = 20
 
 export type MailResult = 'sent' | 'retry' | 'failed' | 'expired'
@@ -81,8 +83,16 @@ export class Mailer {
     })
   }
 
-  /** Runs `work` after the current request has been answered, so its cost never shows in the answer. */
+  /**
+   * Runs `work` after the current request has been answered, so its cost never shows in the answer. Past
+   * MAX_DEFERRED waiting jobs (a flood beyond what the database absorbs), new work is dropped with a
+   * warning: a reset request is lost (the user asks again), never a queued message.
+   */
   defer(work: () => Promise<void>): void {
+    if (this.#jobs.size >= MAX_DEFERRED) {
+      this.log.warn({ deferred: this.#jobs.size }, 'email: too much deferred work; a request was dropped')
+      return
+    }
     const run = async () => {
       // Why setImmediate: the reply is written before the deferred work starts.
       await new Promise((r) => setImmediate(r))

@@ -21,7 +21,9 @@ import { renderMessage, type Purpose } from './templates.js'
 import { markEmailVerified } from './user-rows.js'
 
 /** Mails of one purpose that reach one user in an hour, at most (contract section 18). */
-export const HOURLY_CAP = 3
+const HOURLY_CAP = 3
+/** The id no user has: the statements run for an unknown identifier, as for a known one. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 
 /** The mailer, or 503 MAIL_NOT_CONFIGURED when SMTP_URL is unset. */
 function requireMailer(ctx: AppContext): Mailer {
@@ -106,19 +108,21 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
       metadata: reason ? { reason } : {},
       meta,
     })
+  // Every request runs the same statements, whoever the identifier names (one lookup, then a transaction
+  // that locks and counts), so even the deferred part's load does not tell existing users from others.
   const id = classifyIdentifier(identifier)
   const enabled = id !== null && tenant.authConfig.loginIdentifiers.includes(id.kind)
-  const user = enabled ? await findUserForLogin(db, tenant.id, id.kind, id.value) : undefined
-  if (!user) return audit(false, null, 'unknown identifier')
-  if (!user.email) return audit(false, user.id, 'no email')
-  if (user.status !== 'ACTIVE') return audit(false, user.id, 'not active')
-  const email = user.email
+  const found = await findUserForLogin(db, tenant.id, id?.kind ?? 'email', id?.value ?? identifier)
+  const user = enabled ? found : undefined
   const refused = await db.transaction().execute(async (trx): Promise<string | null> => {
     // Why the user's row lock: concurrent requests (on any instance) count the cap one after another.
-    if (!(await lockUser(trx, tenant.id, user.id))) return 'unknown identifier'
-    if ((await countRecentTokens(trx, tenant.id, user.id, 'reset', hourAgo(ctx))) >= HOURLY_CAP)
-      return 'hourly cap'
-    await queueMail(ctx, trx, { tenant, userId: user.id, email, purpose: 'reset' })
+    const locked = await lockUser(trx, tenant.id, user?.id ?? NIL_UUID)
+    const recent = await countRecentTokens(trx, tenant.id, user?.id ?? NIL_UUID, 'reset', hourAgo(ctx))
+    if (!user || !locked) return 'unknown identifier'
+    if (!user.email) return 'no email'
+    if (user.status !== 'ACTIVE') return 'not active'
+    if (recent >= HOURLY_CAP) return 'hourly cap'
+    await queueMail(ctx, trx, { tenant, userId: user.id, email: user.email, purpose: 'reset' })
     await writeAudit(trx, {
       tenantId: tenant.id,
       action: 'PASSWORD_RESET_REQUESTED',
@@ -128,7 +132,7 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
     })
     return null
   })
-  if (refused) return audit(false, user.id, refused)
+  if (refused) return audit(false, user?.id ?? null, refused)
   mailerOf(ctx)?.nudge()
 }
 
