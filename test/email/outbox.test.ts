@@ -7,6 +7,7 @@ import { createManualClock } from '../../src/lib/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { backoffMs, MAX_ATTEMPTS, mailerOf } from '../../src/modules/email/sender.js'
 import { claimDue } from '../../src/modules/email/queries.js'
+import { sweepOnce } from '../../src/modules/system/retention.js'
 import { startSmtp, tokenOf } from './smtp.js'
 
 // The outbox under faults, the log:// transport, redaction, escaping, metrics and health.
@@ -224,5 +225,29 @@ t.test(
     await mailer.idle()
     t.equal(await smtp.waitForCount(1), 1, 'delivered once the server answers')
     t.equal(mailer.counts.sent, 1)
+  },
+)
+
+t.test(
+  'forgotPassword: the sweeper removes settled outbox rows after a week and spent tokens after a day',
+  async (t) => {
+    const smtp = await startSmtp()
+    t.teardown(() => smtp.close())
+    const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' })
+    const mailer = mailerOf(app.ctx)!
+    const tenant = await createTenant(app)
+    const user = await createUser(app, tenant)
+    t.equal((await forgot(app, tenant.code, user.email)).status, 202)
+    await mailer.idle()
+    t.equal(await smtp.waitForCount(1), 1)
+    const db = app.ctx.dbs.forTenant(tenant.id)
+    const counts = async () => ({
+      outbox: (await db.selectFrom('mail_outbox').select('id').execute()).length,
+      tokens: (await db.selectFrom('email_tokens').select('id').execute()).length,
+    })
+    await sweepOnce(app.ctx, { now: new Date(Date.now() + 2 * 86_400_000) })
+    t.same(await counts(), { outbox: 1, tokens: 0 }, 'the expired token goes after a day; the sent row stays')
+    await sweepOnce(app.ctx, { now: new Date(Date.now() + 8 * 86_400_000) })
+    t.same(await counts(), { outbox: 0, tokens: 0 }, 'the sent row goes after a week')
   },
 )
