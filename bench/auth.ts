@@ -8,7 +8,7 @@
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
  * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, validateEdDSA,
- * validateES256, signing, meUnderLogin).
+ * validateES256, signing, meUnderLogin, forgot).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -36,7 +36,16 @@ const BASE = `http://127.0.0.1:${PORT}`
 const PASSWORD = 'bench-password-9'
 const SECRETS_KEY = 'bench-secrets-key-0123456789abcdef0123'
 type Workload =
-  'login' | 'loginOtp' | 'refresh' | 'me' | 'validate' | 'validateEdDSA' | 'validateES256' | 'meUnderLogin'
+  | 'login'
+  | 'loginOtp'
+  | 'refresh'
+  | 'me'
+  | 'validate'
+  | 'validateEdDSA'
+  | 'validateES256'
+  | 'meUnderLogin'
+  | 'forgotKnown'
+  | 'forgotUnknown'
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
 const dbName = `tessera_bench_${randomUUID().slice(0, 8)}`
 const dbUrl = new URL(server.toString())
@@ -175,6 +184,11 @@ function report(
   console.log('\nRatios and targets:')
   const { login: l, loginOtp: lo, refresh: r, me, validate: v, meUnderLogin: mu } = rows
   if (l) console.log(`  logins / raw bcrypt            ${pct(l.rps, bcryptRate)}  (target >= 85%)`)
+  const { forgotKnown: fk, forgotUnknown: fu } = rows
+  if (fk && fu)
+    console.log(
+      `  forgot existing / unknown user ${pct(fk.rps, fu.rps)}  (p99 ${fk.p99} vs ${fu.p99} ms; target: within noise)`,
+    )
   // Two requests per two-step login: autocannon counts each.
   if (l && lo)
     console.log(
@@ -249,6 +263,8 @@ async function main(): Promise<void> {
           ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
           NODE_ENV: 'development',
           SECRETS_KEY,
+          // Mail on (written to the server's log file), for POST /password/forgot.
+          SMTP_URL: 'log://',
         },
         // Why a file: a log sink as in production, without the bench process reading every line.
         stdio: ['ignore', openSync(SERVER_LOG, 'w'), 'inherit'],
@@ -365,6 +381,28 @@ async function main(): Promise<void> {
           connections: 2,
         }),
       ])
+    // POST /password/forgot for an existing user and for an unknown one, side by side: the answer must not
+    // tell them apart, in time either (the lookup runs after the answer; past the hourly cap of 3, the known
+    // user's requests queue no mail, as the unknown one's never do).
+    if (wanted('forgot')) {
+      // Two rounds, the second reported: the first warms the code paths up, and each pair runs back to back.
+      for (let round = 0; round < 2; round++) {
+        for (const [key, identifier] of [
+          ['forgotKnown', 'bench0@example.test'],
+          ['forgotUnknown', 'nobody@example.test'],
+        ] as const) {
+          const who = key === 'forgotKnown' ? 'existing' : 'unknown'
+          // Why a pause: the lookups of the previous run finish after its answers; let them drain first.
+          await new Promise((r) => setTimeout(r, 3000))
+          rows[key] = await run(`POST /password/forgot (${who} user${round === 0 ? ', warm-up' : ''})`, {
+            url: `${BASE}/api/v1/password/forgot`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ tenantCode: 'bench', identifier }),
+          })
+        }
+      }
+    }
     clearInterval(sampler)
     report(bcryptRate, bareRow, rows, peakRss)
     if (process.env.WORKERS && process.env.WORKERS !== '1') {

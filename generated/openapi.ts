@@ -189,6 +189,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/email/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an email address
+         * @description Marks the address a verification token (from a verification mail) was sent to as verified. The token is single use and bound to that address: once the user's email changed, it is void. Writes one `EMAIL_VERIFIED` audit row when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -303,6 +323,26 @@ export interface paths {
         get: operations["getMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/email/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send me a verification mail
+         * @description Queues a verification mail to the calling user's email. At most 3 per hour per user; past that, the same 202 and no mail. Writes one `EMAIL_VERIFICATION_SENT` audit row, success or failure. Takes no input: send no body or an empty JSON object.
+         */
+        post: operations["sendMyEmailVerification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -467,6 +507,46 @@ export interface paths {
          * @description Revokes every active session of the calling user except the calling one (the access token's `sid`), with their refresh tokens, and says how many. Takes no input: send no body or an empty JSON object. Writes one `SESSIONS_REVOKED` audit row.
          */
         post: operations["revokeMyOtherSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password-reset mail
+         * @description Queues a mail with a single-use reset link to the user named by `identifier` (read as at login) in the tenant. An unknown identifier, a user without an email and a user who is not ACTIVE get the same 202 with the same bytes, and no mail; the work done does not depend on which (the lookup, the token and the outbox row are written for every request, and rolled back when no mail is due). At most 3 mails per hour reach one user; past that, the same 202 and no mail. A new request voids the user's earlier unused reset links. The mail is sent after the commit by the service's outbox: no request waits for SMTP. Writes one `PASSWORD_RESET_REQUESTED` audit row when the tenant exists: success when a mail was queued, else a failure saying why. Own rate limit: 5 requests per minute per IP, shared with `POST /login`.
+         */
+        post: operations["forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description Sets the password of the user a reset token (from `POST /password/forgot`'s mail) was issued to. The token is single use: of concurrent calls with one token exactly one succeeds. The tenant's password policy applies. Success revokes every session of the user, clears account throttling (`auth_config.lockout`) for the user's identifiers and sets `emailVerified` to true (the user proved the mailbox). Writes one `PASSWORD_RESET` audit row (`metadata.method` = `email`) when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
+         */
+        post: operations["resetPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1141,6 +1221,26 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/api/v1/users/{userId}/email-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a user a verification mail
+         * @description Queues a verification mail to the email of a user of the caller's tenant, as `POST /me/email/verification` does for the caller (at most 3 per hour per user; past that, the same 202 and no mail). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `EMAIL_VERIFICATION_SENT` audit row for every call that reaches the handler, success or failure. Takes no input: send no body or an empty JSON object.
+         */
+        post: operations["sendUserEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{userId}/password": {
         parameters: {
             query?: never;
@@ -1219,6 +1319,46 @@ export interface paths {
          * @description Verifies the bearer access token (with the algorithm of the key its `kid` names within its tenant: HS256, or EdDSA/ES256 for tenants that sign with a key pair; the current key, or the previous one within its 7-day overlap) and returns its claims (with `iss` for EdDSA/ES256 tokens) and remaining lifetime. Takes no input: send no body or an empty JSON object.
          */
         post: operations["validateToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The password-reset page
+         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address, asks for a new password and calls `POST /api/v1/password/reset` from the browser. The default `resetUrl` of every tenant. Sends the token nowhere else: no referrer (`Referrer-Policy: no-referrer`), nothing cached, and the page takes the token out of the address bar once read.
+         */
+        get: operations["getResetPasswordPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The address-verification page
+         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address and, when the user presses its button, calls `POST /api/v1/email/verify` from the browser (a button, so a mail scanner that opens the link verifies nothing). The default `verifyUrl` of every tenant. No referrer, nothing cached.
+         */
+        get: operations["getVerifyEmailPage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1310,10 +1450,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`).
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`).
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -1336,6 +1476,11 @@ export interface components {
                  * @description Length of the lock that started (ACCOUNT_LOCKED).
                  */
                 lockedSeconds?: number;
+                /**
+                 * @description How a PASSWORD_RESET was proven (`email`, a reset link); absent for an administrator's reset.
+                 * @enum {string}
+                 */
+                method?: "email";
                 /** @description Permission name (grant/revoke). */
                 permission?: components["schemas"]["PermissionName"];
                 /** @description Why the event failed, or what triggered it. */
@@ -1371,6 +1516,7 @@ export interface components {
              * @description Access-token lifetime in seconds; default 900.
              */
             accessTokenExpiresIn: number;
+            email: components["schemas"]["EmailConfig"];
             lockout: components["schemas"]["Lockout"];
             /** @description Enabled login identifier kinds; default `["email"]`. */
             loginIdentifiers: components["schemas"]["LoginIdentifierKind"][];
@@ -1416,6 +1562,7 @@ export interface components {
         AuthConfigPatch: {
             /** Format: int32 */
             accessTokenExpiresIn?: number;
+            email?: components["schemas"]["EmailConfigPatch"];
             lockout?: {
                 /**
                  * Format: int32
@@ -1677,13 +1824,65 @@ export interface components {
          * @description E-mail address; trimmed and compared case-insensitively. Unique within the tenant.
          */
         Email: string;
+        /** @description Email (contract section 18): the locale of the messages, token lifetimes, address verification and the links the messages carry. Effective only when the service has `SMTP_URL`. */
+        EmailConfig: {
+            /**
+             * @description Language of the messages; default `en`.
+             * @enum {string}
+             */
+            locale: "en" | "pt-BR";
+            /**
+             * Format: int32
+             * @description Seconds a reset link stays valid; default 1800.
+             */
+            passwordResetTtlSeconds: number;
+            /** @description The reset link (see EmailLinkUrl); null (default): `{PUBLIC_URL}/console/reset-password?tenant={tenantCode}&token={token}`. */
+            resetUrl: string | null;
+            /**
+             * @description `off` (default): no verification mail at registration. `optional`: registration of a user with an email sends one. `required`: as `optional`, and a login of a user with an email that is not verified is 403 EMAIL_NOT_VERIFIED.
+             * @enum {string}
+             */
+            verification: "off" | "optional" | "required";
+            /**
+             * Format: int32
+             * @description Seconds a verification link stays valid; default 86400.
+             */
+            verificationTtlSeconds: number;
+            /** @description The verification link (see EmailLinkUrl); null (default): `{PUBLIC_URL}/console/verify-email?tenant={tenantCode}&token={token}`. */
+            verifyUrl: string | null;
+        };
+        EmailConfigPatch: {
+            /** @enum {string} */
+            locale?: "en" | "pt-BR";
+            /** Format: int32 */
+            passwordResetTtlSeconds?: number;
+            resetUrl?: components["schemas"]["EmailLinkUrl"] | null;
+            /** @enum {string} */
+            verification?: "off" | "optional" | "required";
+            /** Format: int32 */
+            verificationTtlSeconds?: number;
+            verifyUrl?: components["schemas"]["EmailLinkUrl"] | null;
+        };
+        /** @description Absolute `https://` URL, or `http://` on a loopback host (localhost, 127.0.0.0/8, [::1]), containing `{token}`; `{tenantCode}` is replaced too. */
+        EmailLinkUrl: string;
+        EmailResetPasswordRequest: {
+            newPassword: components["schemas"]["Password"];
+            tenantCode: components["schemas"]["TenantCodeReference"];
+            token: components["schemas"]["EmailToken"];
+        };
+        /** @description The token of an email link: 256 random bits, base64url. Single use, bound to one tenant, one user and one purpose; the service stores only its SHA-256. */
+        EmailToken: string;
+        EmailVerified: {
+            /** @constant */
+            emailVerified: true;
+        };
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR and PASSWORD_POLICY_VIOLATION 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED and OTP_NOT_ENROLLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION and INVALID_EMAIL_TOKEN 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED and EMAIL_ALREADY_VERIFIED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
         /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when the new password of `POST /me/password` equals the current one; an administrator's reset never reports it). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
         ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
@@ -1709,6 +1908,17 @@ export interface components {
         };
         /** @description Human-readable message, safe to show; never carries internals. One line of at most 1024 characters (a longer one, e.g. listing many unknown permission names, is cut and ends with `…`). */
         ErrorMessage: string;
+        /**
+         * @example {
+         *       "tenantCode": "acme",
+         *       "identifier": "bob@acme.test"
+         *     }
+         */
+        ForgotPasswordRequest: {
+            /** @description Email, username or CPF/CNPJ, read as at login. */
+            identifier: string;
+            tenantCode: components["schemas"]["TenantCodeReference"];
+        };
         /**
          * @description Component statuses. `status` is `ok` when everything answers and `degraded` when Redis, a routed tenant database, the account-throttling store or the change channel is down while the main database answers; when the main database does not answer the endpoint replies 503 with this object in `details` (`database.status` `down`, `latencyMs` null).
          * @example {
@@ -1746,6 +1956,13 @@ export interface components {
                 latencyMs: number | null;
                 /** @enum {string} */
                 status: "up" | "down";
+            };
+            /** @description The email outbox (only when `SMTP_URL` is set): messages waiting to be sent, and the age of the oldest in seconds. A growing backlog means the SMTP server refuses or cannot be reached; it never makes `status` degraded (no request waits for mail). */
+            mail?: {
+                /** Format: int32 */
+                oldestPendingSeconds: number;
+                /** Format: int32 */
+                pending: number;
             };
             redis: {
                 /**
@@ -1900,6 +2117,11 @@ export interface components {
         LogoutResponse: {
             /** @description True when the session of the given refresh token (whatever that token's own state) belonged to the calling user and was active, and is now ended; false otherwise (a failure audit row is written then). */
             revoked: boolean;
+        };
+        /** @description The request was taken. Whether a mail goes out is never said here (the audit log says it to administrators). */
+        MailAccepted: {
+            /** @constant */
+            accepted: true;
         };
         /** @description The calling user as stored now, plus its effective permissions (read from the database). */
         Me: {
@@ -2579,6 +2801,10 @@ export interface components {
             /** @description Where the problem is, e.g. `body.email` or `query.limit` (at most 256 characters: a longer one, which only an unknown property's own name can make, is cut). */
             path: string;
         };
+        VerifyEmailRequest: {
+            tenantCode: components["schemas"]["TenantCodeReference"];
+            token: components["schemas"]["EmailToken"];
+        };
     };
     responses: {
         /** @description VALIDATION_ERROR: the body, query or path parameters have the wrong shape (a string longer than its `maxLength`, a list longer than its `maxItems`, a number outside its range included), the JSON is malformed, or an unknown property or query parameter was sent (`details` lists the issues, each naming the field, e.g. `body.name`). */
@@ -2782,6 +3008,10 @@ export interface components {
         LogLimit: number;
         /** @description Number of items to skip (default 0, at most 2147483647). */
         Offset: number;
+        /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+        PageTenant: components["schemas"]["TenantCodeReference"];
+        /** @description The token of the link in the mail (read by the page's script, never by the server). */
+        PageToken: components["schemas"]["EmailToken"];
         /** @description Session id. A session of another user or tenant is answered like an unknown one (404). */
         SessionId: components["schemas"]["Uuid"];
         /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
@@ -3359,6 +3589,53 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description The address is verified. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EmailVerified"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or purpose, its user is no longer ACTIVE, or the user's email is no longer the address it was sent to. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise), which this operation shares with `POST /login`, is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -3431,7 +3708,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description INVALID_CREDENTIALS: unknown identifier or wrong password (one response for both). For a user whose logins need a second factor, once the password has passed: OTP_REQUIRED (no `otp` sent) or OTP_ENROLLMENT_REQUIRED (no authenticator enrolled yet), each with `details = { mfaToken, expiresIn }` for `POST /login/otp`; INVALID_OTP (a wrong or replayed `otp`). No session is opened then. */
             401: components["responses"]["Unauthorized"];
-            /** @description USER_INACTIVE: the password is right but the user's status is not ACTIVE. */
+            /** @description USER_INACTIVE: the password is right but the user's status is not ACTIVE. EMAIL_NOT_VERIFIED: the password is right, the tenant's `auth_config.email.verification` is `required` and the user has an email that is not verified (users without an email are exempt); no session is opened. */
             403: components["responses"]["Forbidden"];
             /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE. */
             404: components["responses"]["NotFound"];
@@ -3632,6 +3909,57 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendMyEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailAccepted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the user has no email, or the body is not empty. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description EMAIL_ALREADY_VERIFIED: the email is already verified. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4058,6 +4386,100 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted (whether a mail goes out is not said). */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailAccepted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape, is malformed JSON or has unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise), which this operation shares with `POST /login`, is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailResetPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The password was set. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasswordChanged"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. PASSWORD_POLICY_VIOLATION: `newPassword` fails the tenant's policy (`details`: the failed rule names). INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or of another purpose, or its user is no longer ACTIVE. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise), which this operation shares with `POST /login`, is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6177,6 +6599,62 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    sendUserEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailAccepted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` is not a UUID, the user has no email, or the body is not empty. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description EMAIL_ALREADY_VERIFIED: the user's email is already verified. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     resetUserPassword: {
         parameters: {
             query?: never;
@@ -6426,6 +6904,78 @@ export interface operations {
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getResetPasswordPage: {
+        parameters: {
+            query?: {
+                /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+                tenant?: components["parameters"]["PageTenant"];
+                /** @description The token of the link in the mail (read by the page's script, never by the server). */
+                token?: components["parameters"]["PageToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVerifyEmailPage: {
+        parameters: {
+            query?: {
+                /** @description The tenant's code, as the link in the mail carries it (read by the page's script). */
+                tenant?: components["parameters"]["PageTenant"];
+                /** @description The token of the link in the mail (read by the page's script, never by the server). */
+                token?: components["parameters"]["PageToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
         };
     };
     getHealthRoot: {

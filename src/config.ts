@@ -35,6 +35,10 @@ export interface Config {
   readonly usageRetentionDays: number
   /** Server processes on the one port (node:cluster); 1 runs no cluster. */
   readonly workers: number
+  /** SMTP_URL: smtp://, smtps:// or log:// (development); undefined: mail is off (src/modules/email). */
+  readonly smtpUrl: string | undefined
+  /** MAIL_FROM (`Name <address>`): the sender of every mail; required with smtp(s)://. */
+  readonly mailFrom: string | undefined
 }
 
 type Env = Record<string, string | undefined>
@@ -168,9 +172,31 @@ export function loadConfig(env: Env = process.env): Config {
       str('AUDIT_RETENTION_DAYS') === undefined ? undefined : int('AUDIT_RETENTION_DAYS', 0, 1, 36500),
     usageRetentionDays: int('USAGE_RETENTION_DAYS', 90, 1, 36500),
     workers: workersOf(str('WORKERS'), databaseUrl, problems),
+    ...mailConfig(str('SMTP_URL'), str('MAIL_FROM'), nodeEnv, problems),
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)
   return Object.freeze(config)
+}
+
+/** SMTP_URL and MAIL_FROM (contract section 18): log:// is for development only. */
+function mailConfig(
+  smtpUrl: string | undefined,
+  mailFrom: string | undefined,
+  nodeEnv: string,
+  problems: string[],
+) {
+  if (smtpUrl === undefined) return { smtpUrl, mailFrom }
+  if (smtpUrl === 'log://') {
+    if (nodeEnv === 'production') problems.push('SMTP_URL=log:// is refused when NODE_ENV=production')
+  } else if (!/^smtps?:\/\/[^/\s]+/.test(smtpUrl)) {
+    problems.push('SMTP_URL must be smtp://, smtps:// or log://')
+  } else if (mailFrom === undefined) {
+    problems.push('MAIL_FROM is required with SMTP_URL')
+  }
+  if (mailFrom !== undefined && !/^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(mailFrom)) {
+    problems.push('MAIL_FROM must be an address or Name <address>')
+  }
+  return { smtpUrl, mailFrom }
 }
 
 /** An http(s) URL with a host and nothing after its path (it is the start of every issuer). */

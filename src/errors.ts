@@ -14,6 +14,7 @@ export type StatusTable = Readonly<Record<ErrorCode, number>>
 export const errorStatus = {
   VALIDATION_ERROR: 400,
   PASSWORD_POLICY_VIOLATION: 400,
+  INVALID_EMAIL_TOKEN: 400,
   UNAUTHORIZED: 401,
   TOKEN_EXPIRED: 401,
   INVALID_CREDENTIALS: 401,
@@ -27,6 +28,7 @@ export const errorStatus = {
   USER_INACTIVE: 403,
   IP_NOT_ALLOWED: 403,
   ORIGIN_NOT_ALLOWED: 403,
+  EMAIL_NOT_VERIFIED: 403,
   TENANT_NOT_FOUND: 404,
   USER_NOT_FOUND: 404,
   ROLE_NOT_FOUND: 404,
@@ -41,18 +43,21 @@ export const errorStatus = {
   SYSTEM_RESOURCE_PROTECTED: 409,
   OTP_ALREADY_ENABLED: 409,
   OTP_NOT_ENROLLED: 409,
+  EMAIL_ALREADY_VERIFIED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   DATABASE_ROUTING_FAILED: 422,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  MAIL_NOT_CONFIGURED: 503,
 } as const satisfies StatusTable
 
 /** Public default messages: safe to show to any caller, never carrying internals. */
 const defaultMessage: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'Request validation failed',
   PASSWORD_POLICY_VIOLATION: 'Password does not meet the password policy',
+  INVALID_EMAIL_TOKEN: 'Invalid or expired email link',
   UNAUTHORIZED: 'Unauthorized',
   TOKEN_EXPIRED: 'Token expired',
   INVALID_CREDENTIALS: 'Invalid credentials',
@@ -66,6 +71,7 @@ const defaultMessage: Record<ErrorCode, string> = {
   USER_INACTIVE: 'User is not active',
   IP_NOT_ALLOWED: 'IP address not allowed for this key',
   ORIGIN_NOT_ALLOWED: 'Origin not allowed for this key',
+  EMAIL_NOT_VERIFIED: 'Email address not verified',
   TENANT_NOT_FOUND: 'Tenant not found',
   USER_NOT_FOUND: 'User not found',
   ROLE_NOT_FOUND: 'Role not found',
@@ -80,12 +86,14 @@ const defaultMessage: Record<ErrorCode, string> = {
   SYSTEM_RESOURCE_PROTECTED: 'System resource is protected',
   OTP_ALREADY_ENABLED: 'A second factor is already enrolled',
   OTP_NOT_ENROLLED: 'No second factor is enrolled',
+  EMAIL_ALREADY_VERIFIED: 'Email address already verified',
   PAYLOAD_TOO_LARGE: 'Payload too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   DATABASE_ROUTING_FAILED: 'Database routing failed',
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded',
   INTERNAL_ERROR: 'Internal server error',
   SERVICE_UNAVAILABLE: 'Service unavailable',
+  MAIL_NOT_CONFIGURED: 'Mail is not configured on this service',
 }
 
 /** An expected failure: the error handler turns it into the failure envelope with its status. */

@@ -72,6 +72,9 @@ export const AUDIT_ACTIONS = [
   'OTP_ENABLED',
   'OTP_DISABLED',
   'OTP_RECOVERY_CODES_RENEWED',
+  'PASSWORD_RESET_REQUESTED',
+  'EMAIL_VERIFICATION_SENT',
+  'EMAIL_VERIFIED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -327,6 +330,41 @@ export interface TenantSigningKeysTable {
 }
 
 /** The whole schema as Kysely sees it. */
+/** Email tokens (migration 0011, src/modules/email): only the SHA-256 of a token is kept. */
+export interface EmailTokensTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  purpose: 'reset' | 'verify'
+  token_hash: string
+  /** The address the token was sent to: a verification token is void once the user's email changes. */
+  email: string
+  expires_at: ColumnType<Date, Date | string, Date | string>
+  used_at: NullableTimestamp
+  created_at: CreatedAt
+}
+
+export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'expired'
+
+/** The mail outbox (migration 0011, src/modules/email): one message per row, sent after its commit. */
+export interface MailOutboxTable {
+  id: Generated<string>
+  tenant_id: string
+  token_id: string | null
+  recipient: string
+  /** The rendered message, encrypted with SECRETS_KEY; null once the row is settled. */
+  message_enc: string | null
+  status: ColumnType<OutboxStatus, OutboxStatus | undefined, OutboxStatus>
+  attempts: ColumnType<number, number | undefined, number>
+  next_attempt_at: CreatedAt
+  /** A sender's lease. */
+  locked_until: NullableTimestamp
+  last_error: string | null
+  expires_at: ColumnType<Date, Date | string, Date | string>
+  sent_at: NullableTimestamp
+  created_at: CreatedAt
+}
+
 export interface Database {
   service_settings: ServiceSettingsTable
   tenants: TenantsTable
@@ -348,4 +386,6 @@ export interface Database {
   otp_recovery_codes: OtpRecoveryCodesTable
   mfa_tokens: MfaTokensTable
   tenant_signing_keys: TenantSigningKeysTable
+  email_tokens: EmailTokensTable
+  mail_outbox: MailOutboxTable
 }

@@ -19,14 +19,16 @@ export interface RouteTypes<K extends OperationId> {
   Params: Part<Op<K>, 'path'>
 }
 
-/** The `data` of an operation's success envelope (its 200 or 201 response). */
+/** The `data` of an operation's success envelope (its 200, 201 or 202 response). */
 export type Data<K extends OperationId> =
   Op<K> extends { responses: infer R }
     ? R extends { 201: infer C }
       ? DataOf<C>
-      : R extends { 200: infer S }
-        ? DataOf<S>
-        : never
+      : R extends { 202: infer A }
+        ? DataOf<A>
+        : R extends { 200: infer S }
+          ? DataOf<S>
+          : never
     : never
 
 export type Req<K extends OperationId> = FastifyRequest<RouteTypes<K>>

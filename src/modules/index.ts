@@ -9,6 +9,7 @@ import clientKeysRoutes from './client-keys/routes.js'
 import accountRoutes from './account/routes.js'
 import otpRoutes from './otp/routes.js'
 import discoveryRoutes from './discovery/routes.js'
+import emailRoutes from './email/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -22,4 +23,5 @@ export const modules: FastifyPluginAsync[] = [
   tenantsRoutes,
   clientKeysRoutes,
   discoveryRoutes,
+  emailRoutes,
 ]

@@ -104,6 +104,8 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     },
   })
   const all = Registry.merge([registry, processMetrics()])
+  // Why exposed: a module's own metrics (the email outbox's) go on the same registry, registered later.
+  app.decorate('metricsRegistry', all)
 
   app.addHook('onResponse', (req, reply, done) => {
     const labels = {
@@ -121,6 +123,13 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   })
 
   app.decorate('renderMetrics', () => all.metrics())
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The registry GET /metrics renders; modules add their own metrics to it. */
+    metricsRegistry: Registry
+  }
 }
 
 export default fp(metricsPlugin, { name: 'metrics' })

@@ -19,6 +19,31 @@ export interface AuthConfig {
   mfa: { required: boolean }
   /** How access tokens are signed (`SigningAlgorithm`): HS256, or EdDSA/ES256 with published keys. */
   signingAlgorithm: 'HS256' | 'EdDSA' | 'ES256'
+  /** Email (`EmailConfig`): locale, token lifetimes, verification and links (src/modules/email). */
+  email: EmailConfig
+}
+
+/** A tenant's `auth_config.email` (`EmailConfig` in openapi/components/email.yaml), every key set. */
+export interface EmailConfig {
+  locale: 'en' | 'pt-BR'
+  passwordResetTtlSeconds: number
+  verification: 'off' | 'optional' | 'required'
+  verificationTtlSeconds: number
+  /** null: the console's own page under PUBLIC_URL. */
+  resetUrl: string | null
+  verifyUrl: string | null
+}
+
+/** The email defaults every tenant starts from (contract section 18). */
+export function defaultEmailConfig(): EmailConfig {
+  return {
+    locale: 'en',
+    passwordResetTtlSeconds: 1800,
+    verification: 'off',
+    verificationTtlSeconds: 86_400,
+    resetUrl: null,
+    verifyUrl: null,
+  }
 }
 
 /** Account throttling (`Lockout` in openapi/components/auth-config.yaml). */
@@ -44,6 +69,7 @@ export function defaultAuthConfig(): AuthConfig {
     lockout: { enabled: false, threshold: 10, windowSeconds: 900, baseSeconds: 60, maxSeconds: 3600 },
     mfa: { required: false },
     signingAlgorithm: 'HS256',
+    email: defaultEmailConfig(),
   }
 }
 

@@ -9,7 +9,9 @@ import { backends, forEachBackend, openTestDatabase } from '../helpers/db.js'
 const TABLES = [
   'client_key_usage',
   'client_keys',
+  'email_tokens',
   'login_throttle',
+  'mail_outbox',
   'mfa_tokens',
   'otp_recovery_codes',
   'permissions',

@@ -91,6 +91,14 @@ export async function session(userId: string): Promise<string> {
   return [user.email, page.items[0]?.action, role.name, revoked, email, operations.getMe.path].join()
 }
 
+export async function forgottenPassword(token: string, newPassword: string): Promise<boolean> {
+  const tessera = createTesseraClient({ baseUrl: 'http://127.0.0.1:3000' })
+  await tessera.POST('/api/v1/password/forgot', { body: { tenantCode: 'acme', identifier: 'ana@acme.test' } })
+  await tessera.POST('/api/v1/password/reset', { body: { tenantCode: 'acme', token, newPassword } })
+  const verified = await tessera.POST('/api/v1/email/verify', { body: { tenantCode: 'acme', token } })
+  return verified.emailVerified
+}
+
 export async function backEnd(): Promise<string> {
   const backend = createTesseraClient({ baseUrl: 'http://127.0.0.1:3000', clientKey, retry: { retries: 1 } })
   const created = await backend.POST('/api/v1/register', { body: { email: 'bob@acme.test', password } })

@@ -9,6 +9,7 @@ import { scaleIndexes } from './0007_scale_indexes.js'
 import { auditSchema } from './0008_audit_schema.js'
 import { keyCreators } from './0009_key_creators.js'
 import { hotSessions } from './0010_hot_sessions.js'
+import { email } from './0011_email.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_audit_schema': auditSchema,
   '0009_key_creators': keyCreators,
   '0010_hot_sessions': hotSessions,
+  '0011_email': email,
 }

@@ -48,6 +48,8 @@ export interface AuditEntry {
     reason?: string
     sessionsRevoked?: number
     lockedSeconds?: number
+    /** How a PASSWORD_RESET was proven: `email` (a reset link, src/modules/email). */
+    method?: 'email'
   }
   readonly meta: RequestMeta
 }

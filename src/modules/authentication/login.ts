@@ -10,6 +10,7 @@ import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.
 import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
 import { newRefreshTokenFor, refreshTokenTenant } from './refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
+import { loginNeedsVerifiedEmail } from '../email/service.js'
 import { findRefreshToken, revokeSessions, rotateRefreshToken } from './session-queries.js'
 
 export interface LoginInput {
@@ -64,6 +65,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   }
   if (user.status !== 'ACTIVE')
     throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  if (loginNeedsVerifiedEmail(ctx, tenant, user))
+    throw await failed('EMAIL_NOT_VERIFIED', user.id, 'email not verified')
 
   // The second factor, asked for only now that the password has passed; no query for users who need none.
   const factor =

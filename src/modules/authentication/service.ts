@@ -12,6 +12,7 @@ import { insertUser, toUserDto } from '../users/queries.js'
 import { countActive, findSessionOfToken, revokeSessions } from './session-queries.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
+import { afterRegister } from '../email/service.js'
 
 /**
  * POST /logout: ends the session the refresh token belongs to, whatever the token's own state (rotated in
@@ -61,7 +62,9 @@ export interface RegisterInput {
 export async function register(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
   const db = tdb(ctx, actor)
   try {
-    return await registerUnaudited(ctx, actor, input, meta)
+    const user = await registerUnaudited(ctx, actor, input, meta)
+    await afterRegister(ctx, actor, user, meta)
+    return user
   } catch (err) {
     await writeAudit(db, {
       tenantId: actor.tenantId,

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../errors.js'
 import type { Data } from '../../lib/route.js'
+import { mailHealth } from '../email/health.js'
 
 type Health = Data<'getHealth'>
 
@@ -30,6 +31,7 @@ async function readHealth(ctx: AppContext): Promise<{ up: boolean; health: Healt
     routingPool: pool,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
     version: ctx.version,
+    ...(await mailHealth(ctx)),
   }
   return { up, health }
 }

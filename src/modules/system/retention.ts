@@ -12,6 +12,7 @@ import {
   givenLifetimes,
 } from '../authentication/sweep-queries.js'
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
+import { sweepEmailTables } from '../email/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
 import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
 
@@ -144,6 +145,7 @@ async function sweepSessions(
     batch,
   )
   const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
+  await sweepEmailTables(conn, now)
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 

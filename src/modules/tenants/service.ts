@@ -15,6 +15,7 @@ import {
   resolveAuthConfig,
   type AuthConfig,
 } from '../../security/auth-config.js'
+import { assertEmailConfigPatch } from '../email/config.js'
 import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
@@ -106,6 +107,7 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
   // Why: creating a tenant acts outside the caller's own tenant, which only platform principals may do.
   if (!p.isPlatform) fail('FORBIDDEN', 'Only platform principals may create tenants')
   assertMaySetRateLimits(p, input.auth_config)
+  assertEmailConfigPatch(input.auth_config, 'body.auth_config')
   const config = mergeAuthConfig(defaultAuthConfig(), input.auth_config)
   let admin: Parameters<typeof provisionTenant>[1]['admin']
   if (input.admin) {
@@ -180,6 +182,7 @@ export async function updateTenantConfig(
 ): Promise<AuthConfig> {
   assertTenantScope(p, tenantId)
   assertMaySetRateLimits(p, patch)
+  assertEmailConfigPatch(patch)
   const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
     const row = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
     const before = resolveAuthConfig(row.auth_config)

@@ -11,6 +11,7 @@ import { endUserSessions } from '../authentication/session-queries.js'
 import { audited } from '../audit/audited.js'
 import { assertMayActOnUser } from '../permissions/hierarchy.js'
 import { findRoleByName, roleNamesOf } from '../roles/queries.js'
+import { clearVerifiedOnEmailChange } from '../email/user-rows.js'
 import {
   deleteUserRow,
   findUserById,
@@ -113,9 +114,9 @@ export async function updateUser(
         .execute(async (trx) => {
           // Why the user row first: logins lock it before sessions too (one lock order, no deadlock), and a
           // login waiting on it sees the new status and opens no session.
-          if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
+          const current = (await lockUser(trx, tenantId, userId)) ?? fail('USER_NOT_FOUND')
           await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
-          const row = await updateUserRow(trx, tenantId, userId, changes)
+          const row = await updateUserRow(trx, tenantId, userId, clearVerifiedOnEmailChange(current, changes))
           // otpEnabled false is the lost-device reset: the secret and recovery codes go with the flag.
           if (changes.otp_enabled === false && (await removeOtp(trx, tenantId, userId))) {
             await writeAudit(trx, { tenantId, action: 'OTP_DISABLED', success: true, userId, actor, meta })

@@ -103,6 +103,8 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'user_otp', key: ['user_id'] },
   { name: 'otp_recovery_codes', key: ['id'] },
   { name: 'mfa_tokens', key: ['id'] },
+  { name: 'email_tokens', key: ['id'] },
+  { name: 'mail_outbox', key: ['id'] },
   AUDIT_TABLE,
 ]
 
