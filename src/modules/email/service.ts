@@ -18,7 +18,7 @@ import { linkFor } from './config.js'
 import { consumeToken, countRecentTokens, insertTokenAndMail, voidTokens } from './queries.js'
 import { mailerOf, messageContext, type Mailer } from './sender.js'
 import { renderMessage, type Purpose } from './templates.js'
-import { markEmailVerified } from './user-rows.js'
+import { markEmailVerified } from '../users/queries.js'
 
 /** Mails of one purpose that reach one user in an hour, at most (contract section 18). */
 const HOURLY_CAP = 3

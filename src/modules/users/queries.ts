@@ -243,3 +243,17 @@ export async function setOtpEnabled(
     .where('id', '=', userId)
     .execute()
 }
+
+/** Sets email_verified on a user of the tenant. */
+export async function markEmailVerified(
+  trx: Transaction<Database>,
+  tenantId: string,
+  userId: string,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ email_verified: true, updated_at: sql`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .execute()
+}

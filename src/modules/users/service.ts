@@ -11,7 +11,6 @@ import { endUserSessions } from '../authentication/session-queries.js'
 import { audited } from '../audit/audited.js'
 import { assertMayActOnUser } from '../permissions/hierarchy.js'
 import { findRoleByName, roleNamesOf } from '../roles/queries.js'
-import { clearVerifiedOnEmailChange } from '../email/user-rows.js'
 import {
   deleteUserRow,
   findUserById,
@@ -156,4 +155,18 @@ export async function deleteUser(ctx: AppContext, actor: Principal, userId: stri
       },
     },
   )
+}
+
+/**
+ * A user PATCH's changes with `email_verified` cleared when `email` changes (unless the same PATCH sets
+ * it): a new address is not proven, and its verification tokens are void anyway.
+ */
+export function clearVerifiedOnEmailChange<T extends { email?: string | null; email_verified?: boolean }>(
+  current: { email: string | null },
+  changes: T,
+): T {
+  const changed =
+    changes.email !== undefined && (changes.email ?? '').toLowerCase() !== (current.email ?? '').toLowerCase()
+  if (!changed || changes.email_verified !== undefined) return changes
+  return { ...changes, email_verified: false }
 }
