@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, unchecked } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
@@ -21,7 +21,7 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
   const mailer = mailerOf(app.ctx)
   if (!mailer) throw new Error('mail should be on')
   const forgot = (tenantCode: string, identifier: string, ip?: string) =>
-    call(app, 'POST', '/api/v1/password/forgot', { ip }, { tenantCode, identifier })
+    call(app, 'forgotPassword', { ip }, { body: { tenantCode, identifier } })
 
   t.test('forgotPassword: 202, one mail with a working link, then resetPassword: 200', async (t) => {
     const tenant = await createTenant(app)
@@ -48,25 +48,14 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
     t.equal(session.status, 200)
     const reset = await call(
       app,
-      'POST',
-      '/api/v1/password/reset',
+      'resetPassword',
       {},
-      {
-        tenantCode: tenant.code,
-        token,
-        newPassword: 'A-brand-new-passphrase-7',
-      },
+      { body: { tenantCode: tenant.code, token, newPassword: 'A-brand-new-passphrase-7' } },
     )
     t.equal(reset.status, 200)
     t.same(reset.data, { changed: true, sessionsRevoked: 1 })
     t.equal((await login(app, tenant.code, user.email, 'A-brand-new-passphrase-7')).status, 200)
-    const refreshed = await call(
-      app,
-      'POST',
-      '/api/v1/refresh',
-      {},
-      { refreshToken: session.data.refreshToken },
-    )
+    const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: session.data.refreshToken } })
     t.equal(refreshed.code, 'INVALID_REFRESH_TOKEN', 'every session was revoked')
     const u = await app.ctx.dbs
       .forTenant(tenant.id)
@@ -83,14 +72,9 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
 
     const again = await call(
       app,
-      'POST',
-      '/api/v1/password/reset',
+      'resetPassword',
       {},
-      {
-        tenantCode: tenant.code,
-        token,
-        newPassword: 'Yet-another-passphrase-8',
-      },
+      { body: { tenantCode: tenant.code, token, newPassword: 'Yet-another-passphrase-8' } },
     )
     t.equal(again.status, 400)
     t.equal(again.code, 'INVALID_EMAIL_TOKEN', 'single use')
@@ -111,7 +95,7 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
   })
 
   t.test('forgotPassword: 400 VALIDATION_ERROR for a body of the wrong shape', async (t) => {
-    const res = await call(app, 'POST', '/api/v1/password/forgot', {}, { tenantCode: 'x' })
+    const res = await call(app, 'forgotPassword', {}, { body: unchecked({ tenantCode: 'x' }) })
     t.equal(res.status, 400)
     t.equal(res.code, 'VALIDATION_ERROR')
   })
@@ -209,11 +193,8 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
         token,
         newPassword: 'A-brand-new-passphrase-7',
       })
-      t.equal(
-        (await call(app, 'POST', '/api/v1/password/reset', {}, body(first))).code,
-        'INVALID_EMAIL_TOKEN',
-      )
-      t.equal((await call(app, 'POST', '/api/v1/password/reset', {}, body(last))).status, 200)
+      t.equal((await call(app, 'resetPassword', {}, { body: body(first) })).code, 'INVALID_EMAIL_TOKEN')
+      t.equal((await call(app, 'resetPassword', {}, { body: body(last) })).status, 200)
     },
   )
 })
@@ -227,7 +208,7 @@ t.test('forgotPassword: 10 concurrent requests for one user queue at most 3 mail
   const user = await createUser(app, tenant)
   const answers = await Promise.all(
     Array.from({ length: 10 }, () =>
-      call(app, 'POST', '/api/v1/password/forgot', {}, { tenantCode: tenant.code, identifier: user.email }),
+      call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: user.email } }),
     ),
   )
   t.same(new Set(answers.map((a) => a.status)), new Set([202]))
@@ -241,33 +222,32 @@ t.test('forgotPassword: 503 MAIL_NOT_CONFIGURED on every operation without SMTP_
   const tenant = await createTenant(app)
   const res = await call(
     app,
-    'POST',
-    '/api/v1/password/forgot',
+    'forgotPassword',
     {},
-    { tenantCode: tenant.code, identifier: 'a@b.test' },
+    { body: { tenantCode: tenant.code, identifier: 'a@b.test' } },
   )
   t.equal(res.status, 503)
   t.equal(res.code, 'MAIL_NOT_CONFIGURED')
   const token = 'x'.repeat(43)
   const reset = await call(
     app,
-    'POST',
-    '/api/v1/password/reset',
+    'resetPassword',
     {},
-    { tenantCode: tenant.code, token, newPassword: 'Whatever-pass-123' },
+    { body: { tenantCode: tenant.code, token, newPassword: 'Whatever-pass-123' } },
   )
   t.equal(reset.code, 'MAIL_NOT_CONFIGURED', 'resetPassword: 503 MAIL_NOT_CONFIGURED')
-  const verify = await call(app, 'POST', '/api/v1/email/verify', {}, { tenantCode: tenant.code, token })
+  const verify = await call(app, 'verifyEmail', {}, { body: { tenantCode: tenant.code, token } })
   t.equal(verify.code, 'MAIL_NOT_CONFIGURED', 'verifyEmail: 503 MAIL_NOT_CONFIGURED')
   const admin = await userWithToken(app, tenant, { roles: ['admin'] })
   const user = await createUser(app, tenant)
-  const mine = await call(app, 'POST', '/api/v1/me/email/verification', admin.cred)
+  const mine = await call(app, 'sendMyEmailVerification', admin.cred)
   t.equal(mine.code, 'MAIL_NOT_CONFIGURED', 'sendMyEmailVerification: 503 MAIL_NOT_CONFIGURED')
-  const theirs = await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, admin.cred)
+  const theirs = await call(app, 'sendUserEmailVerification', admin.cred, { params: { userId: user.id } })
   t.equal(theirs.code, 'MAIL_NOT_CONFIGURED', 'sendUserEmailVerification: 503 MAIL_NOT_CONFIGURED')
   // Mail off: registration sends nothing, and `verification: required` holds nobody back.
-  await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-    email: { verification: 'required' },
+  await call(app, 'updateTenantConfig', platformKey, {
+    params: { id: tenant.id },
+    body: { email: { verification: 'required' } },
   })
   t.equal((await login(app, tenant.code, user.email)).status, 200, 'login: unaffected with mail off')
 })

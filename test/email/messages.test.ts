@@ -56,27 +56,24 @@ t.test(
     const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' })
     const mailer = mailerOf(app.ctx)!
     const tenant = await createTenant(app)
-    const set = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}`, platformKey, {
-      name: NASTY.slice(0, 60),
+    const set = await call(app, 'updateTenant', platformKey, {
+      params: { id: tenant.id },
+      body: { name: NASTY.slice(0, 60) },
     })
     t.equal(set.status, 200, 'the name is set through the API')
-    const cfg = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      email: { locale: 'pt-BR', resetUrl: 'https://app.example.test/reset?c={tenantCode}&token={token}' },
+    const cfg = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: {
+        email: { locale: 'pt-BR', resetUrl: 'https://app.example.test/reset?c={tenantCode}&token={token}' },
+      },
     })
     t.equal(cfg.status, 200)
     t.equal(cfg.data.email.locale, 'pt-BR')
     // An address with & and quotes (atext, so SMTP takes it): named in the body, escaped there.
     const plain = await createUser(app, tenant, { email: "o'brien&co@example.test" })
     t.equal(
-      (
-        await call(
-          app,
-          'POST',
-          '/api/v1/password/forgot',
-          {},
-          { tenantCode: tenant.code, identifier: plain.email },
-        )
-      ).status,
+      (await call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: plain.email } }))
+        .status,
       202,
     )
     await mailer.idle()
@@ -102,14 +99,16 @@ t.test(
     const app = await buildTestApp(t)
     const tenant = await createTenant(app)
     for (const resetUrl of ['http://app.example.test/{token}', 'https://app.example.test/reset']) {
-      const res = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-        email: { resetUrl },
+      const res = await call(app, 'updateTenantConfig', platformKey, {
+        params: { id: tenant.id },
+        body: { email: { resetUrl } },
       })
       t.equal(res.status, 400, resetUrl)
       t.equal(res.code, 'VALIDATION_ERROR')
     }
-    const ok = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      email: { verification: 'required', verifyUrl: 'http://localhost:8080/v?t={token}' },
+    const ok = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: { email: { verification: 'required', verifyUrl: 'http://localhost:8080/v?t={token}' } },
     })
     t.equal(ok.status, 200)
     t.same(ok.data.email, {
@@ -120,8 +119,9 @@ t.test(
       resetUrl: null,
       verifyUrl: 'http://localhost:8080/v?t={token}',
     })
-    const bad = await call(app, 'PATCH', `/api/v1/tenants/${tenant.id}/config`, platformKey, {
-      email: { passwordResetTtlSeconds: 10 },
+    const bad = await call(app, 'updateTenantConfig', platformKey, {
+      params: { id: tenant.id },
+      body: { email: { passwordResetTtlSeconds: 10 } },
     })
     t.equal(bad.code, 'VALIDATION_ERROR', 'ranges hold')
   },

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, unchecked } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
@@ -23,10 +23,10 @@ t.test('resetPassword: POST /password/reset', async (t) => {
   const mailer = mailerOf(app.ctx)!
   const resetToken = (tenant: TenantFx, user: UserFx) =>
     tokenFrom(smtp, mailer, () =>
-      call(app, 'POST', '/api/v1/password/forgot', {}, { tenantCode: tenant.code, identifier: user.email }),
+      call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: user.email } }),
     )
   const reset = (tenantCode: string, token: string, newPassword = NEW_PASSWORD) =>
-    call(app, 'POST', '/api/v1/password/reset', {}, { tenantCode, token, newPassword })
+    call(app, 'resetPassword', {}, { body: { tenantCode, token, newPassword } })
 
   t.test('resetPassword: 400 PASSWORD_POLICY_VIOLATION, and the token stays usable', async (t) => {
     const tenant = await createTenant(app)
@@ -102,7 +102,7 @@ t.test('resetPassword: POST /password/reset', async (t) => {
     const res = await reset('no-such-tenant', 'A'.repeat(43))
     t.equal(res.status, 404)
     t.equal(res.code, 'TENANT_NOT_FOUND')
-    const bad = await call(app, 'POST', '/api/v1/password/reset', {}, { tenantCode: 'x', token: 'short' })
+    const bad = await call(app, 'resetPassword', {}, { body: unchecked({ tenantCode: 'x', token: 'short' }) })
     t.equal(bad.status, 400)
     t.equal(bad.code, 'VALIDATION_ERROR')
   })
@@ -114,19 +114,17 @@ t.test('resetPassword: POST /password/reset', async (t) => {
     for (let i = 0; i < 2; i++) {
       const r = await call(
         app,
-        'POST',
-        '/api/v1/password/reset',
+        'resetPassword',
         { ip },
-        { tenantCode: tenant.code, token: 'A'.repeat(43), newPassword: NEW_PASSWORD },
+        { body: { tenantCode: tenant.code, token: 'A'.repeat(43), newPassword: NEW_PASSWORD } },
       )
       t.equal(r.status, 400)
     }
     const res = await call(
       app,
-      'POST',
-      '/api/v1/password/reset',
+      'resetPassword',
       { ip },
-      { tenantCode: tenant.code, token: 'A'.repeat(43), newPassword: NEW_PASSWORD },
+      { body: { tenantCode: tenant.code, token: 'A'.repeat(43), newPassword: NEW_PASSWORD } },
     )
     t.equal(res.status, 429)
     t.equal(res.code, 'RATE_LIMIT_EXCEEDED')
@@ -140,13 +138,7 @@ t.test('resetPassword: POST /password/reset', async (t) => {
       await mailer.idle()
       smtp.failNext(1)
       const before = smtp.messages.length
-      await call(
-        app,
-        'POST',
-        '/api/v1/password/forgot',
-        {},
-        { tenantCode: tenant.code, identifier: user.email },
-      )
+      await call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: user.email } })
       await mailer.idle()
       t.equal(mailer.counts.retry >= 1, true, 'the first try failed')
       clock.advance(600_000)

@@ -23,19 +23,14 @@ t.test(
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
     const forgot = () =>
-      call(app, 'POST', '/api/v1/password/forgot', {}, { tenantCode: tenant.code, identifier: user.email })
+      call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: user.email } })
     const before = await tokenFrom(smtp, mailer, forgot)
     await routeToOwnDatabase(t, app, tenant)
     const reset = await call(
       app,
-      'POST',
-      '/api/v1/password/reset',
+      'resetPassword',
       {},
-      {
-        tenantCode: tenant.code,
-        token: before,
-        newPassword: 'A-brand-new-passphrase-7',
-      },
+      { body: { tenantCode: tenant.code, token: before, newPassword: 'A-brand-new-passphrase-7' } },
     )
     t.equal(reset.status, 200, 'the token moved with the tenant')
     const after = await tokenFrom(smtp, mailer, forgot)

@@ -26,10 +26,9 @@ t.test(
       users.map((u, i) =>
         call(
           i % 2 ? one : two,
-          'POST',
-          '/api/v1/password/forgot',
+          'forgotPassword',
           {},
-          { tenantCode: tenant.code, identifier: u.email },
+          { body: { tenantCode: tenant.code, identifier: u.email } },
         ),
       ),
     )
@@ -60,13 +59,9 @@ t.test(
       Array.from({ length: 8 }, (_, i) =>
         call(
           i % 2 ? one : two,
-          'POST',
-          '/api/v1/password/forgot',
+          'forgotPassword',
           {},
-          {
-            tenantCode: tenant.code,
-            identifier: user.email,
-          },
+          { body: { tenantCode: tenant.code, identifier: user.email } },
         ),
       ),
     )

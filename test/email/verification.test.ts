@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, type Res, unchecked } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
@@ -28,14 +28,14 @@ t.test('email verification over a real SMTP server', async (t) => {
         .executeTakeFirstOrThrow()
     ).email_verified
   const verify = (tenantCode: string, token: string) =>
-    call(app, 'POST', '/api/v1/email/verify', {}, { tenantCode, token })
+    call(app, 'verifyEmail', {}, { body: { tenantCode, token } })
 
   t.test('sendMyEmailVerification: 202, a mail, then verifyEmail: 200 and emailVerified', async (t) => {
     const tenant = await createTenant(app)
     const me = await userWithToken(app, tenant)
-    let res: Awaited<ReturnType<typeof call>> | undefined
+    let res: Res<'sendMyEmailVerification'> | undefined
     const token = await tokenFrom(smtp, mailer, async () => {
-      res = await call(app, 'POST', '/api/v1/me/email/verification', me.cred)
+      res = await call(app, 'sendMyEmailVerification', me.cred)
     })
     t.equal(res?.status, 202)
     t.same(res?.data, { accepted: true })
@@ -47,7 +47,7 @@ t.test('email verification over a real SMTP server', async (t) => {
     t.equal((await verify(tenant.code, token)).code, 'INVALID_EMAIL_TOKEN', 'single use')
     t.equal((await auditRows(app, tenant.id, 'EMAIL_VERIFICATION_SENT')).length, 1)
     t.equal((await auditRows(app, tenant.id, 'EMAIL_VERIFIED')).filter((r) => r.success).length, 1)
-    const again = await call(app, 'POST', '/api/v1/me/email/verification', me.cred)
+    const again = await call(app, 'sendMyEmailVerification', me.cred)
     t.equal(again.status, 409)
     t.equal(again.code, 'EMAIL_ALREADY_VERIFIED')
   })
@@ -58,12 +58,12 @@ t.test('email verification over a real SMTP server', async (t) => {
       const tenant = await createTenant(app, { loginIdentifiers: ['email', 'username'] })
       const me = await userWithToken(app, tenant, { username: 'mailless' })
       await db(tenant.id).updateTable('users').set({ email: null }).where('id', '=', me.id).execute()
-      const res = await call(app, 'POST', '/api/v1/me/email/verification', me.cred)
+      const res = await call(app, 'sendMyEmailVerification', me.cred)
       t.equal(res.status, 400)
       t.equal(res.code, 'VALIDATION_ERROR')
-      t.equal((await call(app, 'POST', '/api/v1/me/email/verification', {})).status, 401)
+      t.equal((await call(app, 'sendMyEmailVerification', {})).status, 401)
       await db(tenant.id).deleteFrom('users').where('id', '=', me.id).execute()
-      const gone = await call(app, 'POST', '/api/v1/me/email/verification', me.cred)
+      const gone = await call(app, 'sendMyEmailVerification', me.cred)
       t.equal(gone.status, 404)
       t.equal(gone.code, 'USER_NOT_FOUND')
     },
@@ -74,8 +74,7 @@ t.test('email verification over a real SMTP server', async (t) => {
     const me = await userWithToken(app, tenant)
     await mailer.idle()
     const before = smtp.messages.length
-    for (let i = 0; i < 4; i++)
-      t.equal((await call(app, 'POST', '/api/v1/me/email/verification', me.cred)).status, 202)
+    for (let i = 0; i < 4; i++) t.equal((await call(app, 'sendMyEmailVerification', me.cred)).status, 202)
     await mailer.idle()
     t.equal(await smtp.waitForCount(before + 3, 1000), before + 3)
     const rows = await auditRows(app, tenant.id, 'EMAIL_VERIFICATION_SENT')
@@ -92,10 +91,13 @@ t.test('email verification over a real SMTP server', async (t) => {
       const admin = await userWithToken(app, tenant, { roles: ['admin'] })
       const user = await createUser(app, tenant)
       const token = await tokenFrom(smtp, mailer, () =>
-        call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, admin.cred),
+        call(app, 'sendUserEmailVerification', admin.cred, { params: { userId: user.id } }),
       )
-      const patched = await call(app, 'PATCH', `/api/v1/users/${user.id}`, admin.cred, {
-        email: 'new@example.test',
+      const patched = await call(app, 'updateUser', admin.cred, {
+        params: { userId: user.id },
+        body: {
+          email: 'new@example.test',
+        },
       })
       t.equal(patched.status, 200)
       t.equal(patched.data.emailVerified, false)
@@ -104,13 +106,19 @@ t.test('email verification over a real SMTP server', async (t) => {
       t.equal(res.code, 'INVALID_EMAIL_TOKEN')
       t.equal(await verified(tenant.id, user.id), false)
       // The same PATCH may set it, and a PATCH that keeps the address keeps it.
-      const both = await call(app, 'PATCH', `/api/v1/users/${user.id}`, admin.cred, {
-        email: 'other@example.test',
-        emailVerified: true,
+      const both = await call(app, 'updateUser', admin.cred, {
+        params: { userId: user.id },
+        body: {
+          email: 'other@example.test',
+          emailVerified: true,
+        },
       })
       t.equal(both.data.emailVerified, true)
-      const same = await call(app, 'PATCH', `/api/v1/users/${user.id}`, admin.cred, {
-        email: 'other@example.test',
+      const same = await call(app, 'updateUser', admin.cred, {
+        params: { userId: user.id },
+        body: {
+          email: 'other@example.test',
+        },
       })
       t.equal(same.data.emailVerified, true)
     },
@@ -121,15 +129,13 @@ t.test('email verification over a real SMTP server', async (t) => {
     async (t) => {
       t.equal((await verify('no-such-tenant', 'A'.repeat(43))).code, 'TENANT_NOT_FOUND')
       t.equal(
-        (await call(app, 'POST', '/api/v1/email/verify', {}, { tenantCode: 'x' })).code,
+        (await call(app, 'verifyEmail', {}, { body: unchecked({ tenantCode: 'x' }) })).code,
         'VALIDATION_ERROR',
       )
       const a = await createTenant(app)
       const b = await createTenant(app)
       const me = await userWithToken(app, a)
-      const token = await tokenFrom(smtp, mailer, () =>
-        call(app, 'POST', '/api/v1/me/email/verification', me.cred),
-      )
+      const token = await tokenFrom(smtp, mailer, () => call(app, 'sendMyEmailVerification', me.cred))
       t.equal((await verify(b.code, token)).code, 'INVALID_EMAIL_TOKEN')
       t.equal((await verify(a.code, token)).status, 200)
     },
@@ -141,28 +147,31 @@ t.test('email verification over a real SMTP server', async (t) => {
       const tenant = await createTenant(app)
       const user = await createUser(app, tenant)
       const key = await keyCred(app, tenant, ['users:update', 'users:read'])
-      const ok = await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, key)
+      const ok = await call(app, 'sendUserEmailVerification', key, { params: { userId: user.id } })
       t.equal(ok.status, 202)
       const reader = await keyCred(app, tenant, ['users:read'])
-      const denied = await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, reader)
+      const denied = await call(app, 'sendUserEmailVerification', reader, { params: { userId: user.id } })
       t.equal(denied.status, 403)
       t.equal(denied.code, 'FORBIDDEN')
       const admin = await createUser(app, tenant, { roles: ['admin'] })
-      const res = await call(app, 'POST', `/api/v1/users/${admin.id}/email-verification`, key)
+      const res = await call(app, 'sendUserEmailVerification', key, { params: { userId: admin.id } })
       t.equal(res.status, 403)
       t.equal(res.code, 'ROLE_HIERARCHY_VIOLATION')
-      const missing = await call(app, 'POST', `/api/v1/users/${UNKNOWN_ID}/email-verification`, key)
+      const missing = await call(app, 'sendUserEmailVerification', key, { params: { userId: UNKNOWN_ID } })
       t.equal(missing.code, 'USER_NOT_FOUND')
       await db(tenant.id)
         .updateTable('users')
         .set({ email_verified: true })
         .where('id', '=', user.id)
         .execute()
-      const done = await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, key)
+      const done = await call(app, 'sendUserEmailVerification', key, { params: { userId: user.id } })
       t.equal(done.status, 409)
       t.equal(done.code, 'EMAIL_ALREADY_VERIFIED')
-      t.equal((await call(app, 'POST', `/api/v1/users/${user.id}/email-verification`, {})).status, 401)
-      t.equal((await call(app, 'POST', `/api/v1/users/not-a-uuid/email-verification`, key)).status, 400)
+      t.equal((await call(app, 'sendUserEmailVerification', {}, { params: { userId: user.id } })).status, 401)
+      t.equal(
+        (await call(app, 'sendUserEmailVerification', key, { params: { userId: 'not-a-uuid' } })).status,
+        400,
+      )
       await mailer.idle()
     },
   )
@@ -172,11 +181,10 @@ t.test('email verification over a real SMTP server', async (t) => {
     async (t) => {
       const tenant = await createTenant(app, { email: { verification: 'required' } })
       const key = await keyCred(app, tenant, ['users:create'])
-      let created: Awaited<ReturnType<typeof call>> | undefined
+      let created: Res<'register'> | undefined
       const token = await tokenFrom(smtp, mailer, async () => {
-        created = await call(app, 'POST', '/api/v1/register', key, {
-          email: 'newbie@example.test',
-          password: PASSWORD,
+        created = await call(app, 'register', key, {
+          body: { email: 'newbie@example.test', password: PASSWORD },
         })
       })
       t.equal(created?.status, 201)
@@ -188,7 +196,7 @@ t.test('email verification over a real SMTP server', async (t) => {
       const sessions = await db(tenant.id)
         .selectFrom('sessions')
         .select('id')
-        .where('user_id', '=', created?.data.id)
+        .where('user_id', '=', created!.data.id)
         .execute()
       t.same(sessions, [], 'no session opened')
       t.equal((await verify(tenant.code, token)).status, 200)
@@ -202,7 +210,7 @@ t.test('email verification over a real SMTP server', async (t) => {
     await mailer.idle()
     const before = smtp.messages.length
     t.equal(
-      (await call(app, 'POST', '/api/v1/register', key, { email: 'quiet@example.test', password: PASSWORD }))
+      (await call(app, 'register', key, { body: { email: 'quiet@example.test', password: PASSWORD } }))
         .status,
       201,
     )
