@@ -12,8 +12,8 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed ## Install exactly what the lockfile says (only when missing or stale)
 
-run: install ## Start the service (PGlite under ./.data unless DATABASE_URL says otherwise)
-	npm start
+run: install ## Start the service (PGlite under ./.data unless DATABASE_URL says otherwise; mail to the log unless SMTP_URL says otherwise)
+	SMTP_URL="$${SMTP_URL-log://}" npm start
 
 generate: install ## Regenerate generated/ from openapi/ (types, route table, bundled JSON)
 	npm run generate
