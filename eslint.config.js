@@ -59,7 +59,13 @@ export default tseslint.config(
   // switch that forgets a member of a union (a new error code, a new status).
   {
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    // knip.config.ts sits outside tsconfig.json's folders; the default project types it.
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['knip.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
