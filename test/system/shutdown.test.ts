@@ -6,7 +6,8 @@ import { createTenant, createUser, PASSWORD } from '../helpers/fixtures.js'
 t.test(
   'graceful shutdown: in-flight requests finish, later ones on a kept-alive connection get 503',
   async (t) => {
-    const app = await buildTestApp(t)
+    // At production's bcrypt cost: the login below must still be running when close starts.
+    const app = await buildTestApp(t, {}, { passwordCost: 12 })
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
