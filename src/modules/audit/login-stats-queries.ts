@@ -68,3 +68,41 @@ export function failuresByIp(
     .limit(limit)
     .execute()
 }
+
+/**
+ * Audit rows of the tenant in [from, to), counted per UTC `bucket` (date_trunc), action and outcome, for
+ * GET /auth-logs/stats. Only buckets with rows come back; the caller fills the gaps. One range scan of
+ * audit_log_tenant_time (tenant_id, created_at desc); LOGIN rows stopped at the second factor are left out
+ * as in loginSummary, since the login's second step writes its own LOGIN row.
+ */
+export async function countAuditRowsByBucket(
+  db: Kysely<Database>,
+  tenantId: string,
+  bucket: 'hour' | 'day',
+  from: Date,
+  to: Date,
+) {
+  // The unit is one of two literals, never the caller's text: sql.lit keeps it a constant, so the
+  // grouping expression is the same in select and group by.
+  const start = sql<Date>`date_trunc(${sql.lit(bucket)}, created_at, 'UTC')`
+  const rows = await db
+    .selectFrom('tessera_audit.audit_log')
+    .select([
+      start.as('start'),
+      'action',
+      sql<string>`count(*) filter (where success)`.as('success'),
+      sql<string>`count(*) filter (where not success)`.as('failure'),
+    ])
+    .where('tenant_id', '=', tenantId)
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .where(notStoppedAtSecondFactor)
+    .groupBy([start, 'action'])
+    .execute()
+  return rows.map((r) => ({
+    start: new Date(r.start),
+    action: r.action,
+    success: Number(r.success),
+    failure: Number(r.failure),
+  }))
+}

@@ -4,9 +4,10 @@ import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { login, refresh } from './login.js'
 import { getMe, logout, register, validateToken } from './service.js'
-import { listAuthLogs } from './auth-logs.js'
+import { getAuthLogStats, listAuthLogs } from './auth-logs.js'
 
-/** Authentication module: login, refresh, logout, register, getMe, validateToken, listAuthLogs. */
+/** Authentication module: login, refresh, logout, register, getMe, validateToken, listAuthLogs,
+ * getAuthLogStats. */
 export default async function authRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
   defineRoute(app, 'login', async (req) => login(ctx, req.body, requestMeta(req)))
@@ -16,4 +17,5 @@ export default async function authRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, 'getMe', async (req) => getMe(ctx, userOf(req)))
   defineRoute(app, 'validateToken', async (req) => validateToken(ctx, userOf(req)) as never)
   defineRoute(app, 'listAuthLogs', async (req) => listAuthLogs(ctx, principalOf(req), req.query))
+  defineRoute(app, 'getAuthLogStats', async (req) => getAuthLogStats(ctx, principalOf(req), req.query))
 }
