@@ -133,7 +133,10 @@ t.test('getAuthLogStats: GET /auth-logs/stats', async (t) => {
     t.ok(span > 24 * 3_600_000 - 1 && span <= 25 * 3_600_000, 'from is 24 h before to, rounded down')
     const deletes = hourly.data.series.find((s) => s.action === 'USER_DELETE')
     t.equal(deletes?.buckets.length, 25, 'one bucket per hour, the current one included')
-    t.equal(deletes?.buckets.reduce((n, b) => n + b.success, 0), 1)
+    t.equal(
+      deletes?.buckets.reduce((n, b) => n + b.success, 0),
+      1,
+    )
     const daily = await call(app, 'getAuthLogStats', admin.cred, { query: { bucket: 'day' } })
     t.equal(daily.status, 200)
     t.equal(daily.data.series.find((s) => s.action === 'USER_DELETE')?.buckets.length, 31)

@@ -24,6 +24,7 @@ export const operations = {
   disableMyOtp: { method: 'delete', path: '/api/v1/me/otp', auth: 'jwt' },
   forgotPassword: { method: 'post', path: '/api/v1/password/forgot', auth: 'public' },
   generateJwtSecret: { method: 'post', path: '/api/v1/tenants/me/jwt-secret/generate', auth: 'jwt' },
+  getAuthLogStats: { method: 'get', path: '/api/v1/auth-logs/stats', auth: 'jwt' },
   getClientKey: { method: 'get', path: '/api/v1/client-keys/{id}', auth: 'jwt-or-key' },
   getClientKeyLogs: { method: 'get', path: '/api/v1/client-keys/{id}/logs', auth: 'jwt-or-key' },
   getClientKeyStats: { method: 'get', path: '/api/v1/client-keys/{id}/stats', auth: 'jwt-or-key' },

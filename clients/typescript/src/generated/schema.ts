@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth-logs/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count audit rows per time bucket
+         * @description Counts the audit rows of the caller's tenant in the window [`from`, `to`), per bucket of an hour or a day (UTC), per action, split into successes and failures: what the console's Overview charts draw. `from` is rounded down to the start of its bucket, so every bucket but the last is whole; the last is the one that holds the instant before `to`. Each series is continuous: a bucket without rows is present with zero counts. An action with no row in the window has no series. LOGIN rows of a login stopped at the second factor (`OTP_REQUIRED`, `OTP_ENROLLMENT_REQUIRED`) are not counted, as in the tenant metrics: the login goes on at POST /login/otp, whose own LOGIN row counts it. The window is at most 7 days by hour (169 buckets) and 366 days by day (367 buckets). Counted in the database; writes no audit row.
+         */
+        get: operations["getAuthLogStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client-keys": {
         parameters: {
             query?: never;
@@ -1508,6 +1528,35 @@ export interface components {
             limit: number;
             offset: components["schemas"]["Offset"];
             total: components["schemas"]["ListTotal"];
+        };
+        /** @description Audit rows of the window counted per bucket and action. `from` is the window's start as counted (the requested one rounded down to its bucket), `to` its end (exclusive). */
+        AuditStats: {
+            bucket: components["schemas"]["AuditStatsBucket"];
+            from: components["schemas"]["Timestamp"];
+            /** @description One series per action with rows in the window, in the order of the action's name. */
+            series: components["schemas"]["AuditStatsSeries"][];
+            to: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description The width of a bucket of GET /auth-logs/stats, in UTC.
+         * @enum {string}
+         */
+        AuditStatsBucket: "hour" | "day";
+        /**
+         * Format: int64
+         * @description A number of audit rows.
+         */
+        AuditStatsCount: number;
+        /** @description The counts of one bucket. */
+        AuditStatsPoint: {
+            failure: components["schemas"]["AuditStatsCount"];
+            start: components["schemas"]["Timestamp"];
+            success: components["schemas"]["AuditStatsCount"];
+        };
+        /** @description One action's counts, one bucket per step of the window, oldest first, with no gap. */
+        AuditStatsSeries: {
+            action: components["schemas"]["AuditAction"];
+            buckets: components["schemas"]["AuditStatsPoint"][];
         };
         /** @description A tenant's authentication configuration (`auth_config`), with every default filled in. */
         AuthConfig: {
@@ -3079,6 +3128,112 @@ export interface operations {
                 };
             };
             /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `since` not like `24h`, `limit` above 500). */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the access token lacks `auth:logs`. */
+            403: components["responses"]["Forbidden"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuthLogStats: {
+        parameters: {
+            query?: {
+                /** @description The width of a bucket. Default `hour`. */
+                bucket?: components["schemas"]["AuditStatsBucket"];
+                /**
+                 * @description The start of the window (inclusive), rounded down to the start of its bucket. Default: `to` less 24 hours by hour, less 30 days by day.
+                 * @example 2026-11-25T12:00:00Z
+                 */
+                from?: components["schemas"]["Timestamp"];
+                /**
+                 * @description The end of the window (exclusive); after `from`. Default now.
+                 * @example 2026-11-26T12:00:00Z
+                 */
+                to?: components["schemas"]["Timestamp"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts of the window, one continuous series per action that has rows in it. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "bucket": "hour",
+                     *         "from": "2026-11-26T10:00:00.000Z",
+                     *         "to": "2026-11-26T12:30:00.000Z",
+                     *         "series": [
+                     *           {
+                     *             "action": "LOGIN",
+                     *             "buckets": [
+                     *               {
+                     *                 "start": "2026-11-26T10:00:00.000Z",
+                     *                 "success": 12,
+                     *                 "failure": 1
+                     *               },
+                     *               {
+                     *                 "start": "2026-11-26T11:00:00.000Z",
+                     *                 "success": 0,
+                     *                 "failure": 0
+                     *               },
+                     *               {
+                     *                 "start": "2026-11-26T12:00:00.000Z",
+                     *                 "success": 4,
+                     *                 "failure": 9
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "action": "REFRESH_TOKEN",
+                     *             "buckets": [
+                     *               {
+                     *                 "start": "2026-11-26T10:00:00.000Z",
+                     *                 "success": 30,
+                     *                 "failure": 0
+                     *               },
+                     *               {
+                     *                 "start": "2026-11-26T11:00:00.000Z",
+                     *                 "success": 28,
+                     *                 "failure": 2
+                     *               },
+                     *               {
+                     *                 "start": "2026-11-26T12:00:00.000Z",
+                     *                 "success": 11,
+                     *                 "failure": 0
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AuditStats"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (`from` or `to` not an RFC 3339 date-time, `bucket` neither `hour` nor `day`), `from` is not before `to` (details path `query.from`), or the window is longer than 7 days by hour or 366 days by day (details path `query.from`). */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
