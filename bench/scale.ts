@@ -301,6 +301,9 @@ function workloads(): Workload[] {
       '/auth-logs?action=LOGIN&success=false&since=7d',
     )
     get('GET /auth-logs?userId=…&since=30d', `/auth-logs?userId=${t.user}&since=30d`)
+    // The console's Overview charts (issue 29): their defaults are the last 24 h by hour and 30 days by day.
+    get('GET /auth-logs/stats?bucket=hour', '/auth-logs/stats?bucket=hour')
+    get('GET /auth-logs/stats?bucket=day', '/auth-logs/stats?bucket=day')
     get('GET /tenants/me/metrics/security', '/tenants/me/metrics/security')
     get(`GET /users?q=${t.q}`, `/users?q=${t.q}`)
     get('GET /client-keys/{id}/stats', `/client-keys/${t.key}/stats`)

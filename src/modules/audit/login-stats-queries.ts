@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 
-// LOGIN rows of the audit log counted for the tenant metrics (modules/tenants/metrics.ts): range scans of
-// audit_log_tenant_action_time_success.
+// Audit rows counted, not listed: LOGIN rows for the tenant metrics (modules/tenants/metrics.ts), range
+// scans of audit_log_tenant_action_time_success; every action per time bucket for GET /auth-logs/stats.
 
 /**
  * Leaves out LOGIN rows of logins stopped at the second factor (OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED):
