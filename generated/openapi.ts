@@ -1544,7 +1544,7 @@ export interface components {
         AuditStatsBucket: "hour" | "day";
         /**
          * Format: int64
-         * @description A number of audit rows.
+         * @description A number of audit rows (a JSON number, exact up to 2^53 - 1).
          */
         AuditStatsCount: number;
         /** @description The counts of one bucket. */
