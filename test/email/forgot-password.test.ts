@@ -9,16 +9,12 @@ import {
   platformKey,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { mailerOf } from '../../src/modules/email/sender.js'
-import { startSmtp, tokenOf } from './smtp.js'
+import { appWithMail, tokenOf } from './smtp.js'
 
 const FROM = 'Tessera <no-reply@example.test>'
 
 t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => {
-  const smtp = await startSmtp()
-  t.teardown(() => smtp.close())
-  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: FROM })
-  const mailer = mailerOf(app.ctx)
+  const { smtp, app, mailer } = await appWithMail(t, {}, FROM)
   if (!mailer) throw new Error('mail should be on')
   const forgot = (tenantCode: string, identifier: string, ip?: string) =>
     call(app, 'forgotPassword', { ip }, { body: { tenantCode, identifier } })
@@ -200,10 +196,7 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
 })
 
 t.test('forgotPassword: 10 concurrent requests for one user queue at most 3 mails', async (t) => {
-  const smtp = await startSmtp()
-  t.teardown(() => smtp.close())
-  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: FROM })
-  const mailer = mailerOf(app.ctx)!
+  const { smtp, app, mailer } = await appWithMail(t, {}, FROM)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   const answers = await Promise.all(

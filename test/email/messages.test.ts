@@ -2,10 +2,9 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { call } from '../helpers/call.js'
 import { createTenant, createUser, platformKey } from '../helpers/fixtures.js'
-import { mailerOf } from '../../src/modules/email/sender.js'
 import { html, renderMessage } from '../../src/modules/email/templates.js'
 import { linkFor, linkTemplateAcceptable } from '../../src/modules/email/config.js'
-import { startSmtp, tokenOf } from './smtp.js'
+import { appWithMail, tokenOf } from './smtp.js'
 
 // Messages: escaping by construction, locales, links from auth_config.email, and its validation.
 
@@ -51,10 +50,7 @@ t.test('messages: links from the tenant templates, and their validation', async 
 t.test(
   'forgotPassword: a tenant name and a user email with < > & and quotes arrive escaped, in pt-BR, with the tenant’s link',
   async (t) => {
-    const smtp = await startSmtp()
-    t.teardown(() => smtp.close())
-    const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' })
-    const mailer = mailerOf(app.ctx)!
+    const { smtp, app, mailer } = await appWithMail(t)
     const tenant = await createTenant(app)
     const set = await call(app, 'updateTenant', platformKey, {
       params: { id: tenant.id },

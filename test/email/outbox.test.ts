@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js'
 import { backoffMs, MAX_ATTEMPTS, mailerOf } from '../../src/modules/email/sender.js'
 import { claimDue } from '../../src/modules/email/queries.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
-import { startSmtp, tokenOf } from './smtp.js'
+import { appWithMail, startSmtp, tokenOf } from './smtp.js'
 
 // The outbox under faults, the log:// transport, redaction, escaping, metrics and health.
 
@@ -112,11 +112,8 @@ t.test(
 t.test(
   'forgotPassword: a row leased by a sender that died after the commit is sent once its lease ends',
   async (t) => {
-    const smtp = await startSmtp()
-    t.teardown(() => smtp.close())
     const clock = createManualClock()
-    const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' }, { clock })
-    const mailer = mailerOf(app.ctx)!
+    const { smtp, app, mailer } = await appWithMail(t, { clock })
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
     // No pass runs while stopped: the request commits its row, and a "dead" sender leases it. Why ready
@@ -231,10 +228,7 @@ t.test(
 t.test(
   'forgotPassword: the sweeper removes settled outbox rows after a week and spent tokens after a day',
   async (t) => {
-    const smtp = await startSmtp()
-    t.teardown(() => smtp.close())
-    const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' })
-    const mailer = mailerOf(app.ctx)!
+    const { smtp, app, mailer } = await appWithMail(t)
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
     t.equal((await forgot(app, tenant.code, user.email)).status, 202)

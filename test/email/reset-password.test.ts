@@ -1,5 +1,4 @@
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
 import { call, login, unchecked } from '../helpers/call.js'
 import {
   auditRows,
@@ -10,17 +9,13 @@ import {
   type UserFx,
 } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
-import { mailerOf } from '../../src/modules/email/sender.js'
-import { startSmtp, tokenFrom } from './smtp.js'
+import { appWithMail, tokenFrom } from './smtp.js'
 
 const NEW_PASSWORD = 'A-brand-new-passphrase-7'
 
 t.test('resetPassword: POST /password/reset', async (t) => {
-  const smtp = await startSmtp()
-  t.teardown(() => smtp.close())
   const clock = createManualClock()
-  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test' }, { clock })
-  const mailer = mailerOf(app.ctx)!
+  const { smtp, app, mailer } = await appWithMail(t, { clock })
   const resetToken = (tenant: TenantFx, user: UserFx) =>
     tokenFrom(smtp, mailer, () =>
       call(app, 'forgotPassword', {}, { body: { tenantCode: tenant.code, identifier: user.email } }),

@@ -1,6 +1,9 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import type { AddressInfo } from 'node:net'
+import type { AppOptions } from '../../src/app.js'
+import { mailerOf, type Mailer } from '../../src/modules/email/sender.js'
+import { buildTestApp, type TestApp, type TestLike } from '../helpers/app.js'
 
 /** A real SMTP server on 127.0.0.1 (port 0) that keeps what arrives, parsed; `failNext` answers 4xx first. */
 export interface TestSmtp {
@@ -78,4 +81,18 @@ export async function tokenFrom(
   await mailer.idle()
   if ((await smtp.waitForCount(before + 1)) !== before + 1) throw new Error('no mail arrived')
   return tokenOf(smtp.messages[before]!)
+}
+
+/** A test app that mails to a fresh in-process SMTP server (both closed in teardown), and its sender. */
+export async function appWithMail(
+  t: TestLike,
+  options: AppOptions = {},
+  from = 'no-reply@example.test',
+): Promise<{ smtp: TestSmtp; app: TestApp; mailer: Mailer }> {
+  const smtp = await startSmtp()
+  t.teardown(() => smtp.close())
+  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: from }, options)
+  const mailer = mailerOf(app.ctx)
+  if (!mailer) throw new Error('mail is on, so the app has a mailer')
+  return { smtp, app, mailer }
 }

@@ -1,5 +1,4 @@
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
 import { call, login, type Res, unchecked } from '../helpers/call.js'
 import {
   auditRows,
@@ -10,14 +9,10 @@ import {
   userWithToken,
   UNKNOWN_ID,
 } from '../helpers/fixtures.js'
-import { mailerOf } from '../../src/modules/email/sender.js'
-import { startSmtp, tokenFrom } from './smtp.js'
+import { appWithMail, tokenFrom } from './smtp.js'
 
 t.test('email verification over a real SMTP server', async (t) => {
-  const smtp = await startSmtp()
-  t.teardown(() => smtp.close())
-  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'Tessera <no-reply@example.test>' })
-  const mailer = mailerOf(app.ctx)!
+  const { smtp, app, mailer } = await appWithMail(t, {}, 'Tessera <no-reply@example.test>')
   const db = (tenantId: string) => app.ctx.dbs.forTenant(tenantId)
   const verified = async (tenantId: string, userId: string) =>
     (
