@@ -7,14 +7,18 @@ import type { Database } from '../../db/database.js'
 /** The columns a throttling record is read from. */
 const RECORD = ['failures', 'window_started_at', 'locked_until', 'locks'] as const
 
-/** One identifier's stored counters, or undefined. */
-export function findThrottle(db: Kysely<Database>, tenantId: string, key: string) {
+/** The select of one identifier's counters, for a plain read or a locking one. */
+function selectThrottle(db: Kysely<Database>, tenantId: string, key: string) {
   return db
     .selectFrom('login_throttle')
     .select(RECORD)
     .where('tenant_id', '=', tenantId)
     .where('identifier', '=', key)
-    .executeTakeFirst()
+}
+
+/** One identifier's stored counters, or undefined. */
+export function findThrottle(db: Kysely<Database>, tenantId: string, key: string) {
+  return selectThrottle(db, tenantId, key).executeTakeFirst()
 }
 
 /**
@@ -29,13 +33,7 @@ export async function lockThrottle(trx: Transaction<Database>, tenantId: string,
     .values({ ...blank, failures: 0, locks: 0 })
     .onConflict((oc) => oc.doNothing())
     .execute()
-  return trx
-    .selectFrom('login_throttle')
-    .select(RECORD)
-    .where('tenant_id', '=', tenantId)
-    .where('identifier', '=', key)
-    .forUpdate()
-    .executeTakeFirstOrThrow()
+  return selectThrottle(trx, tenantId, key).forUpdate().executeTakeFirstOrThrow()
 }
 
 /** Writes an identifier's counters (its row locked by lockThrottle). */

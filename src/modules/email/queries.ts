@@ -55,8 +55,7 @@ export async function insertTokenAndMail(
     messageEnc: string
   },
 ): Promise<void> {
-  const db = trx
-  const token = await db
+  const token = await trx
     .insertInto('email_tokens')
     .values({
       tenant_id: t.tenantId,
@@ -69,7 +68,7 @@ export async function insertTokenAndMail(
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  await db
+  await trx
     .insertInto('mail_outbox')
     .values({
       id: t.outboxId,
@@ -202,13 +201,12 @@ export async function outboxBacklog(db: Db, now: Date): Promise<{ pending: numbe
 export async function sweepEmailTables(db: Db, now: Date): Promise<number> {
   const weekAgo = new Date(now.getTime() - 7 * 86_400_000)
   const dayAgo = new Date(now.getTime() - 86_400_000)
-  const e = db
-  const a = await e
+  const a = await db
     .deleteFrom('mail_outbox')
     .where('status', '<>', 'pending')
     .where('created_at', '<', weekAgo)
     .executeTakeFirst()
-  const b = await e
+  const b = await db
     .deleteFrom('email_tokens')
     .where((eb) => eb.or([eb('used_at', '<', dayAgo), eb('expires_at', '<', dayAgo)]))
     .where('created_at', '<', dayAgo)

@@ -324,7 +324,8 @@ export async function sendUserEmailVerification(
 
 /**
  * After POST /register committed: with mail on and `verification` not off, a verification mail to a new
- * user with an unverified email. Never fails the registration: a problem is logged.
+ * user with an unverified email. Never fails the registration: a problem leaves a failed
+ * EMAIL_VERIFICATION_SENT row in the audit log (sendVerification writes it).
  */
 export async function afterRegister(
   ctx: AppContext,
