@@ -5,7 +5,7 @@ import { openDatabase, type OpenedDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import type { Clock } from './lib/clock.js'
 import { closeContext, createContext } from './app/create-context.js'
-import { createLogger } from './app/logger.js'
+import { createLogger, requestLogger } from './app/logger.js'
 import { genReqId } from './plugins/request-id.js'
 import requestId from './plugins/request-id.js'
 import { AccessLog } from './plugins/access-log.js'
@@ -107,6 +107,7 @@ function createServer(config: Config, options: AppOptions): FastifyInstance {
     logger: createLogger(config, options.logStream),
     genReqId,
     logController: new AccessLog(),
+    childLoggerFactory: requestLogger,
     bodyLimit: 64 * 1024,
     trustProxy: config.trustProxy,
     return503OnClosing: false,

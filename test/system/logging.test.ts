@@ -1,4 +1,6 @@
 import t from 'tap'
+import { pino } from 'pino'
+import { requestLogger } from '../../src/app/logger.js'
 import { buildLoggedTestApp } from '../helpers/app.js'
 import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
 
@@ -26,4 +28,58 @@ t.test('logs never carry passwords, tokens or keys', async (t) => {
   t.notMatch(all, refreshToken, 'no refresh token')
   t.notMatch(all, 'z'.repeat(43), 'no client key')
   t.notMatch(all, 'hunter2', 'no URL credentials')
+})
+
+t.test(
+  'request logger: pino’s child is made only for a line that is written, with the request id',
+  async (t) => {
+    const lines: string[] = []
+    const parent = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) })
+    let children = 0
+    const child = parent.child.bind(parent)
+    parent.child = ((...args: Parameters<typeof child>) => (
+      children++,
+      child(...args)
+    )) as typeof parent.child
+    const log = requestLogger(parent, { reqId: 'req-1' }, {})
+    log.info({ a: 1 }, 'quiet')
+    log.debug('quiet')
+    t.equal(children, 0, 'no child for lines below the level')
+    t.equal(log.level, 'warn')
+    log.warn({ a: 1 }, 'loud %s', 'line')
+    log.error('again')
+    t.equal(children, 1, 'one child, made once')
+    t.same(
+      lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .map(({ reqId, msg, a }) => ({ reqId, msg, a })),
+      [
+        { reqId: 'req-1', msg: 'loud line', a: 1 },
+        { reqId: 'req-1', msg: 'again', a: undefined },
+      ],
+    )
+    log.level = 'info'
+    log.info('now written')
+    t.equal(lines.length, 3, 'a level set on the request logger applies to it')
+    t.equal(parent.level, 'warn', 'and not to the parent')
+    t.equal(
+      requestLogger(parent, { reqId: 'req-2' }, { level: 'debug' }).level,
+      'debug',
+      'a route level: pino’s child',
+    )
+  },
+)
+
+t.test('request logger: the access line at info carries the request id the response names', async (t) => {
+  const { app, lines } = await buildLoggedTestApp(t)
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/v1/health',
+    headers: { 'x-request-id': 'corr-42' },
+  })
+  t.equal(res.headers['x-request-id'], 'corr-42')
+  const access = lines
+    .map((l) => JSON.parse(l) as { reqId?: string; msg?: string })
+    .find((l) => l.msg === 'request completed')
+  t.equal(access?.reqId, 'corr-42')
 })
