@@ -3,6 +3,7 @@ import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor, waitFor } from '../helpers/fixtures.js'
 import { call, type AnyRes, type Req } from '../helpers/call.js'
+import { insertUsageRows } from '../../src/modules/client-keys/usage-queries.js'
 
 // The usage log and statistics (getClientKeyLogs, getClientKeyStats): every request made with a key,
 // visible within 2 s.
@@ -167,4 +168,50 @@ t.test('getClientKeyLogs, getClientKeyStats: errors', async (t) => {
   t.equal(tooMany.status, 400)
   t.equal(tooMany.body.code, 'VALIDATION_ERROR')
   t.equal((await logsOf(k.id, { limit: 500 })).status, 200)
+})
+
+t.test('getClientKeyStats: the ten most used routes, most used first, ties by route', async (t) => {
+  const k = await createKey(app, tenant, ['client-keys:read'])
+  const other = await createKey(app, tenant, ['client-keys:read'])
+  const at = new Date(clock.now()).toISOString()
+  // Route i is used i times (1..12), with a tie at the top: /r/12 and /r/12b, 12 each.
+  const rows = [
+    ...Array.from({ length: 12 }, (_, i) => [`/r/${i + 1}`, i + 1] as const),
+    ['/r/12b', 12] as const,
+  ]
+    .flatMap(([route, n]) => Array.from({ length: n }, (_, j) => ({ route, statusCode: j % 2 ? 500 : 204 })))
+    .map((r) => ({
+      ...r,
+      tenantId: tenant.id,
+      keyId: k.id,
+      method: 'GET',
+      ip: null,
+      origin: null,
+      userAgent: null,
+      requestId: null,
+      createdAt: at,
+    }))
+  await insertUsageRows(app.ctx.dbs.main, [...rows, { ...rows[0]!, keyId: other.id, route: '/r/other' }])
+  const stats = (await statsOf(k.id)).body.data
+  t.equal(stats.totalRequests, rows.length)
+  t.same(stats.byStatus, {
+    '2xx': rows.filter((r) => r.statusCode === 204).length,
+    '4xx': 0,
+    '5xx': rows.filter((r) => r.statusCode === 500).length,
+  })
+  t.same(
+    stats.topRoutes,
+    [
+      ['/r/12', 12],
+      ['/r/12b', 12],
+      ['/r/11', 11],
+      ['/r/10', 10],
+      ['/r/9', 9],
+      ['/r/8', 8],
+      ['/r/7', 7],
+      ['/r/6', 6],
+      ['/r/5', 5],
+      ['/r/4', 4],
+    ].map(([route, count]) => ({ route, count })),
+  )
 })
