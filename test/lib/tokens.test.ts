@@ -9,6 +9,7 @@ import {
   randomToken,
   sha256Hex,
   timingSafeEqualStr,
+  uuidV7,
 } from '../../src/lib/tokens.js'
 
 const B64URL = /^[A-Za-z0-9_-]+$/
@@ -59,3 +60,16 @@ t.test('timingSafeEqualStr', async (t) => {
   t.notOk(timingSafeEqualStr('short', 'a much longer string'))
   t.ok(timingSafeEqualStr('', ''))
 })
+
+t.test(
+  'uuidV7: version 7, the variant, the time first, so ids sort by the time they were made',
+  async (t) => {
+    const at = Date.UTC(2026, 10, 27, 12, 0, 0, 123)
+    const id = uuidV7(at)
+    t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    t.equal(parseInt(id.replace(/-/g, '').slice(0, 12), 16), at, 'the first 48 bits are the milliseconds')
+    t.not(uuidV7(at), id, 'the rest is random')
+    const ids = [at + 2, at, at + 1, at + 1000].map((ms) => uuidV7(ms))
+    t.same([...ids].sort(), [ids[1], ids[2], ids[0], ids[3]])
+  },
+)

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { AppError, type ErrorCode } from '../../errors.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
-import { sha256Hex } from '../../lib/tokens.js'
+import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
@@ -125,7 +124,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
       isPlatform: tenant.isPlatform,
       asyncCommit: ctx.dbs.onServer(tenant.id),
       hash,
-      nextId: randomUUID(),
+      nextId: uuidV7(now.getTime()),
       nextHash: sha256Hex(next),
       now,
       expiresAt,

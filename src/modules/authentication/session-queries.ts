@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
-import { sha256Hex } from '../../lib/tokens.js'
+import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { lockUserStatus } from '../users/queries.js'
 import { newRefreshTokenFor } from './refresh-token.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
@@ -77,6 +77,7 @@ export async function insertRefreshToken(
   await trx
     .insertInto('refresh_tokens')
     .values({
+      id: uuidV7(now.getTime()),
       tenant_id: tenantId,
       session_id: sessionId,
       token_hash: sha256Hex(value),
