@@ -344,6 +344,22 @@ export interface EmailTokensTable {
   created_at: CreatedAt
 }
 
+/** Audit rows of one tenant, closed UTC hour and action (migration 0014): GET /auth-logs/stats' rollup. */
+export interface AuditHourlyCountsTable {
+  tenant_id: string
+  hour: ColumnType<Date, Date | string, Date | string>
+  action: string
+  success: number
+  failure: number
+}
+
+/** Per tenant, the range of hours [covered_from, covered_to) that audit_hourly_counts holds counted. */
+export interface AuditRollupMarksTable {
+  tenant_id: string
+  covered_from: ColumnType<Date, Date | string, Date | string>
+  covered_to: ColumnType<Date, Date | string, Date | string>
+}
+
 export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'expired'
 
 /** The mail outbox (migration 0011, src/modules/email): one message per row, sent after its commit. */
@@ -387,5 +403,7 @@ export interface Database {
   mfa_tokens: MfaTokensTable
   tenant_signing_keys: TenantSigningKeysTable
   email_tokens: EmailTokensTable
+  audit_hourly_counts: AuditHourlyCountsTable
+  audit_rollup_marks: AuditRollupMarksTable
   mail_outbox: MailOutboxTable
 }

@@ -1,8 +1,9 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { AuditAction } from '../../src/db/database.js'
+import { findRollupMark, purgeRollups, trimRollups } from '../../src/modules/audit/rollup-queries.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, unchecked } from '../helpers/call.js'
+import { call, unchecked, type As } from '../helpers/call.js'
 import { createTenant, keyCred, userWithToken, type TenantFx } from '../helpers/fixtures.js'
 
 // GET /auth-logs/stats. Rows are written straight to the audit log with chosen times, so every bucket's
@@ -187,5 +188,103 @@ t.test('getAuthLogStats: GET /auth-logs/stats', async (t) => {
     const res = await call(app, 'getAuthLogStats', plain.cred, {})
     t.equal(res.status, 403)
     t.equal(res.code, 'FORBIDDEN')
+  })
+})
+
+t.test('getAuthLogStats: closed hours come from the hourly rollup, counted once', async (t) => {
+  const app = await buildTestApp(t)
+  const db = (tenant: TenantFx) => app.ctx.dbs.forTenant(tenant.id)
+  const rollup = async (tenant: TenantFx) => ({
+    mark: await findRollupMark(db(tenant), tenant.id),
+    counts: await db(tenant)
+      .selectFrom('audit_hourly_counts')
+      .select(['hour', 'action', 'success', 'failure'])
+      .where('tenant_id', '=', tenant.id)
+      .orderBy('hour')
+      .orderBy('action')
+      .execute(),
+  })
+  const day = (admin: { cred: As }, from: string, to: string) =>
+    call(app, 'getAuthLogStats', admin.cred, { query: { bucket: 'day', from, to } })
+  const loginDays = (res: Awaited<ReturnType<typeof day>>) =>
+    res.data.series.find((s) => s.action === 'LOGIN')?.buckets.map((b) => [b.success, b.failure])
+
+  t.test('the first call counts the window’s hours; the next ones read them', async (t) => {
+    const { tenant, admin } = await seeded(app)
+    t.same(await rollup(tenant), { mark: undefined, counts: [] }, 'nothing counted before a call')
+    const first = await day(admin, '2020-03-10T00:00:00Z', '2020-03-11T00:00:00Z')
+    t.same(loginDays(first), [[2, 2]])
+    const { mark, counts } = await rollup(tenant)
+    t.same(
+      [mark?.covered_from, mark?.covered_to].map((d) => new Date(d as Date).toISOString()),
+      ['2020-03-10T00:00:00.000Z', '2020-03-11T00:00:00.000Z'],
+    )
+    t.same(
+      counts.map((c) => [new Date(c.hour).toISOString().slice(11, 13), c.action, c.success, c.failure]),
+      [
+        ['09', 'LOGIN', 2, 1],
+        ['10', 'REFRESH_TOKEN', 1, 0],
+        ['11', 'LOGIN', 0, 1],
+      ],
+      'one row per hour and action; the login stopped at the second factor is not one',
+    )
+    // A row written into a counted hour now (no transaction of the service lives that long): not recounted.
+    await insertRows(app, tenant, [{ action: 'LOGIN', success: true, at: '2020-03-10T09:10:00Z' }])
+    t.same(loginDays(await day(admin, '2020-03-10T00:00:00Z', '2020-03-11T00:00:00Z')), [[2, 2]])
+  })
+
+  t.test('a window outside the counted range counts the gap too, once', async (t) => {
+    const { tenant, admin } = await seeded(app)
+    await day(admin, '2020-03-10T00:00:00Z', '2020-03-11T00:00:00Z')
+    t.same(loginDays(await day(admin, '2020-03-12T00:00:00Z', '2020-03-13T00:00:00Z')), [[0, 1]])
+    t.same(loginDays(await day(admin, '2020-03-08T00:00:00Z', '2020-03-09T00:00:00Z')), [[1, 0]])
+    const { mark } = await rollup(tenant)
+    t.same(
+      [mark?.covered_from, mark?.covered_to].map((d) => new Date(d as Date).toISOString()),
+      ['2020-03-08T00:00:00.000Z', '2020-03-13T00:00:00.000Z'],
+    )
+    t.same(loginDays(await day(admin, '2020-03-08T00:00:00Z', '2020-03-13T00:00:00Z')), [
+      [1, 0],
+      [0, 0],
+      [2, 2],
+      [0, 0],
+      [0, 1],
+    ])
+  })
+
+  t.test('the last hour comes from the audit log, and a bucket adds both parts', async (t) => {
+    const { tenant, admin } = await seeded(app)
+    const now = Date.now()
+    const twoHoursAgo = new Date(now - 2 * 3_600_000).toISOString()
+    await insertRows(app, tenant, [
+      { action: 'LOGOUT', success: true, at: twoHoursAgo },
+      { action: 'LOGOUT', success: true, at: new Date(now - 60_000).toISOString() },
+    ])
+    const res = await call(app, 'getAuthLogStats', admin.cred, { query: { bucket: 'day' } })
+    const logout = res.data.series.find((s) => s.action === 'LOGOUT')?.buckets
+    t.equal(
+      logout?.reduce((n, b) => n + b.success, 0),
+      2,
+      'the closed hour’s row and the latest one',
+    )
+    const { mark, counts } = await rollup(tenant)
+    t.ok(
+      new Date(mark?.covered_to as Date).getTime() <= now - 15 * 60_000,
+      'the latest 15 minutes are never counted',
+    )
+    t.same(
+      counts.filter((c) => c.action === 'LOGOUT').map((c) => c.success),
+      new Date(twoHoursAgo).getTime() < new Date(mark?.covered_to as Date).getTime() ? [1] : [],
+    )
+  })
+
+  t.test('retention and relocation drop the counts', async (t) => {
+    const { tenant, admin } = await seeded(app)
+    await day(admin, '2020-03-08T00:00:00Z', '2020-03-13T00:00:00Z')
+    await trimRollups(db(tenant), 1)
+    t.same(await rollup(tenant), { mark: undefined, counts: [] }, 'hours older than the period go')
+    t.same(loginDays(await day(admin, '2020-03-10T00:00:00Z', '2020-03-11T00:00:00Z')), [[2, 2]], 'recounted')
+    await purgeRollups(db(tenant), tenant.id)
+    t.same(await rollup(tenant), { mark: undefined, counts: [] }, 'a move leaves no counts behind')
   })
 })

@@ -7,6 +7,8 @@ import { migrations } from '../../src/db/migrations/index.js'
 import { backends, forEachBackend, openTestDatabase } from '../helpers/db.js'
 
 const TABLES = [
+  'audit_hourly_counts',
+  'audit_rollup_marks',
   'client_key_usage',
   'client_keys',
   'email_tokens',

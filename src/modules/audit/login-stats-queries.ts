@@ -9,7 +9,7 @@ import type { Database } from '../../db/database.js'
  * the password was right and the login goes on at POST /login/otp, so a user who passes both factors is
  * one successful login, not a failure.
  */
-const notStoppedAtSecondFactor = sql<boolean>`(error_message is null or error_message not in ('OTP_REQUIRED', 'OTP_ENROLLMENT_REQUIRED'))`
+export const notStoppedAtSecondFactor = sql<boolean>`(error_message is null or error_message not in ('OTP_REQUIRED', 'OTP_ENROLLMENT_REQUIRED'))`
 
 /** LOGIN attempts since `since`: one range scan. */
 export async function loginSummary(db: Kysely<Database>, tenantId: string, since: Date) {

@@ -2,7 +2,7 @@ import { tdb, type AppContext } from '../../context.js'
 import type { Principal } from '../../security/principal.js'
 import { parseSince } from '../../lib/duration.js'
 import { fail } from '../../errors.js'
-import { countAuditRowsByBucket } from '../audit/login-stats-queries.js'
+import { countAuditRowsPerBucket } from '../audit/stats.js'
 import { listAuditRows } from '../audit/queries.js'
 import type { AuditAction } from '../audit/write.js'
 
@@ -88,13 +88,11 @@ export async function getAuthLogStats(ctx: AppContext, actor: Principal, query: 
   // length: the same boundaries as the query's date_trunc(..., 'UTC').
   const from = Math.floor(asked / w.step) * w.step
   const count = Math.ceil((to - from) / w.step)
-  const rows = await countAuditRowsByBucket(
-    tdb(ctx, actor),
-    actor.tenantId,
-    bucket,
-    new Date(from),
-    new Date(to),
-  )
+  const rows = await countAuditRowsPerBucket(tdb(ctx, actor), actor.tenantId, bucket, {
+    from,
+    to,
+    now: ctx.clock.now(),
+  })
   const byAction = new Map<AuditAction, StatsPoint[]>()
   for (const row of rows) {
     const action = row.action as AuditAction
@@ -109,6 +107,7 @@ export async function getAuthLogStats(ctx: AppContext, actor: Principal, query: 
     }
     const point = points[Math.round((row.start.getTime() - from) / w.step)]
     if (point === undefined) continue // cannot happen: every row is in [from, to)
+    // `+=`: a bucket may come in two parts, the rollup's closed hours and the audit log's latest rows.
     point.success += row.success
     point.failure += row.failure
   }

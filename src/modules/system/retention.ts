@@ -5,6 +5,7 @@ import type { Database } from '../../db/database.js'
 import type { DatabaseRegistry } from '../../db/tenant-db.js'
 import { deleteIdleThrottles } from '../account/throttle-queries.js'
 import { expireAuditRows, findAuditRetention, setAuditRetentionDays } from '../audit/queries.js'
+import { trimRollups } from '../audit/rollup-queries.js'
 import {
   deleteExpiredSessions,
   deleteRevokedSessions,
@@ -63,9 +64,12 @@ type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens
 type Warner = { warn(obj: object, msg: string): void }
 
 /** Audit rows older than `days` days by the database's clock, through the audit owner's function (D17). */
-function expireAudit(conn: Conn, days: number, batch: number): Promise<number> {
+async function expireAudit(conn: Conn, days: number, batch: number): Promise<number> {
   // Why the database's clock: tessera_audit.expire refuses a cutoff inside the period by that clock.
-  return inBatches(() => expireAuditRows(conn, days, batch), batch)
+  const n = await inBatches(() => expireAuditRows(conn, days, batch), batch)
+  // The hourly counts of GET /auth-logs/stats go with the rows they were made from.
+  await trimRollups(conn, days)
+  return n
 }
 
 /** The mismatch last warned about, per database handle: each is said once, not every pass. */

@@ -1,6 +1,7 @@
 import type { TenantDatabaseInfo } from '../../../context.js'
 import { sql, type Kysely, type QueryResult, type RawBuilder, type Transaction } from 'kysely'
 import type { Database } from '../../../db/database.js'
+import { purgeRollups } from '../../audit/rollup-queries.js'
 
 // The SQL of tenant routing: the stored routes (tenant_databases, in the main database), and moving a
 // tenant's rows between two databases of the same schema.
@@ -219,6 +220,8 @@ export async function purgeTenantRows(
     if (spec.appendOnly) continue
     await sql`delete from ${sql.table(spec.name)} where tenant_id = ${tenantId}`.execute(trx)
   }
+  // Derived from the audit rows, which a move copies: the database the tenant moves to counts anew.
+  await purgeRollups(trx, tenantId)
   if (opts.tenantRow) await trx.deleteFrom('tenants').where('id', '=', tenantId).execute()
 }
 
