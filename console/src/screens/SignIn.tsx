@@ -98,7 +98,7 @@ export function SignIn() {
         )}
         <ErrorBox error={error} />
         <button type="submit" disabled={pending}>
-          {mfa ? 'Verify' : 'Sign in'}
+          Sign in
         </button>
       </form>
     </main>
