@@ -45,8 +45,9 @@ export function consoleDist(): string | undefined {
  * pages (/console/reset-password, /console/verify-email) are the email module's own routes; a static
  * route wins over this wildcard.
  */
-async function consolePlugin(app: FastifyInstance, opts: { root?: string }): Promise<void> {
-  const root = opts.root ?? consoleDist()
+/** `root`: the built console (default: found by consoleDist); null: not built (tests). */
+async function consolePlugin(app: FastifyInstance, opts: { root?: string | null }): Promise<void> {
+  const root = opts.root === undefined ? consoleDist() : opts.root
   // Encapsulated (no fastify-plugin): this hook and policy apply to the console's routes only.
   app.addHook('onRequest', (_req, reply, done) => {
     reply.header('content-security-policy', CONSOLE_CSP)
