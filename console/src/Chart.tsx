@@ -6,7 +6,15 @@ import type { ChartColumns } from './lib/chart-data'
  * Successful and failed logins as two lines (uPlot: canvas, ~20 KB gzip). The same numbers are in a
  * table under the chart, for screen readers and for reading exact values.
  */
-export function LoginChart({ title, data, unit }: { title: string; data: ChartColumns; unit: 'hour' | 'day' }) {
+export function LoginChart({
+  title,
+  data,
+  unit,
+}: {
+  title: string
+  data: ChartColumns
+  unit: 'hour' | 'day'
+}) {
   const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const el = box.current

@@ -47,8 +47,14 @@ function Hint({ path, schema, errors }: { path: string; schema: JsonSchema; erro
 
 function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
   const id = idOf(path)
-  const described = [schema.description ? `${id}-hint` : '', errors.has(path) ? `${id}-error` : ''].filter(Boolean).join(' ')
-  const common = { id, 'aria-describedby': described || undefined, 'aria-invalid': errors.has(path) || undefined }
+  const described = [schema.description ? `${id}-hint` : '', errors.has(path) ? `${id}-error` : '']
+    .filter(Boolean)
+    .join(' ')
+  const common = {
+    id,
+    'aria-describedby': described || undefined,
+    'aria-invalid': errors.has(path) || undefined,
+  }
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
   if (type === 'object' && schema.properties) {
     return (
@@ -72,7 +78,12 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     return (
       <div className="field">
         <label className="check">
-          <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(path, e.target.checked)} />{' '}
+          <input
+            {...common}
+            type="checkbox"
+            checked={value === true}
+            onChange={(e) => onChange(path, e.target.checked)}
+          />{' '}
           {labelOf(name)}
         </label>
         <Hint path={path} schema={schema} errors={errors} />
@@ -121,7 +132,13 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
       />
     )
   } else {
-    input = <input {...common} value={String(value ?? '')} onChange={(e) => onChange(path, e.target.value || undefined)} />
+    input = (
+      <input
+        {...common}
+        value={String(value ?? '')}
+        onChange={(e) => onChange(path, e.target.value || undefined)}
+      />
+    )
   }
   return (
     <div className="field">

@@ -65,7 +65,13 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
       {children}
       {pending && (
         <div className="overlay">
-          <form role="dialog" aria-modal="true" aria-labelledby="reauth-title" className="dialog" onSubmit={submit}>
+          <form
+            role="dialog"
+            aria-modal="true"
+            aria-labelledby="reauth-title"
+            className="dialog"
+            onSubmit={submit}
+          >
             <h2 id="reauth-title">Confirm it is you</h2>
             <p>This needs a recent sign-in. Enter your password again to go on.</p>
             {mfaToken ? (

@@ -25,7 +25,9 @@ export function ErrorBox({ error }: { error: unknown }) {
   }
   return (
     <div role="alert" className="error">
-      <p>{error instanceof Error ? error.message : 'Something went wrong.'} The service could not be reached.</p>
+      <p>
+        {error instanceof Error ? error.message : 'Something went wrong.'} The service could not be reached.
+      </p>
     </div>
   )
 }
@@ -43,7 +45,12 @@ export function Empty({ children }: { children: ReactNode }) {
 }
 
 /** Previous/next over a list with `total`, `limit` and `offset`, as every list of the API answers. */
-export function Pager(props: { total: number; limit: number; offset: number; onOffset: (n: number) => void }) {
+export function Pager(props: {
+  total: number
+  limit: number
+  offset: number
+  onOffset: (n: number) => void
+}) {
   const { total, limit, offset, onOffset } = props
   if (total <= limit) return null
   const last = Math.min(offset + limit, total)
@@ -95,7 +102,12 @@ export function when(iso: string | null | undefined): string {
  * A button whose act needs a second, explicit click: the first shows what will happen and the confirming
  * button in its place (in the page, reachable by keyboard, unlike window.confirm).
  */
-export function ConfirmButton(props: { label: string; confirm: string; onConfirm: () => void; warning?: string }) {
+export function ConfirmButton(props: {
+  label: string
+  confirm: string
+  onConfirm: () => void
+  warning?: string
+}) {
   const [asking, setAsking] = useState(false)
   if (!asking) {
     return (

@@ -4,7 +4,16 @@ import type { Page } from 'playwright-core'
 import { buildTestApp } from '../helpers/app.js'
 import { login } from '../helpers/call.js'
 import { createTenant, createUser, PASSWORD } from '../helpers/fixtures.js'
-import { axeViolations, buildConsole, launch, listen, NO_BROWSER, openPage, screenshot, signIn } from './browser.js'
+import {
+  axeViolations,
+  buildConsole,
+  launch,
+  listen,
+  NO_BROWSER,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.js'
 
 // A tenant's administrator at work in a real Chromium, one flow per screen of contract section 19, each
 // through the labels and headings the contract names; axe-core and two widths on every screen.
@@ -112,7 +121,9 @@ t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_B
   t.equal(await page.getByRole('cell', { name: /^Success$/ }).count(), 0, 'only failures listed')
   const download = page.waitForEvent('download')
   await page.getByRole('button', { name: 'Export CSV' }).click()
-  const csv = readFileSync(await (await download).path(), 'utf8').trim().split('\r\n')
+  const csv = readFileSync(await (await download).path(), 'utf8')
+    .trim()
+    .split('\r\n')
   t.match(csv[0], /^created_at,action,success,/, 'CSV header')
   t.equal(csv.length, 2, 'one failed login row')
   t.match(csv[1], /LOGIN,false,.*203\.0\.113\.9/, 'the filtered row')
@@ -133,7 +144,11 @@ t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_B
     .select('auth_config')
     .where('id', '=', tenant.id)
     .executeTakeFirstOrThrow()
-  t.equal((stored.auth_config as { passwordPolicy?: { minLength?: number } }).passwordPolicy?.minLength, 14, 'stored')
+  t.equal(
+    (stored.auth_config as { passwordPolicy?: { minLength?: number } }).passwordPolicy?.minLength,
+    14,
+    'stored',
+  )
 
   t.same(problems, [], 'no CSP violation or page error')
 })

@@ -85,7 +85,13 @@ export async function openPage(context: BrowserContext): Promise<{ page: Page; p
 }
 
 /** Signs in through the form, by its labels. */
-export async function signIn(page: Page, origin: string, tenant: string, identifier: string, password: string) {
+export async function signIn(
+  page: Page,
+  origin: string,
+  tenant: string,
+  identifier: string,
+  password: string,
+) {
   await page.goto(`${origin}/console`)
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
   await page.getByLabel('Tenant').fill(tenant)
@@ -101,7 +107,15 @@ export async function axeViolations(page: Page): Promise<string[]> {
   // Why evaluate and not a script tag: the console's CSP refuses inline scripts, as it should.
   await page.evaluate(AXE)
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>
+        }
+      }
+    ).axe
     const result = await axe.run(document)
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')

@@ -1,11 +1,23 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { axeViolations, buildConsole, launch, listen, NO_BROWSER, openPage, screenshot, signIn } from './browser.js'
+import {
+  axeViolations,
+  buildConsole,
+  launch,
+  listen,
+  NO_BROWSER,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.js'
 
 // The first steps of the README in a real Chromium: the platform's admin signs in on a fresh service,
 // is led to create the first tenant with its administrator, who then signs in to that tenant.
 
-const ADMIN = { BOOTSTRAP_ADMIN_EMAIL: 'root@platform.test', BOOTSTRAP_ADMIN_PASSWORD: 'Platform-passphrase-42' }
+const ADMIN = {
+  BOOTSTRAP_ADMIN_EMAIL: 'root@platform.test',
+  BOOTSTRAP_ADMIN_PASSWORD: 'Platform-passphrase-42',
+}
 
 t.test(
   'console in Chromium: the platform admin creates a tenant with its admin, who then signs in',
@@ -53,11 +65,19 @@ t.test(
 
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
-    t.equal(await page.evaluate(() => sessionStorage.length), 0, 'signing out leaves nothing in sessionStorage')
+    t.equal(
+      await page.evaluate(() => sessionStorage.length),
+      0,
+      'signing out leaves nothing in sessionStorage',
+    )
 
     await signIn(page, origin, 'acme', 'ana@acme.test', 'Acme-admin-pass-42')
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
-    t.equal(await page.getByRole('link', { name: 'Tenants' }).count(), 0, 'a tenant admin has no Tenants screen')
+    t.equal(
+      await page.getByRole('link', { name: 'Tenants' }).count(),
+      0,
+      'a tenant admin has no Tenants screen',
+    )
     t.equal(await page.getByRole('link', { name: 'Users' }).count(), 1, 'but has Users')
 
     // The session survives a reload (refresh token in sessionStorage), and no token is in the address.
@@ -65,7 +85,11 @@ t.test(
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     t.notMatch(page.url(), /token/i, 'no token in the URL')
     const stored = await page.evaluate(() => Object.keys(sessionStorage))
-    t.same(stored.sort(), ['tessera.refreshToken', 'tessera.signedInAs'], 'only the refresh token and who signed in are stored')
+    t.same(
+      stored.sort(),
+      ['tessera.refreshToken', 'tessera.signedInAs'],
+      'only the refresh token and who signed in are stored',
+    )
     t.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage')
     t.same(problems, [], 'no CSP violation or page error')
   },

@@ -27,7 +27,11 @@ t.test('console served: index.html for every screen, no-store, the console’s C
   t.notMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|https:|\*/, 'no inline script, no eval, no other origin')
   t.match(CONSOLE_CSP, /script-src 'self'/, 'scripts from this origin only')
   const api = await app.inject({ method: 'GET', url: '/api/v1/health' })
-  t.equal(api.headers['content-security-policy'], helmetHeaders()['content-security-policy'], 'the API keeps helmet’s')
+  t.equal(
+    api.headers['content-security-policy'],
+    helmetHeaders()['content-security-policy'],
+    'the API keeps helmet’s',
+  )
 })
 
 t.test('console assets: a year’s immutable cache; a missing one is a 404, never the page', async (t) => {
@@ -42,7 +46,10 @@ t.test('console assets: a year’s immutable cache; a missing one is a 404, neve
   const missing = await app.inject({ method: 'GET', url: '/console/assets/index-nothere.js' })
   t.equal(missing.statusCode, 404, 'a missing asset: 404')
   t.equal(missing.json().code, 'NOT_FOUND', 'in the envelope')
-  const email = await app.inject({ method: 'GET', url: '/console/reset-password?tenant=acme&token=' + 'a'.repeat(43) })
+  const email = await app.inject({
+    method: 'GET',
+    url: '/console/reset-password?tenant=acme&token=' + 'a'.repeat(43),
+  })
   t.equal(email.statusCode, 200, 'the email module’s reset page is still its own')
   t.match(email.body, /Choose a new password/, 'with its own form')
 })
@@ -59,8 +66,13 @@ t.test('console not built: 503 that says how to build it, the API unaffected', a
 
 t.test('console weight: the first load (index.html and what it links) is at most 250 KB gzip', async (t) => {
   const html = readFileSync(join(DIST, 'index.html'))
-  const linked = [...html.toString().matchAll(/(?:src|href)="\/console\/([^"]+)"/g)].map((m) => m[1] as string)
-  t.ok(linked.some((f) => f.endsWith('.js')) && linked.some((f) => f.endsWith('.css')), 'a script and a stylesheet')
+  const linked = [...html.toString().matchAll(/(?:src|href)="\/console\/([^"]+)"/g)].map(
+    (m) => m[1] as string,
+  )
+  t.ok(
+    linked.some((f) => f.endsWith('.js')) && linked.some((f) => f.endsWith('.css')),
+    'a script and a stylesheet',
+  )
   const bytes = [html, ...linked.map((f) => readFileSync(join(DIST, f)))]
     .map((b) => gzipSync(b, { level: 9 }).length)
     .reduce((a, b) => a + b, 0)

@@ -3,7 +3,16 @@ import { buildTestApp } from '../helpers/app.js'
 import { call } from '../helpers/call.js'
 import { createTenant, createUser, PASSWORD, tokenFor } from '../helpers/fixtures.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
-import { axeViolations, buildConsole, launch, listen, NO_BROWSER, openPage, screenshot, signIn } from './browser.js'
+import {
+  axeViolations,
+  buildConsole,
+  launch,
+  listen,
+  NO_BROWSER,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.js'
 
 // Sign-in in a real Chromium: a wrong password shows the contract's message and the request id; a user
 // with a second factor is asked for the "Code" next, and gets in with one from an authenticator.

@@ -59,11 +59,17 @@ t.test('form validation: the document’s AuthConfigPatch, resolved as the build
   t.same(validate(schema, { loginIdentifiers: ['email', 'email'] }), [
     { path: '/loginIdentifiers', message: 'must not repeat an item' },
   ])
-  t.ok(validate(schema, { email: { resetUrl: 'ftp://x' } }).length > 0, 'a pattern or anyOf refuses a bad URL')
+  t.ok(
+    validate(schema, { email: { resetUrl: 'ftp://x' } }).length > 0,
+    'a pattern or anyOf refuses a bad URL',
+  )
 })
 
 t.test('form validation: the keywords one by one', async (t) => {
-  t.same(validate({ type: 'string', minLength: 2, maxLength: 3 }, 'a')[0]?.message, 'must have at least 2 characters')
+  t.same(
+    validate({ type: 'string', minLength: 2, maxLength: 3 }, 'a')[0]?.message,
+    'must have at least 2 characters',
+  )
   t.same(validate({ type: 'string', maxLength: 3 }, 'abcd')[0]?.message, 'must have at most 3 characters')
   t.same(validate({ type: 'string', pattern: '^a' }, 'b')[0]?.message, 'is not in the expected form')
   t.same(validate({ type: 'integer', maximum: 3 }, 4)[0]?.message, 'must be at most 3')

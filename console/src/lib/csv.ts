@@ -4,7 +4,12 @@
  * audit row's user agent is written by whoever made the request.
  */
 export function csvField(value: unknown): string {
-  let s = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
+  let s =
+    value === null || value === undefined
+      ? ''
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value)
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }

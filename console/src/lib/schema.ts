@@ -62,25 +62,34 @@ export function validate(schema: JsonSchema, value: unknown, path = ''): Issue[]
   }
   if (typeof value === 'string') {
     const length = [...value].length
-    if (schema.minLength !== undefined && length < schema.minLength) add(`must have at least ${schema.minLength} characters`)
-    if (schema.maxLength !== undefined && length > schema.maxLength) add(`must have at most ${schema.maxLength} characters`)
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) add('is not in the expected form')
+    if (schema.minLength !== undefined && length < schema.minLength)
+      add(`must have at least ${schema.minLength} characters`)
+    if (schema.maxLength !== undefined && length > schema.maxLength)
+      add(`must have at most ${schema.maxLength} characters`)
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
+      add('is not in the expected form')
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) add(`must have at least ${schema.minItems} items`)
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) add(`must have at most ${schema.maxItems} items`)
-    if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) add('must not repeat an item')
-    if (schema.items) value.forEach((v, i) => issues.push(...validate(schema.items as JsonSchema, v, `${path}/${i}`)))
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      add(`must have at least ${schema.minItems} items`)
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      add(`must have at most ${schema.maxItems} items`)
+    if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+      add('must not repeat an item')
+    if (schema.items)
+      value.forEach((v, i) => issues.push(...validate(schema.items as JsonSchema, v, `${path}/${i}`)))
   }
   if (actual === 'object') {
     const obj = value as Record<string, unknown>
     for (const key of schema.required ?? []) if (!(key in obj)) add('is required', `${path}/${key}`)
-    if (schema.minProperties !== undefined && Object.keys(obj).length < schema.minProperties) add('must not be empty')
+    if (schema.minProperties !== undefined && Object.keys(obj).length < schema.minProperties)
+      add('must not be empty')
     for (const [key, v] of Object.entries(obj)) {
       const sub = schema.properties?.[key]
       if (sub) issues.push(...validate(sub, v, `${path}/${key}`))
       else if (schema.additionalProperties === false) add('is not a known setting', `${path}/${key}`)
-      else if (typeof schema.additionalProperties === 'object') issues.push(...validate(schema.additionalProperties, v, `${path}/${key}`))
+      else if (typeof schema.additionalProperties === 'object')
+        issues.push(...validate(schema.additionalProperties, v, `${path}/${key}`))
     }
   }
   if (schema.anyOf && !schema.anyOf.some((s) => validate(s, value, path).length === 0)) {
@@ -90,7 +99,10 @@ export function validate(schema: JsonSchema, value: unknown, path = ''): Issue[]
 }
 
 /** The keys of `next` whose value differs from `current`, recursively: what a PATCH must send. */
-export function changes(current: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
+export function changes(
+  current: Record<string, unknown>,
+  next: Record<string, unknown>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(next)) {
     const before = current[key]

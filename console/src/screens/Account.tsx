@@ -46,9 +46,13 @@ function Password() {
 function Sessions() {
   const queries = useQueryClient()
   const refresh = () => void queries.invalidateQueries({ queryKey: ['me', 'sessions'] })
-  const sessions = useQuery({ queryKey: ['me', 'sessions'], queryFn: () => tessera.GET('/api/v1/me/sessions') })
+  const sessions = useQuery({
+    queryKey: ['me', 'sessions'],
+    queryFn: () => tessera.GET('/api/v1/me/sessions'),
+  })
   const revoke = useAction(
-    (sessionId: string) => tessera.DELETE('/api/v1/me/sessions/{sessionId}', { params: { path: { sessionId } } }),
+    (sessionId: string) =>
+      tessera.DELETE('/api/v1/me/sessions/{sessionId}', { params: { path: { sessionId } } }),
     refresh,
   )
   const others = useAction(() => tessera.POST('/api/v1/me/sessions/revoke-others'), refresh)
@@ -70,7 +74,11 @@ function Sessions() {
                 {s.ip ?? 'an unknown address'} · {s.userAgent ?? 'unknown browser'}
               </span>
               {!s.current && (
-                <button type="button" onClick={() => void revoke.run(s.id)} aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}>
+                <button
+                  type="button"
+                  onClick={() => void revoke.run(s.id)}
+                  aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}
+                >
                   Revoke
                 </button>
               )}
@@ -135,7 +143,12 @@ function SecondFactor() {
       {setup && (
         <form className="stack" onSubmit={(e) => void confirm.run(codeOf(e))}>
           <p>Scan this QR code with your authenticator app, then enter the code it shows.</p>
-          <img src={qrSource(setup.qrCodeSvg)} alt="QR code of your new authenticator" width={200} height={200} />
+          <img
+            src={qrSource(setup.qrCodeSvg)}
+            alt="QR code of your new authenticator"
+            width={200}
+            height={200}
+          />
           <p>
             Or enter this secret: <code>{setup.secret}</code>
           </p>
@@ -177,7 +190,8 @@ function Profile() {
         <dl className="facts">
           <dt>Email</dt>
           <dd>
-            {me.data.email ?? '—'} {me.data.email && (me.data.emailVerified ? '(verified)' : '(not verified)')}
+            {me.data.email ?? '—'}{' '}
+            {me.data.email && (me.data.emailVerified ? '(verified)' : '(not verified)')}
           </dd>
           <dt>Username</dt>
           <dd>{me.data.username ?? '—'}</dd>
@@ -186,7 +200,12 @@ function Profile() {
         </dl>
       )}
       {me.data?.email && !me.data.emailVerified && (
-        <ConfirmButton label="Verify my email" confirm="Send the mail" warning="We will mail you a link." onConfirm={() => void verify.run()} />
+        <ConfirmButton
+          label="Verify my email"
+          confirm="Send the mail"
+          warning="We will mail you a link."
+          onConfirm={() => void verify.run()}
+        />
       )}
       <p role="status">{sent}</p>
     </section>

@@ -18,7 +18,19 @@ type Filters = {
 const LIMIT = 50
 /** The most rows one export reads (20 pages of the API's largest page). */
 const EXPORT_MAX = 10_000
-const COLUMNS = ['created_at', 'action', 'success', 'user_id', 'ip_address', 'user_agent', 'error_message', 'actor_type', 'actor_id', 'request_id', 'metadata'] as const
+const COLUMNS = [
+  'created_at',
+  'action',
+  'success',
+  'user_id',
+  'ip_address',
+  'user_agent',
+  'error_message',
+  'actor_type',
+  'actor_id',
+  'request_id',
+  'metadata',
+] as const
 
 function filtersOf(form: HTMLFormElement): Filters {
   const f = new FormData(form)
@@ -37,7 +49,9 @@ function filtersOf(form: HTMLFormElement): Filters {
 async function exportCsv(filters: Filters): Promise<number> {
   const rows: Row[] = []
   for (let offset = 0; offset < EXPORT_MAX; offset += 500) {
-    const page = await tessera.GET('/api/v1/auth-logs', { params: { query: { ...filters, limit: 500, offset } } })
+    const page = await tessera.GET('/api/v1/auth-logs', {
+      params: { query: { ...filters, limit: 500, offset } },
+    })
     rows.push(...page.items)
     if (offset + page.items.length >= page.total || page.items.length === 0) break
   }
@@ -57,7 +71,8 @@ export function AuditLog() {
   const [exported, setExported] = useState('')
   const rows = useQuery({
     queryKey: ['auth-logs', filters, offset],
-    queryFn: () => tessera.GET('/api/v1/auth-logs', { params: { query: { ...filters, limit: LIMIT, offset } } }),
+    queryFn: () =>
+      tessera.GET('/api/v1/auth-logs', { params: { query: { ...filters, limit: LIMIT, offset } } }),
   })
   const exporting = useAction(exportCsv, (n) => setExported(`Exported ${n} rows.`))
   const apply = (e: FormEvent<HTMLFormElement>) => {
@@ -137,10 +152,16 @@ export function AuditLog() {
                     <tr key={r.id}>
                       <td>{when(r.created_at)}</td>
                       <td>{r.action}</td>
-                      <td>{r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`}</td>
+                      <td>
+                        {r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`}
+                      </td>
                       <td>{r.ip_address ?? '—'}</td>
                       <td>
-                        <button type="button" aria-expanded={open === r.id} onClick={() => setOpen(open === r.id ? null : r.id)}>
+                        <button
+                          type="button"
+                          aria-expanded={open === r.id}
+                          onClick={() => setOpen(open === r.id ? null : r.id)}
+                        >
                           Details
                         </button>
                         {open === r.id && (

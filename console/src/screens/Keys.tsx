@@ -37,10 +37,17 @@ function ShownOnce({ name, value, onDone }: { name: string; value: string; onDon
   )
 }
 
-function CreateKey({ onCreated, onClose }: { onCreated: (name: string, key: string) => void; onClose: () => void }) {
+function CreateKey({
+  onCreated,
+  onClose,
+}: {
+  onCreated: (name: string, key: string) => void
+  onClose: () => void
+}) {
   const scopes = useQuery({ queryKey: ['scopes'], queryFn: () => tessera.GET('/api/v1/client-keys/scopes') })
   const create = useAction(
-    (body: { name: string; scopes: string[]; ipAllowlist?: string[] }) => tessera.POST('/api/v1/client-keys', { body }),
+    (body: { name: string; scopes: string[]; ipAllowlist?: string[] }) =>
+      tessera.POST('/api/v1/client-keys', { body }),
     (k) => onCreated(k.name, k.key),
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -103,7 +110,11 @@ export function Keys() {
     queryFn: () => tessera.GET('/api/v1/client-keys/tenant', { params: { query: { limit: LIMIT, offset } } }),
   })
   const rotate = useAction(
-    (id: string) => tessera.POST('/api/v1/client-keys/{id}/rotate', { params: { path: { id } }, body: { gracePeriodSeconds: 0 } }),
+    (id: string) =>
+      tessera.POST('/api/v1/client-keys/{id}/rotate', {
+        params: { path: { id } },
+        body: { gracePeriodSeconds: 0 },
+      }),
     (k) => {
       setShown({ name: k.name, key: k.key })
       refresh()
@@ -116,7 +127,9 @@ export function Keys() {
   return (
     <>
       <h1>Keys</h1>
-      <p className="muted">Client Keys let your back ends call the API. Never put one in a browser or an app.</p>
+      <p className="muted">
+        Client Keys let your back ends call the API. Never put one in a browser or an app.
+      </p>
       {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
       {session.can('client-keys:create') && !creating && (
         <button type="button" onClick={() => setCreating(true)}>
@@ -163,7 +176,11 @@ export function Keys() {
                       <td>{when(k.lastUsedAt)}</td>
                       <td className="row">
                         {k.status === 'ACTIVE' && session.can('client-keys:update') && (
-                          <button type="button" aria-label={`Rotate ${k.name}`} onClick={() => void rotate.run(k.id)}>
+                          <button
+                            type="button"
+                            aria-label={`Rotate ${k.name}`}
+                            onClick={() => void rotate.run(k.id)}
+                          >
                             Rotate
                           </button>
                         )}

@@ -26,8 +26,8 @@ function FirstTenant() {
     <section className="callout" aria-labelledby="first-tenant">
       <h2 id="first-tenant">Create your first tenant</h2>
       <p>
-        Only the platform tenant exists. A tenant is an organisation with its own users, roles and keys; create
-        one with its first administrator, who can then sign in here.
+        Only the platform tenant exists. A tenant is an organisation with its own users, roles and keys;
+        create one with its first administrator, who can then sign in here.
       </p>
       <Link to="/tenants?create=1" className="button">
         Create the first tenant
@@ -52,12 +52,14 @@ export function Overview() {
   })
   const hourly = useQuery({
     queryKey: ['stats', 'hour'],
-    queryFn: () => tessera.GET('/api/v1/auth-logs/stats', { params: { query: { bucket: 'hour', ...windowOf(24) } } }),
+    queryFn: () =>
+      tessera.GET('/api/v1/auth-logs/stats', { params: { query: { bucket: 'hour', ...windowOf(24) } } }),
     enabled: canLogs,
   })
   const daily = useQuery({
     queryKey: ['stats', 'day'],
-    queryFn: () => tessera.GET('/api/v1/auth-logs/stats', { params: { query: { bucket: 'day', ...windowOf(24 * 30) } } }),
+    queryFn: () =>
+      tessera.GET('/api/v1/auth-logs/stats', { params: { query: { bucket: 'day', ...windowOf(24 * 30) } } }),
     enabled: canLogs,
   })
   const offenders = security.data?.ipAnalysis.topOffenders ?? []
@@ -74,7 +76,10 @@ export function Overview() {
             <Stat label="Active sessions" value={metrics.data?.sessions.active} />
             <Stat label="Logins in the last 24 h" value={metrics.data?.logins24h.successful} />
             <Stat label="Failed logins in the last 24 h" value={metrics.data?.logins24h.failed} />
-            <Stat label="Identifiers locked in the last 24 h" value={hourly.data && total(hourly.data, 'ACCOUNT_LOCKED', 'success')} />
+            <Stat
+              label="Identifiers locked in the last 24 h"
+              value={hourly.data && total(hourly.data, 'ACCOUNT_LOCKED', 'success')}
+            />
           </dl>
         </section>
       )}
@@ -84,12 +89,20 @@ export function Overview() {
           <ErrorBox error={hourly.error ?? daily.error} />
           <div className="charts">
             {hourly.data ? (
-              <LoginChart title="Logins per hour, last 24 hours" unit="hour" data={seriesOf(hourly.data, 'LOGIN')} />
+              <LoginChart
+                title="Logins per hour, last 24 hours"
+                unit="hour"
+                data={seriesOf(hourly.data, 'LOGIN')}
+              />
             ) : (
               hourly.isPending && <Loading what="the hourly chart" />
             )}
             {daily.data ? (
-              <LoginChart title="Logins per day, last 30 days" unit="day" data={seriesOf(daily.data, 'LOGIN')} />
+              <LoginChart
+                title="Logins per day, last 30 days"
+                unit="day"
+                data={seriesOf(daily.data, 'LOGIN')}
+              />
             ) : (
               daily.isPending && <Loading what="the daily chart" />
             )}
@@ -126,7 +139,9 @@ export function Overview() {
           )}
         </section>
       )}
-      {!canMetrics && !canLogs && <p>Your role shows no figures here. Use the menu to reach what you may manage.</p>}
+      {!canMetrics && !canLogs && (
+        <p>Your role shows no figures here. Use the menu to reach what you may manage.</p>
+      )}
     </>
   )
 }

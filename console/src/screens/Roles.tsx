@@ -14,7 +14,10 @@ export function Roles() {
   return (
     <>
       <h1>Roles</h1>
-      <p className="muted">A role gives its permissions to every user who holds it. A user may manage only roles below their own level.</p>
+      <p className="muted">
+        A role gives its permissions to every user who holds it. A user may manage only roles below their own
+        level.
+      </p>
       <ErrorBox error={roles.error} />
       {roles.isPending ? (
         <Loading what="roles" />

@@ -20,7 +20,10 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
   const save = useAction(
     // Why the cast: `body` has just been checked against AuthConfigPatch itself (validate, below).
     (body: Obj) =>
-      tessera.PATCH('/api/v1/tenants/{id}/config', { params: { path: { id: tenantId } }, body: body as AuthConfigPatch }),
+      tessera.PATCH('/api/v1/tenants/{id}/config', {
+        params: { path: { id: tenantId } },
+        body: body as AuthConfigPatch,
+      }),
     () => {
       setSaved('Settings saved.')
       void queries.invalidateQueries({ queryKey: ['tenant'] })
@@ -77,7 +80,10 @@ function Rotation() {
   const [done, setDone] = useState('')
   const secret = useAction(
     () => tessera.POST('/api/v1/tenants/me/jwt-secret/generate'),
-    () => setDone('A new signing secret is in use; tokens signed with the former one stay valid until they expire.'),
+    () =>
+      setDone(
+        'A new signing secret is in use; tokens signed with the former one stay valid until they expire.',
+      ),
   )
   const key = useAction(
     () => tessera.POST('/api/v1/tenants/me/signing-keys/rotate'),
@@ -88,8 +94,16 @@ function Rotation() {
       <h2 id="rotation">Signing secret and key</h2>
       <p className="muted">Rotate when a secret may have leaked, or on a schedule.</p>
       <div className="row">
-        <ConfirmButton label="Rotate the signing secret" confirm="Rotate the secret now" onConfirm={() => void secret.run()} />
-        <ConfirmButton label="Rotate the signing key" confirm="Rotate the key now" onConfirm={() => void key.run()} />
+        <ConfirmButton
+          label="Rotate the signing secret"
+          confirm="Rotate the secret now"
+          onConfirm={() => void secret.run()}
+        />
+        <ConfirmButton
+          label="Rotate the signing key"
+          confirm="Rotate the key now"
+          onConfirm={() => void key.run()}
+        />
       </div>
       <p role="status">{done}</p>
       <ErrorBox error={secret.error ?? key.error} />

@@ -16,12 +16,18 @@ export function SignIn() {
   const signIn = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     const form = new FormData(e.currentTarget)
-    const who = { tenantCode: String(form.get('tenant')).trim(), identifier: String(form.get('identifier')).trim() }
+    const who = {
+      tenantCode: String(form.get('tenant')).trim(),
+      identifier: String(form.get('identifier')).trim(),
+    }
     setPending(true)
     setError(null)
     try {
       if (mfa) {
-        const done = await tessera.completeLogin({ mfaToken: mfa.token, code: String(form.get('code')).trim() })
+        const done = await tessera.completeLogin({
+          mfaToken: mfa.token,
+          code: String(form.get('code')).trim(),
+        })
         if (done.recoveryCodes) {
           setRecovery(done.recoveryCodes)
           return
@@ -45,7 +51,10 @@ export function SignIn() {
     return (
       <main id="main" className="narrow">
         <h1>Recovery codes</h1>
-        <p>Keep these codes somewhere safe: each signs you in once without your authenticator. They are shown only now.</p>
+        <p>
+          Keep these codes somewhere safe: each signs you in once without your authenticator. They are shown
+          only now.
+        </p>
         <ul className="codes">
           {recovery.map((c) => (
             <li key={c}>
@@ -83,7 +92,12 @@ export function SignIn() {
             {mfa.setup && (
               <div>
                 <p>Scan this QR code with your authenticator app, then enter the code it shows.</p>
-                <img src={qrSource(mfa.setup.qrCodeSvg)} alt="QR code of your new authenticator" width={200} height={200} />
+                <img
+                  src={qrSource(mfa.setup.qrCodeSvg)}
+                  alt="QR code of your new authenticator"
+                  width={200}
+                  height={200}
+                />
                 <p>
                   Or enter this secret: <code>{mfa.setup.secret}</code>
                 </p>

@@ -126,7 +126,11 @@ export function Tenants() {
                         <code>{t.code}</code>
                       </td>
                       <td>{t.status}</td>
-                      <td>{t.database.dedicated ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}` : 'Shared'}</td>
+                      <td>
+                        {t.database.dedicated
+                          ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}`
+                          : 'Shared'}
+                      </td>
                       <td>{when(t.createdAt)}</td>
                       <td>
                         {t.status === 'ACTIVE' ? (

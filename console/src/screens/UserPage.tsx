@@ -141,7 +141,8 @@ function Roles({ user }: { user: User }) {
 function Permissions({ user }: { user: User }) {
   const perms = useQuery({
     queryKey: ['users', user.id, 'permissions'],
-    queryFn: () => tessera.GET('/api/v1/permissions/user/{userId}', { params: { path: { userId: user.id } } }),
+    queryFn: () =>
+      tessera.GET('/api/v1/permissions/user/{userId}', { params: { path: { userId: user.id } } }),
   })
   return (
     <section aria-labelledby="perms" className="panel">
@@ -155,7 +156,11 @@ function Permissions({ user }: { user: User }) {
             <h3>Granted directly</h3>
             {perms.data.direct.length === 0 ? <Empty>None.</Empty> : <p>{perms.data.direct.join(', ')}</p>}
             <h3>Effective</h3>
-            {perms.data.effective.length === 0 ? <Empty>None.</Empty> : <p>{perms.data.effective.join(', ')}</p>}
+            {perms.data.effective.length === 0 ? (
+              <Empty>None.</Empty>
+            ) : (
+              <p>{perms.data.effective.join(', ')}</p>
+            )}
           </>
         )
       )}
@@ -204,7 +209,10 @@ function Acts({ user }: { user: User }) {
   const [done, setDone] = useState('')
   const reset = useAction(
     (password: string) =>
-      tessera.PUT('/api/v1/users/{userId}/password', { params: { path: { userId: user.id } }, body: { password, revokeSessions: true } }),
+      tessera.PUT('/api/v1/users/{userId}/password', {
+        params: { path: { userId: user.id } },
+        body: { password, revokeSessions: true },
+      }),
     () => setDone('Password reset; the user’s sessions were revoked.'),
   )
   const unlock = useAction(
@@ -212,7 +220,8 @@ function Acts({ user }: { user: User }) {
     () => setDone('Unlocked: the user can try to sign in again.'),
   )
   const verify = useAction(
-    () => tessera.POST('/api/v1/users/{userId}/email-verification', { params: { path: { userId: user.id } } }),
+    () =>
+      tessera.POST('/api/v1/users/{userId}/email-verification', { params: { path: { userId: user.id } } }),
     () => setDone('A verification mail is on its way.'),
   )
   return (

@@ -10,7 +10,8 @@ const LIMIT = 20
 function CreateUser({ onClose }: { onClose: () => void }) {
   const queries = useQueryClient()
   const create = useAction(
-    (body: { email?: string; username?: string; password: string }) => tessera.POST('/api/v1/register', { body }),
+    (body: { email?: string; username?: string; password: string }) =>
+      tessera.POST('/api/v1/register', { body }),
     (user) => {
       void queries.invalidateQueries({ queryKey: ['users'] })
       navigate(`/users/${user.id}`)
