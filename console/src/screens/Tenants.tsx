@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useLocation } from '../router'
+import { useSession } from '../session'
 import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
 
 const LIMIT = 20
@@ -76,6 +77,7 @@ function CreateTenant({ onClose }: { onClose: () => void }) {
 
 export function Tenants() {
   const { query } = useLocation()
+  const session = useSession()
   const queries = useQueryClient()
   const [offset, setOffset] = useState(0)
   const [creating, setCreating] = useState(query.get('create') === '1')
@@ -133,7 +135,9 @@ export function Tenants() {
                       </td>
                       <td>{when(t.createdAt)}</td>
                       <td>
-                        {t.status === 'ACTIVE' ? (
+                        {t.code === session.tenantCode ? (
+                          <span className="muted">Your tenant</span>
+                        ) : t.status === 'ACTIVE' ? (
                           <ConfirmButton
                             label={`Deactivate ${t.name}`}
                             confirm="Deactivate now"
