@@ -20,6 +20,8 @@ import {
 
 const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor()
 
+// Why more than .taprc's 120 s: a real browser on a shared 2-core machine; each step still waits at most 20 s.
+t.setTimeout(300_000)
 t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_BROWSER }, async (t) => {
   buildConsole()
   const app = await buildTestApp(t)

@@ -19,6 +19,8 @@ const ADMIN = {
   BOOTSTRAP_ADMIN_PASSWORD: 'Platform-passphrase-42',
 }
 
+// Why more than .taprc's 120 s: a real browser on a shared 2-core machine; each step still waits at most 20 s.
+t.setTimeout(300_000)
 t.test(
   'console in Chromium: the platform admin creates a tenant with its admin, who then signs in',
   { skip: NO_BROWSER },

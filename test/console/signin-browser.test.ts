@@ -19,6 +19,8 @@ import {
 // with a second factor is asked for the "Code" next, and gets in with one from an authenticator. An act that
 // needs a recent sign-in asks for the password again in place.
 
+// Why more than .taprc's 120 s: a real browser on a shared 2-core machine; each step still waits at most 20 s.
+t.setTimeout(300_000)
 t.test('console in Chromium: sign in with the second factor', { skip: NO_BROWSER }, async (t) => {
   buildConsole()
   const app = await buildTestApp(t)
