@@ -19,6 +19,11 @@ COPY tsconfig.json ./
 COPY generated ./generated
 COPY src ./src
 RUN npm run build
+# The console (console/ → console/dist/): built from its sources, the SDK's and the bundled document.
+COPY console ./console
+COPY clients/typescript/src ./clients/typescript/src
+COPY scripts/build-console.mjs ./scripts/
+RUN node scripts/build-console.mjs --force
 
 # The production dependencies alone: the bundle imports its packages at run time.
 FROM node:24-bookworm-slim AS prod-deps
@@ -41,6 +46,7 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 # package.json carries "type": "module", which makes Node load dist/server.js as an ES module.
 COPY package.json ./
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/dist ./console/dist
 RUN mkdir /data && chown 1000:1000 /data
 USER 1000:1000
 EXPOSE 3000

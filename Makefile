@@ -21,8 +21,9 @@ generate: install ## Regenerate generated/ from openapi/ (types, route table, bu
 check-generated: install ## Fail when generated/ has drifted from openapi/
 	npx tsx scripts/generate.ts --check
 
-typecheck: install ## tsc --noEmit over src, test, scripts, bench
+typecheck: install ## tsc --noEmit over src, test, scripts, bench, and the console (its own tsconfig: DOM, JSX)
 	npx tsc --noEmit
+	npx tsc -p console/tsconfig.json
 
 lint: install ## ESLint (with the layer rule), Prettier, Spectral and knip (unused files, exports, dependencies)
 	npx eslint .
@@ -51,7 +52,13 @@ COVERAGE_DIR := .tap/contract-coverage
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
 COVERAGE_FLOORS := --lines=97 --statements=97 --branches=91 --functions=96
 CI_COVERAGE_FLOORS ?=
-tap: install ## The suite on PGlite and PostgreSQL (TEST_DATABASE_URL's, else an embedded one), coverage floors, contract coverage
+# The console (console/ → console/dist/), built only when missing or older than its sources; `npm start`
+# runs the same script, and the console's tests run it too.
+.PHONY: console
+console: install ## Build the console into console/dist (only when missing or stale)
+	node scripts/build-console.mjs
+
+tap: install console ## The suite on PGlite and PostgreSQL (TEST_DATABASE_URL's, else an embedded one), coverage floors, contract coverage
 	npx tsx scripts/with-test-postgres.ts $(MAKE) --no-print-directory tap-run
 
 # What `tap` runs once TEST_DATABASE_URL names a server.

@@ -40,6 +40,7 @@ export default tseslint.config(
       'dist/**',
       'clients/typescript/src/generated/**',
       'clients/typescript/dist/**',
+      'console/dist/**',
       '.scratch/**',
       'node_modules/**',
       'coverage/**',
@@ -54,6 +55,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // The one plain-JavaScript script (scripts/build-console.mjs: run by node at every start, no tsx) runs in Node.
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   // Type-aware rules that catch server bugs: a promise nobody awaits (an unhandled rejection kills the
   // process), a promise where a boolean or a void callback is expected, `await` of a non-promise, and a
   // switch that forgets a member of a union (a new error code, a new status).

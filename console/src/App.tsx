@@ -1,0 +1,100 @@
+import { useEffect, type ReactNode } from 'react'
+import { Link, navigate, useLocation } from './router'
+import { useSession } from './session'
+import { SignIn } from './screens/SignIn'
+import { Overview } from './screens/Overview'
+import { Users } from './screens/Users'
+import { UserPage } from './screens/UserPage'
+import { Roles } from './screens/Roles'
+import { Keys } from './screens/Keys'
+import { AuditLog } from './screens/AuditLog'
+import { Settings } from './screens/Settings'
+import { Account } from './screens/Account'
+import { Tenants } from './screens/Tenants'
+
+interface Screen {
+  path: string
+  name: string
+  /** Shown in the menu only when the token holds it (the server checks again). */
+  permission?: string
+  render: () => ReactNode
+}
+
+const SCREENS: Screen[] = [
+  { path: '/', name: 'Overview', render: () => <Overview /> },
+  { path: '/users', name: 'Users', permission: 'users:read', render: () => <Users /> },
+  { path: '/roles', name: 'Roles', permission: 'roles:read', render: () => <Roles /> },
+  { path: '/keys', name: 'Keys', permission: 'client-keys:read', render: () => <Keys /> },
+  { path: '/audit-log', name: 'Audit log', permission: 'auth:logs', render: () => <AuditLog /> },
+  { path: '/settings', name: 'Settings', permission: 'tenants:read', render: () => <Settings /> },
+  { path: '/account', name: 'Account', render: () => <Account /> },
+  { path: '/tenants', name: 'Tenants', permission: 'tenants:create', render: () => <Tenants /> },
+]
+
+function Shell({ path, children }: { path: string; children: ReactNode }) {
+  const session = useSession()
+  const visible = SCREENS.filter((s) => !s.permission || session.can(s.permission))
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Tessera</span>
+        <span className="muted">{session.tenantCode}</span>
+        <nav aria-label="Screens">
+          <ul>
+            {visible.map((s) => {
+              const here = s.path === '/' ? path === '/' : path.startsWith(s.path)
+              return (
+                <li key={s.path}>
+                  <Link to={s.path} aria-current={here ? 'page' : undefined}>
+                    {s.name}
+                  </Link>
+                </li>
+              )
+            })}
+          </ul>
+        </nav>
+        <button type="button" onClick={() => void session.signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">{children}</main>
+    </>
+  )
+}
+
+export function App() {
+  const { path } = useLocation()
+  const session = useSession()
+  const signingIn = path === '/sign-in'
+  useEffect(() => {
+    if (!session.signedIn && !signingIn) navigate('/sign-in', true)
+    if (session.signedIn && signingIn) navigate('/', true)
+  }, [session.signedIn, signingIn])
+  useEffect(() => {
+    const screen = path.startsWith('/users/') ? 'User' : SCREENS.find((s) => s.path === path)?.name
+    document.title = `${signingIn ? 'Sign in' : (screen ?? 'Not found')} · Tessera console`
+  }, [path, signingIn])
+
+  if (!session.signedIn) return signingIn ? <SignIn /> : null
+  const userId = /^\/users\/([^/]+)$/.exec(path)?.[1]
+  const screen = SCREENS.find((s) => s.path === path)
+  return (
+    <Shell path={path}>
+      {userId ? (
+        <UserPage userId={decodeURIComponent(userId)} />
+      ) : screen ? (
+        screen.render()
+      ) : (
+        <>
+          <h1>Not found</h1>
+          <p>
+            No screen here. <Link to="/">Go to the overview</Link>.
+          </p>
+        </>
+      )}
+    </Shell>
+  )
+}

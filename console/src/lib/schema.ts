@@ -1,0 +1,115 @@
+/** The part of JSON Schema (2020-12) that the document's request schemas use. */
+export interface JsonSchema {
+  type?: string | string[]
+  enum?: unknown[]
+  const?: unknown
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  items?: JsonSchema
+  minItems?: number
+  maxItems?: number
+  uniqueItems?: boolean
+  properties?: Record<string, JsonSchema>
+  required?: string[]
+  additionalProperties?: boolean | JsonSchema
+  minProperties?: number
+  anyOf?: JsonSchema[]
+  format?: string
+  description?: string
+}
+
+export interface Issue {
+  /** JSON pointer of the value, `/passwordPolicy/minLength`. */
+  path: string
+  message: string
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  return typeof value
+}
+
+function typeMatches(wanted: string, actual: string): boolean {
+  return wanted === actual || (wanted === 'number' && actual === 'integer')
+}
+
+/**
+ * Checks a value against a schema, as the service's validator would, and says what is wrong in words a
+ * form can show next to its field. Why not Ajv: it compiles schemas with `new Function`, which the
+ * console's Content-Security-Policy (no unsafe-eval) forbids, and it would triple the bundle.
+ */
+export function validate(schema: JsonSchema, value: unknown, path = ''): Issue[] {
+  const issues: Issue[] = []
+  const add = (message: string, at = path) => issues.push({ path: at, message })
+  const actual = typeOf(value)
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type]
+    if (!types.some((t) => typeMatches(t, actual))) {
+      add(`must be ${types.map((t) => (t === 'integer' ? 'a whole number' : t)).join(' or ')}`)
+      return issues
+    }
+  }
+  if (schema.const !== undefined && value !== schema.const) add(`must be ${JSON.stringify(schema.const)}`)
+  if (schema.enum && !schema.enum.includes(value)) add(`must be one of ${schema.enum.join(', ')}`)
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) add(`must be at least ${schema.minimum}`)
+    if (schema.maximum !== undefined && value > schema.maximum) add(`must be at most ${schema.maximum}`)
+  }
+  if (typeof value === 'string') {
+    const length = [...value].length
+    if (schema.minLength !== undefined && length < schema.minLength)
+      add(`must have at least ${schema.minLength} characters`)
+    if (schema.maxLength !== undefined && length > schema.maxLength)
+      add(`must have at most ${schema.maxLength} characters`)
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
+      add('is not in the expected form')
+  }
+  if (Array.isArray(value)) {
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      add(`must have at least ${schema.minItems} items`)
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      add(`must have at most ${schema.maxItems} items`)
+    if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+      add('must not repeat an item')
+    if (schema.items)
+      value.forEach((v, i) => issues.push(...validate(schema.items as JsonSchema, v, `${path}/${i}`)))
+  }
+  if (actual === 'object') {
+    const obj = value as Record<string, unknown>
+    for (const key of schema.required ?? []) if (!(key in obj)) add('is required', `${path}/${key}`)
+    if (schema.minProperties !== undefined && Object.keys(obj).length < schema.minProperties)
+      add('must not be empty')
+    for (const [key, v] of Object.entries(obj)) {
+      const sub = schema.properties?.[key]
+      if (sub) issues.push(...validate(sub, v, `${path}/${key}`))
+      else if (schema.additionalProperties === false) add('is not a known setting', `${path}/${key}`)
+      else if (typeof schema.additionalProperties === 'object')
+        issues.push(...validate(schema.additionalProperties, v, `${path}/${key}`))
+    }
+  }
+  if (schema.anyOf && !schema.anyOf.some((s) => validate(s, value, path).length === 0)) {
+    add(validate(schema.anyOf[0] as JsonSchema, value, path)[0]?.message ?? 'is not valid')
+  }
+  return issues
+}
+
+/** The keys of `next` whose value differs from `current`, recursively: what a PATCH must send. */
+export function changes(
+  current: Record<string, unknown>,
+  next: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(next)) {
+    const before = current[key]
+    if (typeOf(value) === 'object' && typeOf(before) === 'object') {
+      const inner = changes(before as Record<string, unknown>, value as Record<string, unknown>)
+      if (Object.keys(inner).length > 0) out[key] = inner
+    } else if (JSON.stringify(value) !== JSON.stringify(before)) out[key] = value
+  }
+  return out
+}

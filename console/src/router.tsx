@@ -1,0 +1,45 @@
+import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 'react'
+
+// A router of a dozen lines instead of a library: the console has ten flat screens, each its own URL
+// under /console, and needs only push, back/forward and links.
+const BASE = '/console'
+
+function current(): string {
+  const path = window.location.pathname.slice(BASE.length) || '/'
+  return path.length > 1 ? path.replace(/\/$/, '') : path
+}
+
+const listeners = new Set<() => void>()
+
+/** Goes to a screen (`to` below /console, with its query), as a new history entry unless `replace`. */
+export function navigate(to: string, replace = false): void {
+  const url = BASE + (to === '/' ? '' : to)
+  if (replace) window.history.replaceState(null, '', url)
+  else window.history.pushState(null, '', url)
+  listeners.forEach((l) => l())
+}
+
+/** The path below /console ('/' for the overview) and the query, re-rendered on every change. */
+export function useLocation(): { path: string; query: URLSearchParams } {
+  const [, setTick] = useState(0)
+  useEffect(() => {
+    const update = () => setTick((n) => n + 1)
+    listeners.add(update)
+    window.addEventListener('popstate', update)
+    return () => {
+      listeners.delete(update)
+      window.removeEventListener('popstate', update)
+    }
+  }, [])
+  return { path: current(), query: new URLSearchParams(window.location.search) }
+}
+
+/** An <a> with a real href (open in a new tab works) that navigates in place on a plain click. */
+export function Link({ to, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+  const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+    e.preventDefault()
+    navigate(to)
+  }
+  return <a href={BASE + (to === '/' ? '' : to)} onClick={onClick} {...rest} />
+}

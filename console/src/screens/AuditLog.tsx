@@ -1,0 +1,197 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery } from '@tanstack/react-query'
+import { auditActions } from 'virtual:tessera-schemas'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { toCsv } from '../lib/csv'
+import { Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+
+type Row = components['schemas']['AuditRow']
+type Filters = {
+  action?: Row['action']
+  success?: boolean
+  since?: string
+  userId?: string
+  ip?: string
+}
+
+const LIMIT = 50
+/** The most rows one export reads (20 pages of the API's largest page). */
+const EXPORT_MAX = 10_000
+const COLUMNS = [
+  'created_at',
+  'action',
+  'success',
+  'user_id',
+  'ip_address',
+  'user_agent',
+  'error_message',
+  'actor_type',
+  'actor_id',
+  'request_id',
+  'metadata',
+] as const
+
+function filtersOf(form: HTMLFormElement): Filters {
+  const f = new FormData(form)
+  const text = (name: string) => String(f.get(name) ?? '').trim()
+  const success = text('success')
+  return {
+    ...(text('action') ? { action: text('action') as Row['action'] } : {}),
+    ...(success ? { success: success === 'true' } : {}),
+    ...(text('since') ? { since: text('since') } : {}),
+    ...(text('userId') ? { userId: text('userId') } : {}),
+    ...(text('ip') ? { ip: text('ip') } : {}),
+  }
+}
+
+/** Every filtered row (page after page, up to EXPORT_MAX) as a CSV download. */
+async function exportCsv(filters: Filters): Promise<number> {
+  const rows: Row[] = []
+  for (let offset = 0; offset < EXPORT_MAX; offset += 500) {
+    const page = await tessera.GET('/api/v1/auth-logs', {
+      params: { query: { ...filters, limit: 500, offset } },
+    })
+    rows.push(...page.items)
+    if (offset + page.items.length >= page.total || page.items.length === 0) break
+  }
+  const url = URL.createObjectURL(new Blob([toCsv(rows, COLUMNS)], { type: 'text/csv' }))
+  const a = document.createElement('a')
+  a.href = url
+  a.download = `audit-log-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.csv`
+  a.click()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+  return rows.length
+}
+
+export function AuditLog() {
+  const [filters, setFilters] = useState<Filters>({})
+  const [offset, setOffset] = useState(0)
+  const [open, setOpen] = useState<string | null>(null)
+  const [exported, setExported] = useState('')
+  const rows = useQuery({
+    queryKey: ['auth-logs', filters, offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/auth-logs', { params: { query: { ...filters, limit: LIMIT, offset } } }),
+  })
+  const exporting = useAction(exportCsv, (n) => setExported(`Exported ${n} rows.`))
+  const apply = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setFilters(filtersOf(e.currentTarget))
+    setOffset(0)
+  }
+  return (
+    <>
+      <h1>Audit log</h1>
+      <form onSubmit={apply} className="filters" aria-label="Filters">
+        <label>
+          Action
+          <select name="action">
+            <option value="">Any</option>
+            {auditActions.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Outcome
+          <select name="success">
+            <option value="">Any</option>
+            <option value="true">Success</option>
+            <option value="false">Failure</option>
+          </select>
+        </label>
+        <label>
+          Time range
+          <select name="since">
+            <option value="">All time</option>
+            <option value="1h">Last hour</option>
+            <option value="24h">Last 24 hours</option>
+            <option value="7d">Last 7 days</option>
+            <option value="30d">Last 30 days</option>
+          </select>
+        </label>
+        <label>
+          User id
+          <input name="userId" pattern="[0-9a-fA-F-]{36}" />
+        </label>
+        <label>
+          Address
+          <input name="ip" />
+        </label>
+        <div className="row">
+          <button type="submit">Apply filters</button>
+          <button type="button" onClick={() => void exporting.run(filters)} disabled={exporting.pending}>
+            Export CSV
+          </button>
+        </div>
+      </form>
+      <p role="status">{exporting.pending ? 'Exporting…' : exported}</p>
+      <ErrorBox error={rows.error ?? exporting.error} />
+      {rows.isPending ? (
+        <Loading what="the audit log" />
+      ) : rows.data && rows.data.items.length === 0 ? (
+        <Empty>No audit row matches these filters.</Empty>
+      ) : (
+        rows.data && (
+          <>
+            <div className="scroll">
+              <table>
+                <caption>{rows.data.total} rows</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Outcome</th>
+                    <th scope="col">Address</th>
+                    <th scope="col">Detail</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.data.items.map((r) => (
+                    <tr key={r.id}>
+                      <td>{when(r.created_at)}</td>
+                      <td>{r.action}</td>
+                      <td>
+                        {r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`}
+                      </td>
+                      <td>{r.ip_address ?? '—'}</td>
+                      <td>
+                        <button
+                          type="button"
+                          aria-expanded={open === r.id}
+                          onClick={() => setOpen(open === r.id ? null : r.id)}
+                        >
+                          Details
+                        </button>
+                        {open === r.id && (
+                          <dl className="facts">
+                            <dt>User</dt>
+                            <dd>{r.user_id ?? '—'}</dd>
+                            <dt>Actor</dt>
+                            <dd>
+                              {r.actor_type} {r.actor_id ?? ''}
+                            </dd>
+                            <dt>Browser</dt>
+                            <dd>{r.user_agent ?? '—'}</dd>
+                            <dt>Request id</dt>
+                            <dd>{r.request_id ?? '—'}</dd>
+                            <dt>Metadata</dt>
+                            <dd>
+                              <code>{JSON.stringify(r.metadata)}</code>
+                            </dd>
+                          </dl>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager total={rows.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+          </>
+        )
+      )}
+    </>
+  )
+}

@@ -1,0 +1,207 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { tessera } from '../api'
+import { useSession } from '../session'
+import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+
+const LIMIT = 20
+
+/** A key's value, shown once (the service never answers it again), with a button that copies it. */
+function ShownOnce({ name, value, onDone }: { name: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('')
+  const copy = () =>
+    navigator.clipboard.writeText(value).then(
+      () => setCopied('Copied.'),
+      () => setCopied('Could not copy: select the value and copy it by hand.'),
+    )
+  return (
+    <section className="callout" aria-labelledby="key-value">
+      <h2 id="key-value">The value of “{name}”</h2>
+      <p>Store it now: it is shown only this once.</p>
+      <p>
+        <label>
+          Key value
+          <input readOnly value={value} className="mono" onFocus={(e) => e.currentTarget.select()} />
+        </label>
+      </p>
+      <div className="row">
+        <button type="button" onClick={() => void copy()}>
+          Copy
+        </button>
+        <button type="button" onClick={onDone}>
+          I have stored it
+        </button>
+      </div>
+      <p role="status">{copied}</p>
+    </section>
+  )
+}
+
+function CreateKey({
+  onCreated,
+  onClose,
+}: {
+  onCreated: (name: string, key: string) => void
+  onClose: () => void
+}) {
+  const scopes = useQuery({ queryKey: ['scopes'], queryFn: () => tessera.GET('/api/v1/client-keys/scopes') })
+  const create = useAction(
+    (body: { name: string; scopes: string[]; ipAllowlist?: string[] }) =>
+      tessera.POST('/api/v1/client-keys', { body }),
+    (k) => onCreated(k.name, k.key),
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget)
+    const ips = String(f.get('ips') ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean)
+    void create.run({
+      name: String(f.get('name')).trim(),
+      scopes: f.getAll('scope').map(String),
+      ...(ips.length ? { ipAllowlist: ips } : {}),
+    })
+  }
+  return (
+    <form className="panel stack" onSubmit={submit} aria-labelledby="new-key">
+      <h2 id="new-key">New Client Key</h2>
+      <label>
+        Name
+        <input name="name" required maxLength={100} />
+      </label>
+      <fieldset>
+        <legend>Scopes</legend>
+        {scopes.isPending && <Loading what="scopes" />}
+        <ErrorBox error={scopes.error} />
+        <div className="checks">
+          {scopes.data?.items.map((s) => (
+            <label key={s.scope} className="check">
+              <input type="checkbox" name="scope" value={s.scope} /> {s.scope}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <label>
+        Allowed addresses (CIDR, comma separated; empty for any)
+        <input name="ips" />
+      </label>
+      <ErrorBox error={create.error} />
+      <div className="row">
+        <button type="submit" disabled={create.pending}>
+          Create
+        </button>
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}
+
+export function Keys() {
+  const session = useSession()
+  const queries = useQueryClient()
+  const [offset, setOffset] = useState(0)
+  const [creating, setCreating] = useState(false)
+  const [shown, setShown] = useState<{ name: string; key: string } | null>(null)
+  const refresh = () => void queries.invalidateQueries({ queryKey: ['keys'] })
+  const keys = useQuery({
+    queryKey: ['keys', offset],
+    queryFn: () => tessera.GET('/api/v1/client-keys/tenant', { params: { query: { limit: LIMIT, offset } } }),
+  })
+  const rotate = useAction(
+    (id: string) =>
+      tessera.POST('/api/v1/client-keys/{id}/rotate', {
+        params: { path: { id } },
+        body: { gracePeriodSeconds: 0 },
+      }),
+    (k) => {
+      setShown({ name: k.name, key: k.key })
+      refresh()
+    },
+  )
+  const revoke = useAction(
+    (id: string) => tessera.POST('/api/v1/client-keys/{id}/revoke', { params: { path: { id } } }),
+    refresh,
+  )
+  return (
+    <>
+      <h1>Keys</h1>
+      <p className="muted">
+        Client Keys let your back ends call the API. Never put one in a browser or an app.
+      </p>
+      {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
+      {session.can('client-keys:create') && !creating && (
+        <button type="button" onClick={() => setCreating(true)}>
+          Create key
+        </button>
+      )}
+      {creating && (
+        <CreateKey
+          onClose={() => setCreating(false)}
+          onCreated={(name, key) => {
+            setCreating(false)
+            setShown({ name, key })
+            refresh()
+          }}
+        />
+      )}
+      <ErrorBox error={keys.error ?? rotate.error ?? revoke.error} />
+      {keys.isPending ? (
+        <Loading what="keys" />
+      ) : keys.data && keys.data.items.length === 0 ? (
+        <Empty>No Client Key yet.</Empty>
+      ) : (
+        keys.data && (
+          <>
+            <div className="scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Prefix</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Scopes</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {keys.data.items.map((k) => (
+                    <tr key={k.id}>
+                      <td>{k.name}</td>
+                      <td className="mono">{k.prefix}…</td>
+                      <td>{k.status}</td>
+                      <td>{k.scopes.join(', ')}</td>
+                      <td>{when(k.lastUsedAt)}</td>
+                      <td className="row">
+                        {k.status === 'ACTIVE' && session.can('client-keys:update') && (
+                          <button
+                            type="button"
+                            aria-label={`Rotate ${k.name}`}
+                            onClick={() => void rotate.run(k.id)}
+                          >
+                            Rotate
+                          </button>
+                        )}
+                        {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
+                          <ConfirmButton
+                            label={`Revoke ${k.name}`}
+                            confirm="Revoke now"
+                            warning="Calls with this key stop at once."
+                            onConfirm={() => void revoke.run(k.id)}
+                          />
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager total={keys.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+          </>
+        )
+      )}
+    </>
+  )
+}

@@ -1,0 +1,136 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { authConfigPatch } from 'virtual:tessera-schemas'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { changes, validate } from '../lib/schema'
+import { SchemaFields, labelOf, setAt } from '../SchemaForm'
+import { useSession } from '../session'
+import { ConfirmButton, ErrorBox, Loading, useAction } from '../ui'
+
+type Obj = Record<string, unknown>
+type AuthConfigPatch = components['schemas']['AuthConfigPatch']
+
+function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
+  const session = useSession()
+  const queries = useQueryClient()
+  const [draft, setDraft] = useState<Obj>(current)
+  const [issues, setIssues] = useState<Map<string, string>>(new Map())
+  const [saved, setSaved] = useState('')
+  const save = useAction(
+    // Why the cast: `body` has just been checked against AuthConfigPatch itself (validate, below).
+    (body: Obj) =>
+      tessera.PATCH('/api/v1/tenants/{id}/config', {
+        params: { path: { id: tenantId } },
+        body: body as AuthConfigPatch,
+      }),
+    () => {
+      setSaved('Settings saved.')
+      void queries.invalidateQueries({ queryKey: ['tenant'] })
+    },
+  )
+  // Why: only the platform may set rate limits (the service answers FORBIDDEN to anyone else).
+  const skip = session.can('admin:*') ? [] : ['rateLimits']
+  const submit = (e: FormEvent) => {
+    e.preventDefault()
+    setSaved('')
+    const patch = changes(current, draft)
+    const found = validate(authConfigPatch, patch)
+    setIssues(new Map(found.map((i) => [i.path, i.message])))
+    if (found.length > 0) return
+    if (Object.keys(patch).length === 0) {
+      setSaved('Nothing changed.')
+      return
+    }
+    void save.run(patch)
+  }
+  return (
+    <form onSubmit={submit} className="stack settings" noValidate>
+      {issues.size > 0 && (
+        <div role="alert" className="error">
+          <p>Some settings are not valid:</p>
+          <ul>
+            {[...issues].map(([path, message]) => (
+              <li key={path}>
+                {path.split('/').filter(Boolean).map(labelOf).join(' › ')} {message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <SchemaFields
+        schema={authConfigPatch}
+        value={draft}
+        skip={skip}
+        errors={issues}
+        onChange={(path, value) => setDraft((d) => setAt(d, path, value))}
+      />
+      <ErrorBox error={save.error} />
+      <p role="status">{saved}</p>
+      {session.can('tenants:update') && (
+        <button type="submit" disabled={save.pending}>
+          Save settings
+        </button>
+      )}
+    </form>
+  )
+}
+
+function Rotation() {
+  const [done, setDone] = useState('')
+  const secret = useAction(
+    () => tessera.POST('/api/v1/tenants/me/jwt-secret/generate'),
+    () =>
+      setDone(
+        'A new signing secret is in use; tokens signed with the former one stay valid until they expire.',
+      ),
+  )
+  const key = useAction(
+    () => tessera.POST('/api/v1/tenants/me/signing-keys/rotate'),
+    (k) => setDone(`A new signing key is in use (kid ${k.kid}).`),
+  )
+  return (
+    <section aria-labelledby="rotation" className="panel">
+      <h2 id="rotation">Signing secret and key</h2>
+      <p className="muted">Rotate when a secret may have leaked, or on a schedule.</p>
+      <div className="row">
+        <ConfirmButton
+          label="Rotate the signing secret"
+          confirm="Rotate the secret now"
+          onConfirm={() => void secret.run()}
+        />
+        <ConfirmButton
+          label="Rotate the signing key"
+          confirm="Rotate the key now"
+          onConfirm={() => void key.run()}
+        />
+      </div>
+      <p role="status">{done}</p>
+      <ErrorBox error={secret.error ?? key.error} />
+    </section>
+  )
+}
+
+export function Settings() {
+  const session = useSession()
+  const tenant = useQuery({ queryKey: ['tenant', 'me'], queryFn: () => tessera.GET('/api/v1/tenants/me') })
+  return (
+    <>
+      <h1>Settings</h1>
+      <ErrorBox error={tenant.error} />
+      {tenant.isPending && <Loading what="the settings" />}
+      {tenant.data && (
+        <>
+          <p>
+            Tenant <strong>{tenant.data.name}</strong> (<code>{tenant.data.code}</code>), {tenant.data.status}
+          </p>
+          <section aria-labelledby="auth-config" className="panel">
+            <h2 id="auth-config">Authentication settings</h2>
+            <ConfigForm tenantId={tenant.data.id} current={tenant.data.auth_config as unknown as Obj} />
+          </section>
+          {session.can('tenants:update') && <Rotation />}
+        </>
+      )}
+    </>
+  )
+}

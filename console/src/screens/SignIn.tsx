@@ -1,0 +1,120 @@
+import { useState, type FormEvent } from 'react'
+import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
+import { rememberSignIn, tessera } from '../api'
+import { useSession } from '../session'
+import { ErrorBox } from '../ui'
+import { qrSource } from '../lib/qr'
+
+/** Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. */
+export function SignIn() {
+  const session = useSession()
+  const [error, setError] = useState<unknown>(null)
+  const [pending, setPending] = useState(false)
+  const [mfa, setMfa] = useState<{ token: string; setup: SecondFactorSetup | null } | null>(null)
+  const [recovery, setRecovery] = useState<string[] | null>(null)
+
+  const signIn = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget)
+    const who = {
+      tenantCode: String(form.get('tenant')).trim(),
+      identifier: String(form.get('identifier')).trim(),
+    }
+    setPending(true)
+    setError(null)
+    try {
+      if (mfa) {
+        const done = await tessera.completeLogin({
+          mfaToken: mfa.token,
+          code: String(form.get('code')).trim(),
+        })
+        if (done.recoveryCodes) {
+          setRecovery(done.recoveryCodes)
+          return
+        }
+      } else {
+        rememberSignIn(who)
+        await tessera.login({ ...who, password: String(form.get('password')) })
+      }
+      session.update()
+    } catch (err) {
+      if (err instanceof SecondFactorRequired) {
+        const setup = err.enrollment ? await tessera.setupSecondFactor(err.mfaToken).catch(() => null) : null
+        setMfa({ token: err.mfaToken, setup })
+      } else setError(err)
+    } finally {
+      setPending(false)
+    }
+  }
+
+  if (recovery) {
+    return (
+      <main id="main" className="narrow">
+        <h1>Recovery codes</h1>
+        <p>
+          Keep these codes somewhere safe: each signs you in once without your authenticator. They are shown
+          only now.
+        </p>
+        <ul className="codes">
+          {recovery.map((c) => (
+            <li key={c}>
+              <code>{c}</code>
+            </li>
+          ))}
+        </ul>
+        <button type="button" onClick={() => session.update()}>
+          Continue
+        </button>
+      </main>
+    )
+  }
+
+  return (
+    <main id="main" className="narrow">
+      <h1>Sign in</h1>
+      <form onSubmit={signIn} className="stack">
+        <div hidden={mfa !== null} className="stack">
+          <label>
+            Tenant
+            <input name="tenant" autoComplete="organization" required defaultValue="platform" />
+          </label>
+          <label>
+            Email, username or CPF/CNPJ
+            <input name="identifier" autoComplete="username" required />
+          </label>
+          <label>
+            Password
+            <input name="password" type="password" autoComplete="current-password" required={!mfa} />
+          </label>
+        </div>
+        {mfa && (
+          <>
+            {mfa.setup && (
+              <div>
+                <p>Scan this QR code with your authenticator app, then enter the code it shows.</p>
+                <img
+                  src={qrSource(mfa.setup.qrCodeSvg)}
+                  alt="QR code of your new authenticator"
+                  width={200}
+                  height={200}
+                />
+                <p>
+                  Or enter this secret: <code>{mfa.setup.secret}</code>
+                </p>
+              </div>
+            )}
+            <p>Enter the code from your authenticator app, or a recovery code.</p>
+            <label>
+              Code
+              <input name="code" autoComplete="one-time-code" required autoFocus />
+            </label>
+          </>
+        )}
+        <ErrorBox error={error} />
+        <button type="submit" disabled={pending}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  )
+}

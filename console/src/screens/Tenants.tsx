@@ -1,0 +1,164 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { tessera } from '../api'
+import { useLocation } from '../router'
+import { useSession } from '../session'
+import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+
+const LIMIT = 20
+
+function CreateTenant({ onClose }: { onClose: () => void }) {
+  const queries = useQueryClient()
+  const [created, setCreated] = useState('')
+  const create = useAction(
+    (body: { code: string; name: string; admin: { email: string; password: string } }) =>
+      tessera.POST('/api/v1/tenants', { body }),
+    (t) => {
+      setCreated(`Tenant ${t.name} created. Its administrator can sign in with the tenant code “${t.code}”.`)
+      void queries.invalidateQueries({ queryKey: ['tenants'] })
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget)
+    void create.run({
+      code: String(f.get('code')).trim(),
+      name: String(f.get('name')).trim(),
+      admin: { email: String(f.get('email')).trim(), password: String(f.get('password')) },
+    })
+  }
+  if (created) {
+    return (
+      <div className="callout">
+        <p role="status">{created}</p>
+        <button type="button" onClick={onClose}>
+          Done
+        </button>
+      </div>
+    )
+  }
+  return (
+    <form className="panel stack" onSubmit={submit} aria-labelledby="new-tenant">
+      <h2 id="new-tenant">New tenant</h2>
+      <label>
+        Tenant code
+        <input name="code" required pattern="[a-z0-9][a-z0-9-]*" aria-describedby="code-hint" autoFocus />
+      </label>
+      <small id="code-hint" className="muted">
+        Lowercase letters, digits and hyphens; people type it to sign in. It cannot change later.
+      </small>
+      <label>
+        Name
+        <input name="name" required />
+      </label>
+      <fieldset>
+        <legend>First administrator</legend>
+        <label>
+          Admin email
+          <input name="email" type="email" required autoComplete="off" />
+        </label>
+        <label>
+          Admin password
+          <input name="password" type="password" required autoComplete="new-password" />
+        </label>
+      </fieldset>
+      <ErrorBox error={create.error} />
+      <div className="row">
+        <button type="submit" disabled={create.pending}>
+          Create
+        </button>
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}
+
+export function Tenants() {
+  const { query } = useLocation()
+  const session = useSession()
+  const queries = useQueryClient()
+  const [offset, setOffset] = useState(0)
+  const [creating, setCreating] = useState(query.get('create') === '1')
+  const tenants = useQuery({
+    queryKey: ['tenants', offset],
+    queryFn: () => tessera.GET('/api/v1/tenants', { params: { query: { limit: LIMIT, offset } } }),
+  })
+  const setStatus = useAction(
+    (id: string, status: 'ACTIVE' | 'INACTIVE') =>
+      tessera.PATCH('/api/v1/tenants/{id}', { params: { path: { id } }, body: { status } }),
+    () => void queries.invalidateQueries({ queryKey: ['tenants'] }),
+  )
+  return (
+    <>
+      <h1>Tenants</h1>
+      {!creating && (
+        <button type="button" onClick={() => setCreating(true)}>
+          Create tenant
+        </button>
+      )}
+      {creating && <CreateTenant onClose={() => setCreating(false)} />}
+      <ErrorBox error={tenants.error ?? setStatus.error} />
+      {tenants.isPending ? (
+        <Loading what="tenants" />
+      ) : tenants.data && tenants.data.items.length === 0 ? (
+        <Empty>No tenant yet.</Empty>
+      ) : (
+        tenants.data && (
+          <>
+            <div className="scroll">
+              <table>
+                <caption>{tenants.data.total} tenants</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Tenant</th>
+                    <th scope="col">Code</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Database</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {tenants.data.items.map((t) => (
+                    <tr key={t.id}>
+                      <td>{t.name}</td>
+                      <td>
+                        <code>{t.code}</code>
+                      </td>
+                      <td>{t.status}</td>
+                      <td>
+                        {t.database.dedicated
+                          ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}`
+                          : 'Shared'}
+                      </td>
+                      <td>{when(t.createdAt)}</td>
+                      <td>
+                        {t.code === session.tenantCode ? (
+                          <span className="muted">Your tenant</span>
+                        ) : t.status === 'ACTIVE' ? (
+                          <ConfirmButton
+                            label={`Deactivate ${t.name}`}
+                            confirm="Deactivate now"
+                            warning="Its users can no longer sign in."
+                            onConfirm={() => void setStatus.run(t.id, 'INACTIVE')}
+                          />
+                        ) : (
+                          <button type="button" onClick={() => void setStatus.run(t.id, 'ACTIVE')}>
+                            Reactivate {t.name}
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager total={tenants.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+          </>
+        )
+      )}
+    </>
+  )
+}

@@ -1,0 +1,285 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { Link } from '../router'
+import { useSession } from '../session'
+import { Empty, ErrorBox, Loading, useAction, when } from '../ui'
+
+type User = components['schemas']['User']
+type Status = User['status']
+
+function Details({ user }: { user: User }) {
+  const session = useSession()
+  const queries = useQueryClient()
+  const refresh = () => void queries.invalidateQueries({ queryKey: ['users'] })
+  const save = useAction(
+    (body: { email?: string; username?: string; status: Status }) =>
+      tessera.PATCH('/api/v1/users/{userId}', { params: { path: { userId: user.id } }, body }),
+    refresh,
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget)
+    const email = String(f.get('email') ?? '').trim()
+    const username = String(f.get('username') ?? '').trim()
+    void save.run({
+      ...(email && email !== user.email ? { email } : {}),
+      ...(username && username !== user.username ? { username } : {}),
+      status: String(f.get('status')) as Status,
+    })
+  }
+  const editable = session.can('users:update')
+  return (
+    <section aria-labelledby="details" className="panel">
+      <h2 id="details">Details</h2>
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd>{user.status}</dd>
+        <dt>Email verified</dt>
+        <dd>{user.emailVerified ? 'Yes' : 'No'}</dd>
+        <dt>Second factor (TOTP)</dt>
+        <dd>{user.otpEnabled ? 'On' : 'Off'}</dd>
+        <dt>Created</dt>
+        <dd>{when(user.createdAt)}</dd>
+        <dt>Last login</dt>
+        <dd>{when(user.lastLoginAt)}</dd>
+      </dl>
+      {editable && (
+        <form onSubmit={submit} className="stack">
+          <label>
+            Email
+            <input name="email" type="email" defaultValue={user.email ?? ''} />
+          </label>
+          <label>
+            Username
+            <input name="username" defaultValue={user.username ?? ''} />
+          </label>
+          <label>
+            Status
+            <select name="status" defaultValue={user.status}>
+              <option value="ACTIVE">Active</option>
+              <option value="INACTIVE">Inactive (disabled)</option>
+              <option value="SUSPENDED">Suspended</option>
+            </select>
+          </label>
+          <ErrorBox error={save.error} />
+          <button type="submit" disabled={save.pending}>
+            Save changes
+          </button>
+        </form>
+      )}
+    </section>
+  )
+}
+
+function Roles({ user }: { user: User }) {
+  const session = useSession()
+  const queries = useQueryClient()
+  const refresh = () => void queries.invalidateQueries({ queryKey: ['users'] })
+  const roles = useQuery({
+    queryKey: ['roles', 'all'],
+    queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } }),
+    enabled: session.can('roles:assign'),
+  })
+  const assign = useAction(
+    (roleName: string) => tessera.POST('/api/v1/roles/assign', { body: { userId: user.id, roleName } }),
+    refresh,
+  )
+  const remove = useAction(
+    (roleName: string) => tessera.POST('/api/v1/roles/remove', { body: { userId: user.id, roleName } }),
+    refresh,
+  )
+  const others = (roles.data?.items ?? []).filter((r) => !user.roles.includes(r.name))
+  return (
+    <section aria-labelledby="roles" className="panel">
+      <h2 id="roles">Roles</h2>
+      {user.roles.length === 0 ? (
+        <Empty>No role.</Empty>
+      ) : (
+        <ul className="chips">
+          {user.roles.map((r) => (
+            <li key={r}>
+              {r}
+              {session.can('roles:assign') && (
+                <button type="button" onClick={() => void remove.run(r)} aria-label={`Remove role ${r}`}>
+                  Remove
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {session.can('roles:assign') && others.length > 0 && (
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void assign.run(String(new FormData(e.currentTarget).get('role')))
+          }}
+        >
+          <label>
+            Role to assign
+            <select name="role">
+              {others.map((r) => (
+                <option key={r.id} value={r.name}>
+                  {r.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={assign.pending}>
+            Assign role
+          </button>
+        </form>
+      )}
+      <ErrorBox error={assign.error ?? remove.error} />
+    </section>
+  )
+}
+
+function Permissions({ user }: { user: User }) {
+  const perms = useQuery({
+    queryKey: ['users', user.id, 'permissions'],
+    queryFn: () =>
+      tessera.GET('/api/v1/permissions/user/{userId}', { params: { path: { userId: user.id } } }),
+  })
+  return (
+    <section aria-labelledby="perms" className="panel">
+      <h2 id="perms">Permissions</h2>
+      <ErrorBox error={perms.error} />
+      {perms.isPending ? (
+        <Loading what="permissions" />
+      ) : (
+        perms.data && (
+          <>
+            <h3>Granted directly</h3>
+            {perms.data.direct.length === 0 ? <Empty>None.</Empty> : <p>{perms.data.direct.join(', ')}</p>}
+            <h3>Effective</h3>
+            {perms.data.effective.length === 0 ? (
+              <Empty>None.</Empty>
+            ) : (
+              <p>{perms.data.effective.join(', ')}</p>
+            )}
+          </>
+        )
+      )}
+    </section>
+  )
+}
+
+function Sessions({ user }: { user: User }) {
+  const queries = useQueryClient()
+  const sessions = useQuery({
+    queryKey: ['users', user.id, 'sessions'],
+    queryFn: () => tessera.GET('/api/v1/users/{userId}/sessions', { params: { path: { userId: user.id } } }),
+  })
+  const revoke = useAction(
+    () => tessera.DELETE('/api/v1/users/{userId}/sessions', { params: { path: { userId: user.id } } }),
+    () => void queries.invalidateQueries({ queryKey: ['users', user.id, 'sessions'] }),
+  )
+  const items = sessions.data?.items ?? []
+  return (
+    <section aria-labelledby="sessions" className="panel">
+      <h2 id="sessions">Sessions</h2>
+      <ErrorBox error={sessions.error ?? revoke.error} />
+      {sessions.isPending ? (
+        <Loading what="sessions" />
+      ) : items.length === 0 ? (
+        <Empty>No active session.</Empty>
+      ) : (
+        <>
+          <ul>
+            {items.map((s) => (
+              <li key={s.id}>
+                {when(s.lastUsedAt)} from {s.ip ?? 'an unknown address'} ({s.userAgent ?? 'unknown browser'})
+              </li>
+            ))}
+          </ul>
+          <button type="button" onClick={() => void revoke.run()} disabled={revoke.pending}>
+            Revoke all sessions
+          </button>
+        </>
+      )}
+    </section>
+  )
+}
+
+function Acts({ user }: { user: User }) {
+  const [done, setDone] = useState('')
+  const reset = useAction(
+    (password: string) =>
+      tessera.PUT('/api/v1/users/{userId}/password', {
+        params: { path: { userId: user.id } },
+        body: { password, revokeSessions: true },
+      }),
+    () => setDone('Password reset; the user’s sessions were revoked.'),
+  )
+  const unlock = useAction(
+    () => tessera.POST('/api/v1/users/{userId}/unlock', { params: { path: { userId: user.id } } }),
+    () => setDone('Unlocked: the user can try to sign in again.'),
+  )
+  const verify = useAction(
+    () =>
+      tessera.POST('/api/v1/users/{userId}/email-verification', { params: { path: { userId: user.id } } }),
+    () => setDone('A verification mail is on its way.'),
+  )
+  return (
+    <section aria-labelledby="acts" className="panel">
+      <h2 id="acts">Account actions</h2>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void reset.run(String(new FormData(e.currentTarget).get('password')))
+        }}
+      >
+        <label>
+          New password
+          <input name="password" type="password" autoComplete="new-password" required />
+        </label>
+        <button type="submit">Reset password</button>
+      </form>
+      <div className="row">
+        <button type="button" onClick={() => void unlock.run()}>
+          Unlock
+        </button>
+        {user.email && !user.emailVerified && (
+          <button type="button" onClick={() => void verify.run()}>
+            Send verification mail
+          </button>
+        )}
+      </div>
+      <p role="status">{done}</p>
+      <ErrorBox error={reset.error ?? unlock.error ?? verify.error} />
+    </section>
+  )
+}
+
+export function UserPage({ userId }: { userId: string }) {
+  const session = useSession()
+  const user = useQuery({
+    queryKey: ['users', userId],
+    queryFn: () => tessera.GET('/api/v1/users/{userId}', { params: { path: { userId } } }),
+  })
+  const u = user.data
+  return (
+    <>
+      <p>
+        <Link to="/users">← Users</Link>
+      </p>
+      <h1>{u ? `User ${u.email ?? u.username ?? u.cpf_cnpj ?? u.id}` : 'User'}</h1>
+      <ErrorBox error={user.error} />
+      {user.isPending && <Loading what="the user" />}
+      {u && (
+        <div className="grid">
+          <Details user={u} />
+          <Roles user={u} />
+          <Permissions user={u} />
+          <Sessions user={u} />
+          {session.can('users:update') && <Acts user={u} />}
+        </div>
+      )}
+    </>
+  )
+}

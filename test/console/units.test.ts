@@ -1,0 +1,110 @@
+import t from 'tap'
+import document from '../../generated/openapi.json' with { type: 'json' }
+import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
+import { csvField, toCsv } from '../../console/src/lib/csv.js'
+import { covers } from '../../console/src/lib/permissions.js'
+import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
+import { resolveSchema } from '../../console/vite.config.js'
+
+// The console's logic without a browser: chart data shaping, the auth_config form's validation against
+// the document's own schema, CSV and what the menu shows.
+
+const HOUR = 3_600_000
+
+t.test('chart data: every bucket of the window, zeros where the service counted none', async (t) => {
+  const from = '2026-11-27T00:00:00.000Z'
+  const stats = {
+    bucket: 'hour' as const,
+    from,
+    to: '2026-11-27T04:00:00.000Z',
+    series: [
+      {
+        action: 'LOGIN' as const,
+        buckets: [
+          { start: '2026-11-27T01:00:00.000Z', success: 3, failure: 1 },
+          { start: '2026-11-27T03:00:00.000Z', success: 0, failure: 7 },
+        ],
+      },
+      { action: 'ACCOUNT_LOCKED' as const, buckets: [{ start: from, success: 2, failure: 0 }] },
+    ],
+  }
+  const login = seriesOf(stats, 'LOGIN')
+  t.same(
+    login.x.map((s) => new Date(s * 1000).toISOString()),
+    ['00', '01', '02', '03'].map((h) => `2026-11-27T${h}:00:00.000Z`),
+    'one point per hour, from `from` up to (not including) `to`',
+  )
+  t.same(login.success, [0, 3, 0, 0], 'successes in place')
+  t.same(login.failure, [0, 1, 0, 7], 'failures in place')
+  t.same(seriesOf(stats, 'LOGOUT').success, [0, 0, 0, 0], 'an action with no rows: all zeros')
+  t.equal(total(stats, 'ACCOUNT_LOCKED', 'success'), 2, 'a total over the window')
+  t.equal(total(stats, 'REGISTER', 'failure'), 0, 'none')
+  const daily = seriesOf({ ...stats, bucket: 'day', to: '2026-11-30T00:00:00.000Z', series: [] }, 'LOGIN')
+  t.equal(daily.x.length, 3, 'days step by a day')
+  const now = Date.parse('2026-11-27T12:00:00.000Z')
+  t.same(windowOf(24, now), { from: new Date(now - 24 * HOUR).toISOString(), to: '2026-11-27T12:00:00.000Z' })
+})
+
+t.test('form validation: the document’s AuthConfigPatch, resolved as the build resolves it', async (t) => {
+  const schema = resolveSchema(document as never, 'AuthConfigPatch') as JsonSchema
+  t.same(validate(schema, { passwordPolicy: { minLength: 12, requireDigit: true } }), [], 'a valid patch')
+  t.same(validate(schema, { passwordPolicy: { minLength: 5 } }), [
+    { path: '/passwordPolicy/minLength', message: 'must be at least 8' },
+  ])
+  t.same(validate(schema, { accessTokenExpiresIn: 30.5 }), [
+    { path: '/accessTokenExpiresIn', message: 'must be a whole number' },
+  ])
+  t.same(validate(schema, { nope: 1 }), [{ path: '/nope', message: 'is not a known setting' }])
+  t.same(validate(schema, { signingAlgorithm: 'RS256' })[0]?.path, '/signingAlgorithm', 'an enum')
+  t.same(validate(schema, { loginIdentifiers: ['email', 'email'] }), [
+    { path: '/loginIdentifiers', message: 'must not repeat an item' },
+  ])
+  t.ok(
+    validate(schema, { email: { resetUrl: 'ftp://x' } }).length > 0,
+    'a pattern or anyOf refuses a bad URL',
+  )
+})
+
+t.test('form validation: the keywords one by one', async (t) => {
+  t.same(
+    validate({ type: 'string', minLength: 2, maxLength: 3 }, 'a')[0]?.message,
+    'must have at least 2 characters',
+  )
+  t.same(validate({ type: 'string', maxLength: 3 }, 'abcd')[0]?.message, 'must have at most 3 characters')
+  t.same(validate({ type: 'string', pattern: '^a' }, 'b')[0]?.message, 'is not in the expected form')
+  t.same(validate({ type: 'integer', maximum: 3 }, 4)[0]?.message, 'must be at most 3')
+  t.same(validate({ type: ['string', 'null'] }, null), [], 'a union type')
+  t.same(validate({ const: true }, false)[0]?.message, 'must be true')
+  t.same(validate({ type: 'array', minItems: 1 }, [])[0]?.message, 'must have at least 1 items')
+  t.same(validate({ type: 'array', maxItems: 1 }, [1, 2])[0]?.message, 'must have at most 1 items')
+  t.same(validate({ type: 'object', required: ['a'] }, {}), [{ path: '/a', message: 'is required' }])
+  t.same(validate({ type: 'object', minProperties: 1 }, {})[0]?.message, 'must not be empty')
+  t.same(validate({ type: 'object', additionalProperties: { type: 'number' } }, { a: 'x' })[0]?.path, '/a')
+  t.same(validate({ anyOf: [{ type: 'string' }, { type: 'number' }] }, true)[0]?.message, 'must be string')
+  t.same(validate({ type: 'array', items: { type: 'string' } }, [1])[0]?.path, '/0')
+})
+
+t.test('form changes: only what differs, nested', async (t) => {
+  const current = { a: 1, p: { x: 1, y: 2 }, l: ['email'] }
+  t.same(changes(current, { a: 1, p: { x: 1, y: 3 }, l: ['email'] }), { p: { y: 3 } })
+  t.same(changes(current, { ...current, l: ['email', 'username'] }), { l: ['email', 'username'] })
+  t.same(changes(current, current), {})
+})
+
+t.test('CSV: RFC 4180 quoting, and no formula from a user agent', async (t) => {
+  t.equal(csvField('plain'), 'plain')
+  t.equal(csvField('a,b'), '"a,b"')
+  t.equal(csvField('say "hi"'), '"say ""hi"""')
+  t.equal(csvField('=HYPERLINK("x")'), `"'=HYPERLINK(""x"")"`)
+  t.equal(csvField(null), '')
+  t.equal(csvField({ k: 1 }), '"{""k"":1}"')
+  t.equal(toCsv([{ a: 1, b: 'x\ny' }], ['a', 'b']), 'a,b\r\n1,"x\ny"\r\n')
+})
+
+t.test('permissions: the name, its resource’s wildcard, or admin:*', async (t) => {
+  t.ok(covers(['users:read'], 'users:read'))
+  t.ok(covers(['users:*'], 'users:update'))
+  t.ok(covers(['admin:*'], 'tenants:create'))
+  t.notOk(covers(['users:read'], 'users:update'))
+  t.notOk(covers(['roles:*'], 'users:read'))
+})
