@@ -1,5 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
 import pg from 'pg'
@@ -23,7 +26,28 @@ export type Backend = 'pglite' | 'postgres'
 
 /** The back-end tests use by default: TEST_BACKEND, else PGlite. */
 export function defaultBackend(): Backend {
+  refuseInSinglePassFile()
   return process.env.TEST_BACKEND === 'postgres' ? 'postgres' : 'pglite'
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/**
+ * Throws when the running test file is listed in test/single-pass.txt: `make tap` leaves those out of its
+ * PostgreSQL pass, so a listed file that asks which back-end TEST_BACKEND names would never be tested on
+ * PostgreSQL. tap runs each file as its own process, the file's path in argv[1].
+ */
+function refuseInSinglePassFile(): void {
+  const file = process.argv[1] ? relative(ROOT, process.argv[1]) : ''
+  const listed = readFileSync(new URL('../single-pass.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .some((line) => line.trim() === file)
+  if (file && listed) {
+    throw new Error(
+      `${file} is listed in test/single-pass.txt (run on PGlite only) but depends on TEST_BACKEND: ` +
+        'remove it from the list, or give the back-end explicitly',
+    )
+  }
 }
 
 /** Every back-end to test: PGlite, plus PostgreSQL when TEST_DATABASE_URL is set. */
