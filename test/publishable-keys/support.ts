@@ -17,13 +17,13 @@ export interface Challenge {
   algorithm: string
   challenge: string
   salt: string
-  maxnumber: number
+  maxnumber?: number
   signature: string
 }
 
 /** Solves a challenge by brute force, as the widget does, and returns the widget's `altcha` payload. */
 export function solve(c: Challenge): string {
-  for (let n = 0; n <= c.maxnumber; n++) {
+  for (let n = 0; n <= (c.maxnumber ?? 1e6); n++) {
     if (
       createHash('sha256')
         .update(c.salt + String(n))
