@@ -38,6 +38,9 @@ const config: KnipConfig = {
         'uplot',
         // Read as a file (axe.min.js, injected into the page) by test/console/browser.ts, never imported.
         'axe-core',
+        // The ALTCHA widget (2.x) of examples/signup-page: test/publishable-keys/signup-page-browser.test.ts
+        // serves its dist/altcha.js file to Chromium by path, never imports it.
+        'altcha',
       ],
     },
     // The console (console/, @tessera/console): a Vite app; knip's Vite plugin finds its entries

@@ -8,7 +8,7 @@
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
  * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, validateEdDSA,
- * validateES256, signing, meUnderLogin, forgot).
+ * validateES256, signing, meUnderLogin, forgot, signup).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -25,6 +25,7 @@ import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/has
 import { seedOtpUsers, twoStepRequests } from './otp-login.js'
 import { rssOf, ticksOf, withChildren } from './proc.js'
 import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
+import { benchIp, prepareSignups, SIGNUP_ORIGIN } from './signup.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 // BENCH_ONLY=refresh,me runs just those service workloads (and no machine limits): for iterating.
@@ -46,6 +47,7 @@ type Workload =
   | 'meUnderLogin'
   | 'forgotKnown'
   | 'forgotUnknown'
+  | 'signup'
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
 const dbName = `tessera_bench_${randomUUID().slice(0, 8)}`
 const dbUrl = new URL(server.toString())
@@ -245,6 +247,11 @@ async function main(): Promise<void> {
       ES256: await seedAsymmetricTenant(opened.db, 'ES256', hash, SECRETS_KEY),
     }
 
+    // Enough for the run at a few hundred sign-ups a second (bcrypt-bound like register: far fewer).
+    const signups = wanted('signup')
+      ? await prepareSignups(opened.db, tenant.id, SECRETS_KEY, Math.max(50, SECONDS * 300))
+      : undefined
+
     // The machine's limits first, with the server not yet running.
     const bcryptRate = wanted('limits') ? await rawBcryptComparesPerSecond(SECONDS * 1000) : NaN
     const bareRow = wanted('limits') ? await bareRoute(firstUser.id) : undefined
@@ -265,6 +272,9 @@ async function main(): Promise<void> {
           SECRETS_KEY,
           // Mail on (written to the server's log file), for POST /password/forgot.
           SMTP_URL: 'log://',
+          // Why: POST /signup's requests each come from their own address (X-Forwarded-For), since one
+          // address may sign up 10 times an hour; no other row sends the header.
+          TRUST_PROXY: 'loopback',
         },
         // Why a file: a log sink as in production, without the bench process reading every line.
         stdio: ['ignore', openSync(SERVER_LOG, 'w'), 'inherit'],
@@ -402,6 +412,35 @@ async function main(): Promise<void> {
           })
         }
       }
+    }
+    // POST /signup, each request with its own solved proof of work (made before the loop) and address.
+    if (signups) {
+      let s = 0
+      rows.signup = await run('POST /signup', {
+        url: `${BASE}/api/v1/signup`,
+        method: 'POST',
+        requests: [
+          {
+            setupRequest: (req) => {
+              const i = s++
+              return {
+                ...req,
+                headers: {
+                  'content-type': 'application/json',
+                  'x-publishable-key': signups.key,
+                  origin: SIGNUP_ORIGIN,
+                  'x-forwarded-for': benchIp(i),
+                },
+                body: JSON.stringify({
+                  email: `signup${i}@example.test`,
+                  password: PASSWORD,
+                  altcha: signups.payloads[i % signups.payloads.length],
+                }),
+              }
+            },
+          },
+        ],
+      })
     }
     clearInterval(sampler)
     report(bcryptRate, bareRow, rows, peakRss)

@@ -39,7 +39,7 @@ function forTypes(node: Json): Json {
   return out
 }
 
-type Auth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+type Auth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publishable-key'
 
 /** The credential an operation takes, from its `security` requirement list. */
 function authOf(security: Json, where: string): Auth {
@@ -48,6 +48,7 @@ function authOf(security: Json, where: string): Auth {
   if (names.length === 0) return 'public'
   if (names.includes('metricsToken')) return 'metrics'
   if (names.includes('clientKey')) return 'jwt-or-key'
+  if (names.length === 1 && names[0] === 'publishableKey') return 'publishable-key'
   if (names.length === 1 && names[0] === 'bearerAuth') return 'jwt'
   throw new Error(`${where}: unknown security ${JSON.stringify(security)}`)
 }
@@ -71,8 +72,8 @@ function operationsModule(doc: Obj): string {
   return `${HEADER}/* eslint-disable */
 import type { paths } from './schema.js'
 
-/** How an operation authenticates: none, an access token, an access token or a Client Key, or the metrics token. */
-export type OperationAuth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+/** How an operation authenticates: none, an access token, an access token or a Client Key, the metrics token, or a publishable key (sign-up). */
+export type OperationAuth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publishable-key'
 
 /** Every operation of the document by operationId: its method, path template and credential kind. */
 export const operations = {

@@ -192,7 +192,7 @@ interface RouteOut {
   method: string
   url: string
   path: string
-  auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+  auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publishable-key'
   permission: string | null
   rateLimit: Json
   recentAuth?: true
@@ -207,6 +207,7 @@ function authOf(security: Json, where: string): RouteOut['auth'] {
   if (names.length === 0) return 'public'
   if (names.includes('metricsToken')) return 'metrics'
   if (names.includes('clientKey')) return 'jwt-or-key'
+  if (names.length === 1 && names[0] === 'publishableKey') return 'publishable-key'
   if (names.length === 1 && names[0] === 'bearerAuth') return 'jwt'
   throw new Error(`${where}: unknown security ${JSON.stringify(security)}`)
 }

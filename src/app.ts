@@ -15,6 +15,7 @@ import validation from './plugins/validation.js'
 import docs from './plugins/docs.js'
 import consolePages from './plugins/console.js'
 import securityHeaders from './plugins/security-headers.js'
+import signupCors from './plugins/signup-cors.js'
 import shutdown from './plugins/shutdown.js'
 import rateLimit from './plugins/rate-limit.js'
 import gate from './plugins/gate.js'
@@ -199,6 +200,7 @@ async function register(app: FastifyInstance, config: Config, options: AppOption
   await app.register(requestId)
   // Why this order: the shutdown 503 is sent from an onRequest hook, after the security headers'.
   await app.register(securityHeaders, { corsOrigins: config.corsOrigins })
+  await app.register(signupCors)
   await app.register(shutdown)
   await app.register(validation)
   await app.register(errors)

@@ -39,6 +39,8 @@ export interface Config {
   readonly smtpUrl: string | undefined
   /** MAIL_FROM (`Name <address>`): the sender of every mail; required with smtp(s)://. */
   readonly mailFrom: string | undefined
+  /** SIGNUP_CHALLENGE_MAX_NUMBER: the ALTCHA difficulty of sign-ups (the largest number a solver may try). */
+  readonly signupChallengeMaxNumber: number
 }
 
 type Env = Record<string, string | undefined>
@@ -172,6 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
       str('AUDIT_RETENTION_DAYS') === undefined ? undefined : int('AUDIT_RETENTION_DAYS', 0, 1, 36500),
     usageRetentionDays: int('USAGE_RETENTION_DAYS', 90, 1, 36500),
     workers: workersOf(str('WORKERS'), databaseUrl, problems),
+    // Why 100,000: a browser solves it in well under a second on average (README), a bot pays that per sign-up.
+    signupChallengeMaxNumber: int('SIGNUP_CHALLENGE_MAX_NUMBER', 100_000, 100, 10_000_000),
     ...mailConfig(str('SMTP_URL'), str('MAIL_FROM'), nodeEnv, problems),
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n- ${problems.join('\n- ')}`)

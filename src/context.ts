@@ -62,6 +62,48 @@ export interface UserSecretBudget {
   status(): 'up' | 'down'
 }
 
+/**
+ * A windowed counter shared like the account-throttling counters (Redis with REDIS_URL, else the main
+ * database; this process's memory while they do not answer); implemented by modules/account/secret-budget.ts.
+ */
+export interface WindowCounter {
+  /** Counts one event under (tenant, key) unless `limit` are counted in the window that started first. */
+  charge(tenantId: string, key: string, limit: number, windowMs: number, now: number): Promise<SecretCharge>
+}
+
+/** A verified publishable key (contract section 20): what a sign-up needs of it. */
+export interface SignupKey {
+  readonly id: string
+  readonly tenantId: string
+  readonly tenantCode: string
+  readonly defaultRoles: readonly string[]
+  readonly signupsPerHour: number
+}
+
+/** Publishable keys as the sign-up operations and their CORS see them; implemented by modules/publishable-keys. */
+export interface PublishableKeys {
+  /**
+   * The key a sign-up request names, or throws: UNAUTHORIZED (none, unknown, revoked, inactive tenant),
+   * then ORIGIN_NOT_ALLOWED (no Origin, or one outside the key's list).
+   */
+  verify(value: unknown, origin: unknown): Promise<SignupKey>
+  /**
+   * May a browser on `origin` call the sign-up operations? With a key value: that key's own list. Without
+   * one (a preflight carries no header values): whether some active key lists the origin.
+   */
+  originAllowed(origin: string, value: unknown): Promise<boolean>
+  /** Forgets cached keys (after a change here or on another instance). */
+  invalidate(): void
+}
+
+/** Used ALTCHA solutions (contract section 20): Redis with REDIS_URL, else the main database. */
+export interface UsedSolutionStore {
+  /** True for the first use of a solution (by its challenge's signature), false for every later one. */
+  claim(signature: string, expiresAt: Date, now: number): Promise<boolean>
+  /** Closes the store's own connection, if it has one. */
+  close(): void
+}
+
 /** A tenant's database as the API shows it (host and database name only). */
 export interface TenantDatabaseInfo {
   tenantId: string
@@ -110,6 +152,12 @@ export interface AppContext {
   readonly lockout: AccountLockout
   /** The per-user secret budget (contract section 22), always on, on the lockout's counter store. */
   readonly secretBudget: UserSecretBudget
+  /** Windowed counters on the same store: the sign-up budgets (per IP, per publishable key). */
+  readonly counters: WindowCounter
+  /** Publishable keys: the sign-up operations' credential and their CORS (contract section 20). */
+  readonly publishableKeys: PublishableKeys
+  /** Where used sign-up proofs of work are recorded, so each is accepted once on every instance. */
+  readonly usedSolutions: UsedSolutionStore
   /**
    * Makes a change to cached state (a tenant, its signing keys, Client Keys) visible here at once and on
    * every other instance through the change channel (contract section 14). Call it after the commit.
@@ -124,6 +172,10 @@ export interface AppContext {
 declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext
+  }
+  interface FastifyRequest {
+    /** The verified publishable key of a sign-up request (set by the gate on those two operations). */
+    signupKey?: SignupKey
   }
   interface FastifyContextConfig {
     operationId?: string

@@ -20,6 +20,8 @@ import { signingLookup } from '../modules/tenants/secret-queries.js'
 import { TenantRouting } from '../modules/tenants/routing/tenant-routing.js'
 import { Lockout } from '../modules/account/lockout.js'
 import { DbThrottleStore, RedisThrottleStore } from '../modules/account/throttle-store.js'
+import { DbUsedSolutions, RedisUsedSolutions } from '../modules/publishable-keys/challenge.js'
+import { PublishableKeyVerifier } from '../modules/publishable-keys/verifier.js'
 import pkg from '../../package.json' with { type: 'json' }
 
 export interface ContextOptions {
@@ -43,6 +45,15 @@ async function createLockout(config: Config, opened: OpenedDatabase, options: Co
   })
 }
 
+/** Where used sign-up solutions are recorded: Redis (SET NX, falling back to the database), else the database. */
+async function createUsedSolutions(config: Config, opened: OpenedDatabase) {
+  const db = new DbUsedSolutions(opened.db)
+  if (!config.redisUrl) return db
+  const redis = await connectRedis(config.redisUrl, 200)
+  // Why the configured prefix: deployments that share one Redis must not share used solutions.
+  return new RedisUsedSolutions(redis, `${config.redisKeyPrefix}altcha-used:`, db)
+}
+
 /**
  * Builds the context every module and plugin uses, on a migrated main database: the signing and
  * secrets keys (outside production generated once and kept), the password hasher, the tenant cache,
@@ -64,6 +75,7 @@ export async function createContext(
   const hasher = createPasswordHasher({ cost: options.passwordCost ?? BCRYPT_COST })
   const tenants = new TenantCache(opened.db, config.platformTenantCode)
   const lockout = await createLockout(config, opened, options)
+  const secretBudget = lockout.secretBudget(() => clock.now())
   const keystore = new Keystore(
     signingLookup(opened.db),
     Buffer.from(jwtSecret, 'utf8'),
@@ -72,10 +84,18 @@ export async function createContext(
     config.publicUrl,
   )
   const keys = new KeyVerifier((hash) => findKeyByHash(opened.db, hash), config.platformTenantCode, clock)
+  const publishableKeys = new PublishableKeyVerifier(opened.db)
   const apply = (m: ChangeMessage) => {
     if (m.tenant) tenants.invalidate(m.tenant === '*' ? undefined : m.tenant)
     if (m.signing) keystore.invalidate(m.signing === '*' ? undefined : m.signing)
-    if (m.clientKeys) keys.invalidate()
+    // Why one flag for both kinds of key: a change of either is rare, and forgetting both caches costs
+    // a lookup each; the channel's message format stays as it is.
+    if (m.clientKeys) {
+      keys.invalidate()
+      publishableKeys.invalidate()
+    }
+    // A tenant turned INACTIVE stops its publishable keys too.
+    if (m.tenant) publishableKeys.invalidate()
   }
   const channel =
     opened.kind === 'postgres' && config.databaseUrl
@@ -98,7 +118,10 @@ export async function createContext(
     hasher,
     secretsKey,
     lockout,
-    secretBudget: lockout.secretBudget(() => clock.now()),
+    secretBudget,
+    counters: secretBudget,
+    publishableKeys,
+    usedSolutions: await createUsedSolutions(config, opened),
     changed: async (m) => {
       apply(m)
       await channel.publish(m)
@@ -115,6 +138,7 @@ export async function createContext(
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.channel.close()
   ctx.lockout.close()
+  ctx.usedSolutions.close()
   await ctx.hasher.close()
   await ctx.dbs.closeAll()
 }

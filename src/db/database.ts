@@ -329,7 +329,6 @@ export interface TenantSigningKeysTable {
   expires_at: Date | null
 }
 
-/** The whole schema as Kysely sees it. */
 /** Email tokens (migration 0011, src/modules/email): only the SHA-256 of a token is kept. */
 export interface EmailTokensTable {
   id: Generated<string>
@@ -381,6 +380,31 @@ export interface MailOutboxTable {
   created_at: CreatedAt
 }
 
+export type PublishableKeyStatus = 'ACTIVE' | 'REVOKED'
+
+/** Publishable keys (migration 0012, src/modules/publishable-keys): public, so the value is stored whole. */
+export interface PublishableKeysTable {
+  id: Generated<string>
+  tenant_id: string
+  name: string
+  key: string
+  allowed_origins: JsonArrayColumn<string>
+  default_roles: JsonArrayColumn<string>
+  signups_per_hour: number
+  status: ColumnType<PublishableKeyStatus, PublishableKeyStatus | undefined, PublishableKeyStatus>
+  created_at: CreatedAt
+  updated_at: CreatedAt
+  revoked_at: NullableTimestamp
+}
+
+/** ALTCHA solutions already used (migration 0012), kept until their challenge expires. */
+export interface SignupChallengesUsedTable {
+  /** The challenge's HMAC signature (hex): one per issued challenge. */
+  signature: string
+  expires_at: ColumnType<Date, Date | string, Date | string>
+}
+
+/** The whole schema as Kysely sees it. */
 export interface Database {
   service_settings: ServiceSettingsTable
   tenants: TenantsTable
@@ -406,4 +430,6 @@ export interface Database {
   audit_hourly_counts: AuditHourlyCountsTable
   audit_rollup_marks: AuditRollupMarksTable
   mail_outbox: MailOutboxTable
+  publishable_keys: PublishableKeysTable
+  signup_challenges_used: SignupChallengesUsedTable
 }

@@ -6,8 +6,8 @@ export interface RouteSpec {
   readonly url: string
   /** Document form, `{param}`. */
   readonly path: string
-  /** From the operation's `security`: who may call it. */
-  readonly auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+  /** From the operation's `security`: who may call it (`publishable-key`: the two sign-up operations). */
+  readonly auth: 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publishable-key'
   /** `x-permission`: the permission the credential must hold, or null. */
   readonly permission: string | null
   /**

@@ -53,6 +53,9 @@ function tableOptions(id: OperationId) {
     config: {
       operationId: id,
       spec,
+      // Why: the sign-up operations answer CORS for their keys' own origins (src/plugins/signup-cors.ts),
+      // whatever CORS_ORIGINS says, so @fastify/cors stays out of them.
+      ...(spec.auth === 'publishable-key' ? { cors: false as const } : {}),
       ...(spec.rateLimit
         ? { rateLimit: { max: spec.rateLimit.max, timeWindow: spec.rateLimit.timeWindow } }
         : {}),

@@ -10,6 +10,7 @@ import accountRoutes from './account/routes.js'
 import otpRoutes from './otp/routes.js'
 import discoveryRoutes from './discovery/routes.js'
 import emailRoutes from './email/routes.js'
+import publishableKeysRoutes from './publishable-keys/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -24,4 +25,5 @@ export const modules: FastifyPluginAsync[] = [
   clientKeysRoutes,
   discoveryRoutes,
   emailRoutes,
+  publishableKeysRoutes,
 ]

@@ -45,6 +45,10 @@ async function resolveCredential(
   if (xkey !== undefined && bearer !== undefined) {
     throw new AppError('UNAUTHORIZED', 'Send either an access token or a client key, not both')
   }
+  // A publishable key is public: it is a credential for the two sign-up operations only.
+  if (bearer?.startsWith('pk_') || xkey?.startsWith('pk_')) {
+    throw new AppError('UNAUTHORIZED', 'A publishable key is no credential for this endpoint')
+  }
   const keyValue = xkey ?? (bearer?.startsWith('ck_') ? bearer : undefined)
   if (keyValue !== undefined) {
     if (spec.auth === 'jwt') throw new AppError('UNAUTHORIZED', 'This endpoint requires a user access token')
@@ -77,7 +81,8 @@ async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Buck
 
 /**
  * The one gate every request passes before schema validation: credential → per-IP rate limit →
- * credential failure or missing permission → recent sign-in. Permissions (`x-permission`) and the need
+ * credential failure or missing permission → recent sign-in. The two sign-up operations take a
+ * publishable key (`X-Publishable-Key`) and the request's `Origin` instead, checked the same way. Permissions (`x-permission`) and the need
  * for a recent sign-in (`x-recent-auth`) come from the document, so no handler checks them by hand.
  */
 async function gatePlugin(app: FastifyInstance): Promise<void> {
@@ -97,6 +102,15 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
         // A known key refused by its allowlists still made the request: its usage log records it.
         const keyRef = (err as { keyRef?: { tenantId: string; keyId: string } }).keyRef
         if (keyRef) req.refusedKey = keyRef
+      }
+    } else if (spec.auth === 'publishable-key') {
+      try {
+        req.signupKey = await app.ctx.publishableKeys.verify(
+          req.headers['x-publishable-key'],
+          req.headers.origin,
+        )
+      } catch (err) {
+        authError = err
       }
     }
     // Why this early: a request made with a valid key is logged against it even when refused below

@@ -5,6 +5,7 @@ import type { RouteSpec } from '../../src/lib/route-spec.js'
 import { signJwt } from '../../src/lib/jwt.js'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
+import { insertPublishableKey } from '../../src/modules/publishable-keys/queries.js'
 
 // The gate's and the body parser's answers are one code path for every operation; this sweep asks each
 // operation of the document for each of them, so that every declared 400, 401, 403, 413, 415 and 429 is
@@ -22,14 +23,27 @@ t.test('every operation: the gate and the body parser answer as the document dec
   const nobody = await tokenFor(app, await createUser(app, tenant, { roles: ['user'] }))
   const admin = await tokenFor(app, await createUser(app, tenant, { roles: ['admin'] }))
   const fenced = await createKey(app, tenant, ['users:read'], { ipAllowlist: ['192.0.2.0/24'] })
+  // A publishable key (contract section 20): the credential of the two sign-up operations, and a
+  // `pk_` value that every other operation refuses with 401.
+  const publishable = 'pk_' + 's'.repeat(43)
+  await insertPublishableKey(app.ctx.dbs.main, {
+    tenantId: tenant.id,
+    name: 'sweep',
+    key: publishable,
+    allowedOrigins: ['https://sweep.example.test'],
+    defaultRoles: [],
+    signupsPerHour: 100,
+  })
   const strongest = (spec: RouteSpec): Record<string, string> =>
-    spec.auth === 'jwt'
-      ? { authorization: `Bearer ${admin}` }
-      : spec.auth === 'metrics'
-        ? { authorization: 'Bearer sweep-metrics-token-0123456789' }
-        : spec.auth === 'jwt-or-key'
-          ? { 'x-client-key': PLATFORM_KEY }
-          : {}
+    spec.auth === 'publishable-key'
+      ? { 'x-publishable-key': publishable, origin: 'https://sweep.example.test' }
+      : spec.auth === 'jwt'
+        ? { authorization: `Bearer ${admin}` }
+        : spec.auth === 'metrics'
+          ? { authorization: 'Bearer sweep-metrics-token-0123456789' }
+          : spec.auth === 'jwt-or-key'
+            ? { 'x-client-key': PLATFORM_KEY }
+            : {}
   const send = (
     spec: RouteSpec,
     opts: { headers?: Record<string, string>; payload?: string; url?: string },
@@ -42,11 +56,24 @@ t.test('every operation: the gate and the body parser answer as the document dec
       payload: opts.payload,
     })
 
+  let pkTurn = 0
   for (const spec of specs) {
     const op = spec.operationId
     if (spec.auth !== 'public' && declares(spec, 401)) {
       const res = await send(spec, {})
       t.equal(res.statusCode, 401, `${op}: 401 without a credential`)
+    }
+    if ((spec.auth === 'jwt' || spec.auth === 'jwt-or-key') && declares(spec, 401)) {
+      // A publishable key is public: on any operation but the two sign-up ones it is no credential,
+      // whichever header carries it (one per operation, in turn, to keep the sweep short).
+      const carriers: Record<string, string>[] = [
+        { authorization: `Bearer ${publishable}` },
+        { 'x-client-key': publishable },
+        { 'x-publishable-key': publishable },
+      ]
+      const headers = carriers[++pkTurn % carriers.length] ?? {}
+      const res = await send(spec, { headers })
+      t.equal(res.statusCode, 401, `${op}: 401 for a publishable key (${Object.keys(headers).join()})`)
     }
     if (spec.permission && declares(spec, 403)) {
       const res = await send(spec, { headers: { authorization: `Bearer ${nobody}` } })
@@ -106,7 +133,9 @@ t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not ans
           ? {}
           : spec.auth === 'jwt'
             ? { authorization: `Bearer ${jwtOfUnknownTenant()}` }
-            : { 'x-client-key': 'ck_' + 'q'.repeat(43) }
+            : spec.auth === 'publishable-key'
+              ? { 'x-publishable-key': 'pk_' + 'q'.repeat(43), origin: 'https://sweep.example.test' }
+              : { 'x-client-key': 'ck_' + 'q'.repeat(43) }
     const body =
       spec.operationId === 'login'
         ? { tenantCode: 'sweep', identifier: 'a@b.test', password: 'Sweep-pass-1' }

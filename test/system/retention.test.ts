@@ -96,7 +96,15 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
   const counts = await sweepOnce(app.ctx, { batch: 3 })
   // The long-dead sessions' tokens go with them (cascade); of the recently dead one's, the spent token
   // goes on its own and its latest stays with it, so a stolen copy is still recognised as reuse.
-  t.same(counts, { audit: 7, usage: 5, sessions: 2, refreshTokens: 1, mfaTokens: 0, throttle: 0 })
+  t.same(counts, {
+    audit: 7,
+    usage: 5,
+    sessions: 2,
+    refreshTokens: 1,
+    mfaTokens: 0,
+    throttle: 0,
+    challenges: 0,
+  })
   const left = (table: 'tessera_audit.audit_log' | 'client_key_usage') =>
     db.selectFrom(table).select('id').where('tenant_id', '=', tenant.id).execute()
   t.equal((await left('tessera_audit.audit_log')).length, 3, 'audit rows inside the retention period stay')
@@ -125,6 +133,7 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
       refreshTokens: 0,
       mfaTokens: 0,
       throttle: 0,
+      challenges: 0,
     },
     'a second pass finds nothing',
   )

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 
-// Hourly counts of audit rows per tenant and action (docs/decisions.md D23): GET /auth-logs/stats reads
+// Hourly counts of audit rows per tenant and action (docs/decisions.md D26): GET /auth-logs/stats reads
 // closed hours from here instead of counting up to a year of audit rows per call (a 30-day window of the
 // 10M-row bench's largest tenant was a 7 s sequential scan). Derived data, computed lazily from the audit
 // log by its owner module (src/modules/audit): never copied when a tenant moves, purged with its rows.

@@ -10,6 +10,7 @@ import { auditSchema } from './0008_audit_schema.js'
 import { keyCreators } from './0009_key_creators.js'
 import { hotSessions } from './0010_hot_sessions.js'
 import { email } from './0011_email.js'
+import { publishableKeys } from './0012_publishable_keys.js'
 import { auditRollup } from './0014_audit_rollup.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
@@ -25,5 +26,6 @@ export const migrations: Record<string, Migration> = {
   '0009_key_creators': keyCreators,
   '0010_hot_sessions': hotSessions,
   '0011_email': email,
+  '0012_publishable_keys': publishableKeys,
   '0014_audit_rollup': auditRollup,
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
-import type { SecretCharge, UserSecretBudget } from '../../context.js'
+import type { SecretCharge, UserSecretBudget, WindowCounter } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import {
@@ -185,7 +185,7 @@ type Charge = (SecretCharge & { taken: true; local: boolean }) | (SecretCharge &
  * process's memory, not open: while the store does not answer, checks are counted here, per instance, and
  * `status()` is `down` (health shows `degraded`).
  */
-export class SecretBudget implements UserSecretBudget {
+export class SecretBudget implements UserSecretBudget, WindowCounter {
   private readonly shared: BudgetCounter
   private readonly local: BudgetCounter
   private failing = false
@@ -207,9 +207,16 @@ export class SecretBudget implements UserSecretBudget {
   }
 
   /** Charges one check of the user's secret at `now`; refused once the window holds the limit's failures. */
-  async take(tenantId: string, userId: string, now: number): Promise<Charge> {
-    const key = budgetKey(userId)
-    const args = [tenantId, key, SECRET_BUDGET_LIMIT, SECRET_BUDGET_WINDOW_MS, now] as const
+  take(tenantId: string, userId: string, now: number): Promise<Charge> {
+    return this.charge(tenantId, budgetKey(userId), SECRET_BUDGET_LIMIT, SECRET_BUDGET_WINDOW_MS, now)
+  }
+
+  /**
+   * Counts one event under (tenant, key) unless `limit` are counted in the running window: the same
+   * counters and fallback as the secret budget, for other budgets (the sign-up budgets). Never given back.
+   */
+  async charge(tenantId: string, key: string, limit: number, windowMs: number, now: number): Promise<Charge> {
+    const args = [tenantId, key, limit, windowMs, now] as const
     if (this.connected()) {
       try {
         const charge = await this.shared.take(...args)

@@ -50,6 +50,9 @@ export interface AuditEntry {
     lockedSeconds?: number
     /** How a PASSWORD_RESET was proven: `email` (a reset link, src/modules/email). */
     method?: 'email'
+    /** How a REGISTER came in: `publishable_key` (POST /signup, src/modules/publishable-keys), with its key. */
+    via?: 'publishable_key'
+    keyId?: string
   }
   readonly meta: RequestMeta
 }

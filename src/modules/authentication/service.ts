@@ -1,13 +1,15 @@
-import { tdb, type AppContext } from '../../context.js'
+import type { Kysely } from 'kysely'
+import { tdb, type AppContext, type TenantInfo } from '../../context.js'
+import type { Database } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
 import { holds, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { newUserIdentifiers } from '../users/new-identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import { sha256Hex } from '../../lib/tokens.js'
-import { writeAudit, type RequestMeta } from '../audit/write.js'
+import { writeAudit, type AuditEntry, type RequestMeta } from '../audit/write.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
 import { assertMayGiveRole } from '../permissions/hierarchy.js'
-import { findRolesByName, insertUserRoles, permissionsOfRoles } from '../roles/queries.js'
+import { findRolesByName, insertUserRoles, permissionsOfRoles, type RoleRow } from '../roles/queries.js'
 import { insertUser, toUserDto } from '../users/queries.js'
 import { countActive, findSessionOfToken, revokeSessions } from './session-queries.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
@@ -59,31 +61,84 @@ export interface RegisterInput {
 }
 
 /** POST /register: creates a user in the credential's tenant; one REGISTER row, failures included. */
-export async function register(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
-  const db = tdb(ctx, actor)
+export function register(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
+  return createAccount(ctx, {
+    tenantId: actor.tenantId,
+    actor,
+    input: { ...input, emailVerified: input.emailVerified ?? false },
+    meta,
+    admit: (tenant) => {
+      if (!holds(actor.permissions, 'users:create')) fail('FORBIDDEN', 'Missing permission users:create')
+      if (input.tenantCode !== undefined && input.tenantCode.toLowerCase() !== tenant.code) {
+        fail('FORBIDDEN', 'tenantCode does not match the credential’s tenant')
+      }
+    },
+    roles: async (db, tenant) => {
+      const roleNames = [...new Set(input.roles ?? ['user'])]
+      const roles = await findRolesByName(db, tenant.id, roleNames)
+      if (roles.length !== roleNames.length) fail('ROLE_NOT_FOUND')
+      const perms = await permissionsOfRoles(db, tenant.id, roles, tenant.isPlatform)
+      for (const r of roles)
+        await assertMayGiveRole(db, actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
+      return roles
+    },
+  })
+}
+
+/** What a new account is made of: its identifiers, its password, and whether its email counts as verified. */
+export interface NewAccount {
+  email?: string
+  username?: string
+  cpf_cnpj?: string
+  password: string
+  emailVerified: boolean
+}
+
+/** How one caller creates an account: the rules of its own (who may, which roles), around the shared steps. */
+export interface AccountRequest {
+  readonly tenantId: string
+  /** Who acts (the audit row's actor); null for a sign-up, which has no principal. */
+  readonly actor: Principal | null
+  readonly input: NewAccount
+  readonly meta: RequestMeta
+  /** Extra audit metadata of every row this creation writes (a sign-up's `via` and `keyId`). */
+  readonly metadata?: AuditEntry['metadata']
+  /** The caller's own admission rule, run first with the tenant; throws to refuse. */
+  readonly admit?: (tenant: TenantInfo) => void
+  /** Resolves and checks the roles to give, on the tenant's handle; throws to refuse. */
+  readonly roles: (db: Kysely<Database>, tenant: TenantInfo) => Promise<RoleRow[]>
+}
+
+/**
+ * The one way an account is made, for POST /register and POST /signup alike: the tenant's identifier
+ * kinds and password policy, the caller's role rule, a bcrypt hash, the user and its roles with a
+ * REGISTER row in one transaction (a failure row after a refusal), then the verification mail when the
+ * tenant's verification is on.
+ */
+export async function createAccount(ctx: AppContext, req: AccountRequest) {
+  const db = ctx.dbs.forTenant(req.tenantId)
   try {
-    const user = await registerUnaudited(ctx, actor, input, meta)
-    await afterRegister(ctx, actor, user, meta)
+    const user = await createAccountUnaudited(ctx, db, req)
+    await afterRegister(ctx, req.tenantId, req.actor, user, req.meta)
     return user
   } catch (err) {
     await writeAudit(db, {
-      tenantId: actor.tenantId,
+      tenantId: req.tenantId,
       action: 'REGISTER',
       success: false,
-      actor,
+      actor: req.actor,
       errorMessage: err instanceof AppError ? err.code : 'internal error',
-      meta,
+      metadata: req.metadata,
+      meta: req.meta,
     }).catch(() => undefined)
     throw err
   }
 }
 
-async function registerUnaudited(ctx: AppContext, actor: Principal, input: RegisterInput, meta: RequestMeta) {
-  if (!holds(actor.permissions, 'users:create')) fail('FORBIDDEN', 'Missing permission users:create')
-  const tenant = (await ctx.tenants.byId(actor.tenantId)) ?? fail('TENANT_NOT_FOUND')
-  if (input.tenantCode !== undefined && input.tenantCode.toLowerCase() !== tenant.code) {
-    fail('FORBIDDEN', 'tenantCode does not match the credential’s tenant')
-  }
+async function createAccountUnaudited(ctx: AppContext, db: Kysely<Database>, req: AccountRequest) {
+  const { input } = req
+  const tenant = (await ctx.tenants.byId(req.tenantId)) ?? fail('TENANT_NOT_FOUND')
+  req.admit?.(tenant)
   const {
     email,
     username,
@@ -91,43 +146,36 @@ async function registerUnaudited(ctx: AppContext, actor: Principal, input: Regis
   } = newUserIdentifiers(input, tenant.authConfig.loginIdentifiers, 'body')
   const failedRules = checkPassword(input.password, tenant.authConfig.passwordPolicy)
   if (failedRules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, failedRules)
-
-  const roleNames = [...new Set(input.roles ?? ['user'])]
-  const roles = await findRolesByName(tdb(ctx, actor), tenant.id, roleNames)
-  if (roles.length !== roleNames.length) fail('ROLE_NOT_FOUND')
-  const perms = await permissionsOfRoles(tdb(ctx, actor), tenant.id, roles, tenant.isPlatform)
-  for (const r of roles)
-    await assertMayGiveRole(tdb(ctx, actor), actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
+  const roles = await req.roles(db, tenant)
 
   const passwordHash = await ctx.hasher.hash(input.password)
   try {
-    return await tdb(ctx, actor)
-      .transaction()
-      .execute(async (trx) => {
-        const user = await insertUser(trx, {
-          tenant_id: tenant.id,
-          email,
-          username,
-          cpf_cnpj: cpf,
-          password_hash: passwordHash,
-          email_verified: input.emailVerified ?? false,
-        })
-        await insertUserRoles(
-          trx,
-          tenant.id,
-          user.id,
-          roles.map((r) => r.id),
-        )
-        await writeAudit(trx, {
-          tenantId: tenant.id,
-          action: 'REGISTER',
-          success: true,
-          userId: user.id,
-          actor,
-          meta,
-        })
-        return toUserDto(user, tenant.code, roles.map((r) => r.name).sort())
+    return await db.transaction().execute(async (trx) => {
+      const user = await insertUser(trx, {
+        tenant_id: tenant.id,
+        email,
+        username,
+        cpf_cnpj: cpf,
+        password_hash: passwordHash,
+        email_verified: input.emailVerified,
       })
+      await insertUserRoles(
+        trx,
+        tenant.id,
+        user.id,
+        roles.map((r) => r.id),
+      )
+      await writeAudit(trx, {
+        tenantId: tenant.id,
+        action: 'REGISTER',
+        success: true,
+        userId: user.id,
+        actor: req.actor,
+        metadata: req.metadata,
+        meta: req.meta,
+      })
+      return toUserDto(user, tenant.code, roles.map((r) => r.name).sort())
+    })
   } catch (err) {
     if (isUniqueViolation(err)) fail('USER_ALREADY_EXISTS')
     throw err

@@ -323,18 +323,19 @@ export async function sendUserEmailVerification(
 }
 
 /**
- * After POST /register committed: with mail on and `verification` not off, a verification mail to a new
+ * After POST /register or POST /signup committed: with mail on and `verification` not off, a verification mail to a new
  * user with an unverified email. Never fails the registration: a problem leaves a failed
  * EMAIL_VERIFICATION_SENT row in the audit log (sendVerification writes it).
  */
 export async function afterRegister(
   ctx: AppContext,
-  actor: Principal,
+  tenantId: string,
+  actor: Principal | null,
   user: { id: string; email: string | null; emailVerified: boolean },
   meta: RequestMeta,
 ): Promise<void> {
   if (!mailerOf(ctx) || !user.email || user.emailVerified) return
-  const tenant = await ctx.tenants.byId(actor.tenantId)
+  const tenant = await ctx.tenants.byId(tenantId)
   if (!tenant || tenant.authConfig.email.verification === 'off') return
   await sendVerification(ctx, actor, tenant, user.id, meta).catch(() => undefined)
 }

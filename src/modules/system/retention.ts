@@ -15,11 +15,12 @@ import {
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
+import { deleteExpiredChallenges } from '../publishable-keys/queries.js'
 import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
-// expired mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
+// expired mfaTokens, idle throttling counters and used sign-up solutions past their challenge's expiry. Bounded batches, one instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -33,6 +34,8 @@ export interface SweepCounts {
   refreshTokens: number
   mfaTokens: number
   throttle: number
+  /** Used sign-up proofs of work whose challenge expired (signup_challenges_used). */
+  challenges: number
 }
 
 type Conn = Kysely<Database>
@@ -203,6 +206,8 @@ export async function sweepOnce(
       const own = await sweepSessions(conn, now, batch)
       // The longest lock is 7 days: a counter idle for 8 can no longer matter.
       const throttle = await deleteIdleThrottles(conn, daysAgo(8))
+      // An expired challenge can no longer verify, so its used solution need not be remembered.
+      const challenges = await deleteExpiredChallenges(conn, now)
       const routed = await sweepRouted(ctx, conn, { now, batch, log: opts.log })
       return {
         audit: audit + routed.audit,
@@ -211,6 +216,7 @@ export async function sweepOnce(
         refreshTokens: own.refreshTokens + routed.refreshTokens,
         mfaTokens: own.mfaTokens + routed.mfaTokens,
         throttle,
+        challenges,
       }
     } finally {
       await advisoryUnlock(conn, LOCK_KEY)

@@ -2,8 +2,8 @@
 /* eslint-disable */
 import type { paths } from './schema.js'
 
-/** How an operation authenticates: none, an access token, an access token or a Client Key, or the metrics token. */
-export type OperationAuth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics'
+/** How an operation authenticates: none, an access token, an access token or a Client Key, the metrics token, or a publishable key (sign-up). */
+export type OperationAuth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publishable-key'
 
 /** Every operation of the document by operationId: its method, path template and credential kind. */
 export const operations = {
@@ -15,6 +15,7 @@ export const operations = {
   confirmMyOtp: { method: 'post', path: '/api/v1/me/otp/confirm', auth: 'jwt' },
   createClientKey: { method: 'post', path: '/api/v1/client-keys', auth: 'jwt-or-key' },
   createPermission: { method: 'post', path: '/api/v1/permissions', auth: 'jwt-or-key' },
+  createPublishableKey: { method: 'post', path: '/api/v1/publishable-keys', auth: 'jwt-or-key' },
   createRole: { method: 'post', path: '/api/v1/roles', auth: 'jwt-or-key' },
   createTenant: { method: 'post', path: '/api/v1/tenants', auth: 'jwt-or-key' },
   deletePermission: { method: 'delete', path: '/api/v1/permissions/{id}', auth: 'jwt-or-key' },
@@ -38,11 +39,13 @@ export const operations = {
   getMyTenant: { method: 'get', path: '/api/v1/tenants/me', auth: 'jwt' },
   getMyTenantConfig: { method: 'get', path: '/api/v1/tenants/me/config', auth: 'jwt' },
   getOpenIdConfiguration: { method: 'get', path: '/t/{tenantCode}/.well-known/openid-configuration', auth: 'public' },
+  getPublishableKey: { method: 'get', path: '/api/v1/publishable-keys/{id}', auth: 'jwt-or-key' },
   getResetPasswordPage: { method: 'get', path: '/console/reset-password', auth: 'public' },
   getRole: { method: 'get', path: '/api/v1/roles/{id}', auth: 'jwt-or-key' },
   getRolePermissions: { method: 'get', path: '/api/v1/roles/{id}/permissions', auth: 'jwt-or-key' },
   getSecurityMetrics: { method: 'get', path: '/api/v1/tenants/me/metrics/security', auth: 'jwt-or-key' },
   getSigningKeys: { method: 'get', path: '/api/v1/tenants/me/signing-keys', auth: 'jwt' },
+  getSignupChallenge: { method: 'get', path: '/api/v1/signup/challenge', auth: 'publishable-key' },
   getTenant: { method: 'get', path: '/api/v1/tenants/{id}', auth: 'jwt-or-key' },
   getTenantMetrics: { method: 'get', path: '/api/v1/tenants/me/metrics', auth: 'jwt-or-key' },
   getUser: { method: 'get', path: '/api/v1/users/{userId}', auth: 'jwt-or-key' },
@@ -55,6 +58,7 @@ export const operations = {
   listCustomPermissions: { method: 'get', path: '/api/v1/permissions/custom', auth: 'jwt-or-key' },
   listMySessions: { method: 'get', path: '/api/v1/me/sessions', auth: 'jwt' },
   listPermissions: { method: 'get', path: '/api/v1/permissions', auth: 'jwt-or-key' },
+  listPublishableKeys: { method: 'get', path: '/api/v1/publishable-keys', auth: 'jwt-or-key' },
   listRoles: { method: 'get', path: '/api/v1/roles', auth: 'jwt-or-key' },
   listTenantClientKeys: { method: 'get', path: '/api/v1/client-keys/tenant', auth: 'jwt-or-key' },
   listTenants: { method: 'get', path: '/api/v1/tenants', auth: 'jwt-or-key' },
@@ -73,6 +77,7 @@ export const operations = {
   revokeMyOtherSessions: { method: 'post', path: '/api/v1/me/sessions/revoke-others', auth: 'jwt' },
   revokeMySession: { method: 'delete', path: '/api/v1/me/sessions/{sessionId}', auth: 'jwt' },
   revokePermission: { method: 'post', path: '/api/v1/permissions/revoke', auth: 'jwt-or-key' },
+  revokePublishableKey: { method: 'post', path: '/api/v1/publishable-keys/{id}/revoke', auth: 'jwt-or-key' },
   revokeUserSessions: { method: 'delete', path: '/api/v1/users/{userId}/sessions', auth: 'jwt-or-key' },
   rotateClientKey: { method: 'post', path: '/api/v1/client-keys/{id}/rotate', auth: 'jwt-or-key' },
   rotateSigningKey: { method: 'post', path: '/api/v1/tenants/me/signing-keys/rotate', auth: 'jwt' },
@@ -83,9 +88,11 @@ export const operations = {
   setTenantDatabase: { method: 'put', path: '/api/v1/tenants/{id}/database', auth: 'jwt-or-key' },
   setupLoginOtp: { method: 'post', path: '/api/v1/login/otp/setup', auth: 'public' },
   setupMyOtp: { method: 'post', path: '/api/v1/me/otp/setup', auth: 'jwt' },
+  signup: { method: 'post', path: '/api/v1/signup', auth: 'publishable-key' },
   unlockUser: { method: 'post', path: '/api/v1/users/{userId}/unlock', auth: 'jwt-or-key' },
   updateClientKey: { method: 'patch', path: '/api/v1/client-keys/{id}', auth: 'jwt-or-key' },
   updatePermission: { method: 'patch', path: '/api/v1/permissions/{id}', auth: 'jwt-or-key' },
+  updatePublishableKey: { method: 'patch', path: '/api/v1/publishable-keys/{id}', auth: 'jwt-or-key' },
   updateRole: { method: 'patch', path: '/api/v1/roles/{id}', auth: 'jwt-or-key' },
   updateTenant: { method: 'patch', path: '/api/v1/tenants/{id}', auth: 'jwt-or-key' },
   updateTenantConfig: { method: 'patch', path: '/api/v1/tenants/{id}/config', auth: 'jwt-or-key' },

@@ -721,6 +721,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/publishable-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's publishable keys
+         * @description Lists the publishable keys of the caller's tenant, newest first, with their values (they are public). Filter: `status`. Page size default 20, at most 100.
+         */
+        get: operations["listPublishableKeys"];
+        put?: never;
+        /**
+         * Create a publishable key
+         * @description Creates a publishable key (`pk_` + 43 base64url characters) for the caller's tenant. The key is public: a web page served from one of its `allowedOrigins` uses it, with the ALTCHA proof of work, to call `GET /signup/challenge` and `POST /signup`, and nothing else. `defaultRoles` are given to every user who signs up; the caller must hold every permission of each, and no role holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission may be given (403 FORBIDDEN), so a sign-up can never make an administrator. They are checked again at every sign-up.
+         */
+        post: operations["createPublishableKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/publishable-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a publishable key
+         * @description One publishable key of the caller's tenant, with its value.
+         */
+        get: operations["getPublishableKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a publishable key
+         * @description Changes a key's name, allowed origins, default roles or hourly sign-ups; lists are replaced. `defaultRoles` follow the rules of creation. Takes effect at once on this instance, and on the others through the change channel.
+         */
+        patch: operations["updatePublishableKey"];
+        trace?: never;
+    };
+    "/api/v1/publishable-keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a publishable key
+         * @description Revokes a publishable key (idempotent): sign-ups with it are refused (401 UNAUTHORIZED) at once on this instance, and on the others through the change channel (within 5 seconds when it is down).
+         */
+        post: operations["revokePublishableKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/refresh": {
         parameters: {
             query?: never;
@@ -875,6 +943,46 @@ export interface paths {
          * @description Takes a role, named by `roleId` or `roleName`, from a user of the caller's tenant. Hierarchy rule: a user caller may remove a role from another user only if that user's rank is strictly below its own, and may always remove its own roles; a Client Key may act only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `ROLE_REMOVE` audit row for every call that reaches the handler (a failure row on a hierarchy violation).
          */
         post: operations["removeRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up with a publishable key
+         * @description Creates a user in the key's tenant, with the same steps as `POST /register` (the tenant's identifier kinds and password policy, bcrypt, a `REGISTER` audit row with `metadata = { via: "publishable_key", keyId }`), once the ALTCHA solution in `altcha` checks out. The user gets the key's `defaultRoles`, never more, and `emailVerified = false`; when the tenant's email verification is on, the verification mail goes out. The roles are checked again here: a role that has since gained `admin:*` or a `users:`, `roles:`, `tenants:` or `client-keys:` permission refuses the sign-up (403 FORBIDDEN) rather than grant it. Budgets: 10 sign-ups per hour per client IP (an IPv6 /64) and the key's `signupsPerHour`, shared by every instance; past either, 429 with `Retry-After` in seconds (up to 3600). CORS: answers carry `Vary: Origin`; an allowed origin gets `Access-Control-Allow-Origin` with that origin, whatever `CORS_ORIGINS` says. The preflight (`OPTIONS`) is answered for the key's own origins only, allowing `X-Publishable-Key` and `Content-Type`: a browser's preflight carries no header values, so it is answered for an origin listed by some active publishable key, and the request itself is then checked against its own key's list.
+         */
+        post: operations["signup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/signup/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a sign-up challenge
+         * @description Issues an ALTCHA proof-of-work challenge for a sign-up with this publishable key (the widget's `challengeurl`). It expires in 10 minutes, is bound to the key, and its solution is accepted once by `POST /signup`. Public: the key is the `X-Publishable-Key` header, and `Origin` must be one of the key's `allowedOrigins`. CORS: answers carry `Vary: Origin`; an allowed origin gets `Access-Control-Allow-Origin` with that origin, whatever `CORS_ORIGINS` says. The preflight (`OPTIONS`) is answered for the key's own origins only, allowing `X-Publishable-Key` and `Content-Type`: a browser's preflight carries no header values, so it is answered for an origin listed by some active publishable key, and the request itself is then checked against its own key's list.
+         */
+        get: operations["getSignupChallenge"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1469,6 +1577,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An exact origin a sign-up page is served from: `https://host[:port]`, or `http://` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`). A trailing `/` is accepted and dropped; stored in serialized form (lowercase, default port dropped). */
+        AllowedOrigin: string;
         /**
          * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`).
          * @enum {string}
@@ -1815,6 +1925,25 @@ export interface components {
             description?: components["schemas"]["Description"];
             name: components["schemas"]["PermissionName"];
         };
+        /**
+         * @description `allowedOrigins`: 1-20 exact origins. `defaultRoles` (default none): role names of the key's tenant; the caller must hold every permission of each, and a role holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission is refused (403 FORBIDDEN). `signupsPerHour`: default 100.
+         * @example {
+         *       "name": "Public sign-up page",
+         *       "allowedOrigins": [
+         *         "https://www.acme.test"
+         *       ],
+         *       "defaultRoles": [
+         *         "user"
+         *       ],
+         *       "signupsPerHour": 100
+         *     }
+         */
+        CreatePublishableKeyRequest: {
+            allowedOrigins: components["schemas"]["AllowedOrigin"][];
+            defaultRoles?: components["schemas"]["RoleName"][];
+            name: components["schemas"]["KeyName"];
+            signupsPerHour?: components["schemas"]["SignupsPerHour"];
+        };
         CreateRoleRequest: {
             description?: components["schemas"]["Description"];
             /**
@@ -1928,10 +2057,10 @@ export interface components {
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION and INVALID_EMAIL_TOKEN 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED and EMAIL_ALREADY_VERIFIED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN and INVALID_CHALLENGE 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED and EMAIL_ALREADY_VERIFIED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "INVALID_CHALLENGE" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
         /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when the new password of `POST /me/password` equals the current one; an administrator's reset never reports it). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
         ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
@@ -2390,6 +2519,31 @@ export interface components {
             offset: components["schemas"]["Offset"];
             total: components["schemas"]["ListTotal"];
         };
+        /** @description A publishable key with its value (public: it is shown whole, every time). `defaultRoles` are the role names every user who signs up with it gets, never more. */
+        PublishableKey: {
+            allowedOrigins: components["schemas"]["StoredOrigin"][];
+            createdAt: components["schemas"]["Timestamp"];
+            defaultRoles: components["schemas"]["RoleName"][];
+            id: components["schemas"]["Uuid"];
+            key: components["schemas"]["PublishableKeyValue"];
+            name: components["schemas"]["KeyName"];
+            revokedAt: components["schemas"]["NullableTimestamp"];
+            signupsPerHour: components["schemas"]["SignupsPerHour"];
+            status: components["schemas"]["PublishableKeyStatus"];
+            tenantId: components["schemas"]["Uuid"];
+        };
+        /** @description One page of publishable keys, newest first. */
+        PublishableKeyPage: {
+            items: components["schemas"]["PublishableKey"][];
+            /** Format: int32 */
+            limit: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["ListTotal"];
+        };
+        /** @enum {string} */
+        PublishableKeyStatus: "ACTIVE" | "REVOKED";
+        /** @description A publishable key: `pk_` and at least 43 base64url characters. Public by design (it sits in a web page), so it is stored and shown whole; it is a credential for `GET /signup/challenge` and `POST /signup` only, and 401 UNAUTHORIZED anywhere else. */
+        PublishableKeyValue: string;
         /** @description Per-IP budgets of this tenant, overriding the service defaults (100 requests and 5 logins per minute) when not null; at most 1,000,000 per minute. Only platform principals may set them. */
         RateLimits: {
             /** Format: int32 */
@@ -2587,10 +2741,43 @@ export interface components {
             /** @description The public key of an EdDSA or ES256 tenant; null for HS256 (its secret is never shown here). */
             publicJwk: components["schemas"]["Jwk"] | null;
         };
+        /** @description An ALTCHA proof-of-work challenge (the widget's own format): find `number` in 0..`maxnumber` such that the `algorithm` hash (hex) of `salt` followed by `number` in decimal equals `challenge`. `signature` is the service's HMAC of `challenge`. It expires 10 minutes after it was issued (the `expires` parameter in the salt) and is bound to the key it was asked with. */
+        SignupChallenge: {
+            /** @constant */
+            algorithm: "SHA-256";
+            challenge: string;
+            /** Format: int32 */
+            maxnumber: number;
+            salt: string;
+            signature: string;
+        };
+        /**
+         * @description The new user's identifiers (at least one of a kind the tenant enabled) and password, as for `POST /register`, with the solved challenge. No roles and no `emailVerified`: the user gets the key's `defaultRoles` and `emailVerified = false`.
+         * @example {
+         *       "email": "ana@acme.test",
+         *       "password": "S3cure-enough-passphrase",
+         *       "altcha": "eyJhbGdvcml0aG0iOiJTSEEtMjU2IiwiY2hhbGxlbmdlIjoiLi4uIn0="
+         *     }
+         */
+        SignupRequest: {
+            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. */
+            altcha: string;
+            cpf_cnpj?: components["schemas"]["CpfCnpj"];
+            email?: components["schemas"]["Email"];
+            password: components["schemas"]["Password"];
+            username?: components["schemas"]["Username"];
+        };
+        /**
+         * Format: int32
+         * @description Sign-ups the key allows per hour, counted over every instance (default 100).
+         */
+        SignupsPerHour: number;
         /** @description The user's CPF (11 digits) or CNPJ (14 digits), digits only, or null. */
         StoredCpfCnpj: string | null;
         /** @description The user's e-mail address as stored (lowercase), or null. */
         StoredEmail: string | null;
+        /** @description An allowed origin in its serialized form. */
+        StoredOrigin: string;
         /** @description The user's username as stored, or null. */
         StoredUsername: string | null;
         Tenant: {
@@ -2731,6 +2918,13 @@ export interface components {
         UpdatePermissionRequest: {
             description?: components["schemas"]["Description"];
             name?: components["schemas"]["PermissionName"];
+        };
+        /** @description The fields to change; lists are replaced. The same rules as at creation apply. */
+        UpdatePublishableKeyRequest: {
+            allowedOrigins?: components["schemas"]["AllowedOrigin"][];
+            defaultRoles?: components["schemas"]["RoleName"][];
+            name?: components["schemas"]["KeyName"];
+            signupsPerHour?: components["schemas"]["SignupsPerHour"];
         };
         /** @description Fields to change; at least one. Built-in roles cannot be renamed. */
         UpdateRoleRequest: {
@@ -5088,6 +5282,251 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listPublishableKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Number of items to skip (default 0, at most 2147483647). */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only keys with this status. */
+                status?: components["schemas"]["PublishableKeyStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of publishable keys. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublishableKeyPage"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `limit` above 100). */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `client-keys:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePublishableKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The created key, with its value. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublishableKey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or an origin is not `https://` (or `http://` on a loopback host). */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `client-keys:create` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublishableKey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `client-keys:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description CLIENT_KEY_NOT_FOUND: no such publishable key in the caller's tenant (another tenant's key is not revealed). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePublishableKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublishableKey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID, or the body is empty, has the wrong shape or unknown properties, or an origin is not `https://` (or `http://` on a loopback host). */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description CLIENT_KEY_NOT_FOUND: no such publishable key in the caller's tenant. ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublishableKey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `client-keys:revoke` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description CLIENT_KEY_NOT_FOUND: no such publishable key in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     refresh: {
         parameters: {
             query?: never;
@@ -5691,6 +6130,98 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description The new user (the `POST /register` answer). */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or no identifier of a kind the tenant enabled. PASSWORD_POLICY_VIOLATION: the password fails the tenant's policy (failed rule names in `details`). INVALID_CHALLENGE: `altcha` is not a solution of a challenge this service issued for this key, or the challenge expired (10 minutes), or the solution was already used. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no `X-Publishable-Key` header, or an unknown or revoked key (or one of an inactive tenant). */
+            401: components["responses"]["Unauthorized"];
+            /** @description ORIGIN_NOT_ALLOWED: the request has no `Origin` header, or one outside the key's `allowedOrigins`. Browsers always send `Origin` on these requests; a server that signs users up uses a Client Key and `POST /register`. FORBIDDEN: a default role of the key now holds `admin:*` or a `users:`, `roles:`, `tenants:` or `client-keys:` permission (the sign-up fails closed). */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_ALREADY_EXISTS: an identifier is taken in the tenant. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute), or the sign-up budgets (10 per hour per IP, the key's `signupsPerHour`) are used up; `Retry-After` gives the seconds to wait (up to 3600). */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSignupChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignupChallenge"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no `X-Publishable-Key` header, or an unknown or revoked key (or one of an inactive tenant). */
+            401: components["responses"]["Unauthorized"];
+            /** @description ORIGIN_NOT_ALLOWED: the request has no `Origin` header, or one outside the key's `allowedOrigins`. Browsers always send `Origin` on these requests; a server that signs users up uses a Client Key and `POST /register`. */
+            403: components["responses"]["Forbidden"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
