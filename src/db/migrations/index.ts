@@ -10,6 +10,7 @@ import { auditSchema } from './0008_audit_schema.js'
 import { keyCreators } from './0009_key_creators.js'
 import { hotSessions } from './0010_hot_sessions.js'
 import { email } from './0011_email.js'
+import { passkeys } from './0013_passkeys.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_key_creators': keyCreators,
   '0010_hot_sessions': hotSessions,
   '0011_email': email,
+  '0013_passkeys': passkeys,
 }
