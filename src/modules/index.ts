@@ -10,6 +10,7 @@ import accountRoutes from './account/routes.js'
 import otpRoutes from './otp/routes.js'
 import discoveryRoutes from './discovery/routes.js'
 import emailRoutes from './email/routes.js'
+import passkeysRoutes from './passkeys/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -17,6 +18,7 @@ export const modules: FastifyPluginAsync[] = [
   authRoutes,
   accountRoutes,
   otpRoutes,
+  passkeysRoutes,
   usersRoutes,
   rolesRoutes,
   permissionsRoutes,

@@ -12,7 +12,10 @@ export function webauthnConfigProblem(cfg: WebauthnConfig): { field: string; mes
   const rpId = cfg.rpId
   const local = rpId === 'localhost'
   if (!local && getDomain(rpId, PSL) === null) {
-    return { field: 'rpId', message: 'must be a registrable domain (not a public suffix or an address) or localhost' }
+    return {
+      field: 'rpId',
+      message: 'must be a registrable domain (not a public suffix or an address) or localhost',
+    }
   }
   for (const [i, origin] of cfg.origins.entries()) {
     const field = `origins.${i}`
@@ -39,7 +42,9 @@ export function assertWebauthnConfig(cfg: WebauthnConfig | null, at: string): vo
   if (cfg === null) return
   const problem = webauthnConfigProblem(cfg)
   if (problem) {
-    fail('VALIDATION_ERROR', undefined, [{ path: `${at}.webauthn.${problem.field}`, message: problem.message }])
+    fail('VALIDATION_ERROR', undefined, [
+      { path: `${at}.webauthn.${problem.field}`, message: problem.message },
+    ])
   }
 }
 

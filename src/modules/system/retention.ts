@@ -14,11 +14,12 @@ import {
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
+import { deleteExpiredChallenges } from '../passkeys/queries.js'
 import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
-// expired mfaTokens and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
+// expired mfaTokens and passkey challenges, and idle throttling counters. Bounded batches, one instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -146,6 +147,7 @@ async function sweepSessions(
   )
   const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
   await sweepEmailTables(conn, now)
+  await deleteExpiredChallenges(conn, now)
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 
