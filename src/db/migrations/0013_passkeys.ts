@@ -33,7 +33,7 @@ export const passkeys: Migration = {
       id uuid primary key default gen_random_uuid(),
       tenant_id uuid not null references tenants(id) on delete cascade,
       user_id uuid not null references users(id) on delete cascade,
-      credential_id text not null check (credential_id ~ '^[A-Za-z0-9_-]{1,1366}$'),
+      credential_id text not null check (credential_id ~ '^[A-Za-z0-9_-]+$' and length(credential_id) <= 1366),
       public_key text not null,
       counter bigint not null default 0,
       transports text[] not null default '{}',
