@@ -9,6 +9,8 @@
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
  * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, validateEdDSA,
  * validateES256, signing, meUnderLogin, forgot, signup).
+ * runs just those workloads (names: limits, login, loginOtp, passkey, refresh, me, validate, validateEdDSA,
+ * validateES256, signing, meUnderLogin, forgot).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -23,6 +25,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { provisionTenant } from '../src/modules/tenants/provision.js'
 import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/hashing.js'
 import { seedOtpUsers, twoStepRequests } from './otp-login.js'
+import { PASSKEY_ORIGIN, PASSKEY_RP_ID, passkeyRequests, registerPasskeys } from './passkey-login.js'
 import { rssOf, ticksOf, withChildren } from './proc.js'
 import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
 import { benchIp, prepareSignups, SIGNUP_ORIGIN } from './signup.js'
@@ -39,6 +42,7 @@ const SECRETS_KEY = 'bench-secrets-key-0123456789abcdef0123'
 type Workload =
   | 'login'
   | 'loginOtp'
+  | 'passkey'
   | 'refresh'
   | 'me'
   | 'validate'
@@ -184,8 +188,12 @@ function report(
   console.log(`  server peak RSS under load: ${peakRss.toFixed(0)} MB (target <= 150)`)
   console.log(`  server log level: ${process.env.BENCH_LOG_LEVEL ?? 'info'} (one access line per request)`)
   console.log('\nRatios and targets:')
-  const { login: l, loginOtp: lo, refresh: r, me, validate: v, meUnderLogin: mu } = rows
+  const { login: l, loginOtp: lo, passkey: pk, refresh: r, me, validate: v, meUnderLogin: mu } = rows
   if (l) console.log(`  logins / raw bcrypt            ${pct(l.rps, bcryptRate)}  (target >= 85%)`)
+  if (pk && l)
+    console.log(
+      `  passkey logins / password      ${(pk.rps / 2 / l.rps).toFixed(1)}x  (ES256 verify, no bcrypt)`,
+    )
   const { forgotKnown: fk, forgotUnknown: fu } = rows
   if (fk && fu)
     console.log(
@@ -227,6 +235,7 @@ async function main(): Promise<void> {
       authConfig: {
         rateLimits: { requestsPerMinute: 10_000_000, loginPerMinute: 10_000_000 },
         maxConcurrentSessions: 1000,
+        webauthn: { rpId: PASSKEY_RP_ID, origins: [PASSKEY_ORIGIN] },
       },
     })
     const users = []
@@ -327,6 +336,19 @@ async function main(): Promise<void> {
       })
       // Why: autocannon counts the first step's expected 401 as an error; the tally knows better.
       rows.loginOtp = { ...row, errors: tally.failed }
+    }
+    if (wanted('passkey')) {
+      const auths = await registerPasskeys(
+        BASE,
+        sessions.map((s) => s.accessToken),
+      )
+      const tally = { completed: 0, failed: 0 }
+      const row = await run('POST /login/passkey/options + /login/passkey', {
+        url: BASE,
+        headers: { 'content-type': 'application/json' },
+        requests: passkeyRequests(auths, 'bench', tally),
+      })
+      rows.passkey = { ...row, errors: tally.failed }
     }
     // A pool of live refresh tokens: each request takes one, its response puts the successor back.
     // (autocannon resets per-connection context between request sequences, so no per-connection chain.)

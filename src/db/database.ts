@@ -75,6 +75,8 @@ export const AUDIT_ACTIONS = [
   'PASSWORD_RESET_REQUESTED',
   'EMAIL_VERIFICATION_SENT',
   'EMAIL_VERIFIED',
+  'PASSKEY_ADDED',
+  'PASSKEY_REMOVED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -405,6 +407,36 @@ export interface SignupChallengesUsedTable {
 }
 
 /** The whole schema as Kysely sees it. */
+/** A user's passkey: one WebAuthn credential (migration 0013). */
+export interface PasskeysTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  /** The authenticator's credential id, base64url; unique within the tenant. */
+  credential_id: string
+  /** The credential's COSE public key as registered, base64url. */
+  public_key: string
+  /** The last signature counter seen (0: the authenticator keeps none). */
+  counter: ColumnType<string, string | number | undefined, string | number>
+  transports: Generated<string[]>
+  device_type: 'singleDevice' | 'multiDevice'
+  backed_up: boolean
+  name: string
+  created_at: CreatedAt
+  last_used_at: Date | null
+}
+
+/** A single-use WebAuthn challenge of a registration (bound to its user) or a login (migration 0013). */
+export interface PasskeyChallengesTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string | null
+  purpose: 'register' | 'login'
+  challenge_hash: string
+  expires_at: Date
+  created_at: CreatedAt
+}
+
 export interface Database {
   service_settings: ServiceSettingsTable
   tenants: TenantsTable
@@ -432,4 +464,6 @@ export interface Database {
   mail_outbox: MailOutboxTable
   publishable_keys: PublishableKeysTable
   signup_challenges_used: SignupChallengesUsedTable
+  passkeys: PasskeysTable
+  passkey_challenges: PasskeyChallengesTable
 }

@@ -11,6 +11,7 @@ import otpRoutes from './otp/routes.js'
 import discoveryRoutes from './discovery/routes.js'
 import emailRoutes from './email/routes.js'
 import publishableKeysRoutes from './publishable-keys/routes.js'
+import passkeysRoutes from './passkeys/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -18,6 +19,7 @@ export const modules: FastifyPluginAsync[] = [
   authRoutes,
   accountRoutes,
   otpRoutes,
+  passkeysRoutes,
   usersRoutes,
   rolesRoutes,
   permissionsRoutes,

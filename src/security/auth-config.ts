@@ -21,6 +21,18 @@ export interface AuthConfig {
   signingAlgorithm: 'HS256' | 'EdDSA' | 'ES256'
   /** Email (`EmailConfig`): locale, token lifetimes, verification and links (src/modules/email). */
   email: EmailConfig
+  /** Passkeys (`WebauthnConfig`, src/modules/passkeys); null while they are off. */
+  webauthn: WebauthnConfig | null
+}
+
+/** A tenant's `auth_config.webauthn` (`WebauthnConfig` in openapi/components/passkeys.yaml). */
+export interface WebauthnConfig {
+  /** The relying party id: the origins' registrable domain (or a domain under it), or `localhost`. */
+  rpId: string
+  /** The name authenticators show; absent: the tenant's name. */
+  rpName?: string
+  /** Exact origins (`https://app.example.com`) of the pages that use passkeys. */
+  origins: string[]
 }
 
 /** A tenant's `auth_config.email` (`EmailConfig` in openapi/components/email.yaml), every key set. */
@@ -70,6 +82,7 @@ export function defaultAuthConfig(): AuthConfig {
     mfa: { required: false },
     signingAlgorithm: 'HS256',
     email: defaultEmailConfig(),
+    webauthn: null,
   }
 }
 

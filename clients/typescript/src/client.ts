@@ -18,6 +18,16 @@ export type LoginRequest = paths['/api/v1/login']['post']['requestBody']['conten
 export type LoginResponse = Schemas['LoginResponse']
 /** The body of `POST /api/v1/login/otp`: the `mfaToken` of a SecondFactorRequired and a code. */
 export type CompleteLoginRequest = Schemas['LoginOtpRequest']
+/** What a browser's `navigator.credentials.get()` answered (`startAuthentication` of @simplewebauthn/browser). */
+export type PasskeyAuthenticationResponse = Schemas['AuthenticationResponse']
+/** What `navigator.credentials.create()` answered (`startRegistration` of @simplewebauthn/browser). */
+export type PasskeyRegistrationResponse = Schemas['RegistrationResponse']
+/** The options of a passkey login, for `navigator.credentials.get()`. */
+export type PasskeyRequestOptions = Schemas['PasskeyRequestOptions']
+/** The options of a passkey registration, for `navigator.credentials.create()`. */
+export type PasskeyCreationOptions = Schemas['PasskeyCreationOptions']
+/** One of a user's passkeys. */
+export type Passkey = Schemas['Passkey']
 /** The `data` of `POST /api/v1/login/otp/setup`: the pending authenticator secret. */
 export type SecondFactorSetup = Schemas['OtpSetup']
 /** The `data` of `POST /api/v1/logout`. */
@@ -241,6 +251,41 @@ export class TesseraClient {
    */
   async setupSecondFactor(mfaToken: string): Promise<SecondFactorSetup> {
     return this.POST('/api/v1/login/otp/setup', { body: { mfaToken } })
+  }
+
+  /**
+   * The options of a passkey login for the tenant (`POST /api/v1/login/passkey/options`): hand them to the
+   * browser (`startAuthentication({ optionsJSON })` of @simplewebauthn/browser), then its answer to
+   * `loginWithPasskey`. The challenge is single-use and lives 5 minutes.
+   */
+  async passkeyLoginOptions(tenantCode: string): Promise<PasskeyRequestOptions> {
+    return this.POST('/api/v1/login/passkey/options', { body: { tenantCode } })
+  }
+
+  /**
+   * Logs in with the browser's answer to `passkeyLoginOptions` (`POST /api/v1/login/passkey`) and keeps the
+   * tokens as `login` does. Never asks for a second factor. Every refusal of the passkey is one
+   * INVALID_CREDENTIALS.
+   */
+  async loginWithPasskey(
+    tenantCode: string,
+    response: PasskeyAuthenticationResponse,
+  ): Promise<LoginResponse> {
+    return this.#open(await this.POST('/api/v1/login/passkey', { body: { tenantCode, response } }))
+  }
+
+  /**
+   * Registers a passkey for the signed-in user: `create` receives the options for
+   * `navigator.credentials.create()` (`startRegistration({ optionsJSON })` of @simplewebauthn/browser) and
+   * returns the browser's answer, which is then stored. Needs a recent sign-in (ReauthenticationRequired).
+   */
+  async registerPasskey(
+    create: (options: PasskeyCreationOptions) => Promise<PasskeyRegistrationResponse>,
+    name?: string,
+  ): Promise<Passkey> {
+    const options = await this.POST('/api/v1/me/passkeys/options', {})
+    const response = await create(options)
+    return this.POST('/api/v1/me/passkeys', { body: name === undefined ? { response } : { name, response } })
   }
 
   /**

@@ -11,6 +11,7 @@ import { keyCreators } from './0009_key_creators.js'
 import { hotSessions } from './0010_hot_sessions.js'
 import { email } from './0011_email.js'
 import { publishableKeys } from './0012_publishable_keys.js'
+import { passkeys } from './0013_passkeys.js'
 import { auditRollup } from './0014_audit_rollup.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
@@ -27,5 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0010_hot_sessions': hotSessions,
   '0011_email': email,
   '0012_publishable_keys': publishableKeys,
+  '0013_passkeys': passkeys,
   '0014_audit_rollup': auditRollup,
 }

@@ -48,11 +48,13 @@ export interface AuditEntry {
     reason?: string
     sessionsRevoked?: number
     lockedSeconds?: number
-    /** How a PASSWORD_RESET was proven: `email` (a reset link, src/modules/email). */
-    method?: 'email'
     /** How a REGISTER came in: `publishable_key` (POST /signup, src/modules/publishable-keys), with its key. */
     via?: 'publishable_key'
     keyId?: string
+    /** How a PASSWORD_RESET was proven (`email`, a reset link), or how a LOGIN was tried (`passkey`). */
+    method?: 'email' | 'passkey'
+    /** The passkey a PASSKEY_ADDED or PASSKEY_REMOVED row is about. */
+    passkeyId?: string
   }
   readonly meta: RequestMeta
 }

@@ -8,6 +8,7 @@ import { loadGrants } from '../permissions/grant-queries.js'
 import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { recordLogin } from '../users/queries.js'
+import { loginNeedsVerifiedEmail } from '../email/service.js'
 import { openSession } from './session-queries.js'
 
 /**
@@ -18,7 +19,7 @@ export async function loginFailure(
   db: Kysely<Database>,
   tenantId: string,
   meta: RequestMeta,
-  f: { code: ErrorCode; userId: string | null; reason: string; errorMessage?: string },
+  f: { code: ErrorCode; userId: string | null; reason: string; errorMessage?: string; method?: 'passkey' },
 ): Promise<AppError> {
   await writeAudit(db, {
     tenantId,
@@ -26,10 +27,31 @@ export async function loginFailure(
     success: false,
     userId: f.userId,
     errorMessage: f.errorMessage ?? f.reason,
-    metadata: { reason: f.reason },
+    metadata: f.method ? { reason: f.reason, method: f.method } : { reason: f.reason },
     meta,
   })
   return new AppError(f.code)
+}
+
+/** Writes a LOGIN failure row for a login's user and returns the error to throw (see loginFailure). */
+export type LoginFailed = (code: ErrorCode, userId: string | null, reason: string) => Promise<AppError>
+
+/**
+ * The checks every first factor makes of its user once the factor has passed (a password, a passkey):
+ * ACTIVE, else USER_INACTIVE; a verified email where the tenant requires one, else EMAIL_NOT_VERIFIED.
+ * Each refusal writes its LOGIN failure row through `failed`. Checked after the factor, so a caller who
+ * cannot pass it learns nothing of the user's state.
+ */
+export async function admitUser(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  user: { id: string; status: string; email: string | null; email_verified: boolean },
+  failed: LoginFailed,
+): Promise<void> {
+  if (user.status !== 'ACTIVE')
+    throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
+  if (loginNeedsVerifiedEmail(ctx, tenant, user))
+    throw await failed('EMAIL_NOT_VERIFIED', user.id, 'email not verified')
 }
 
 type LoginUser = { id: string; email: string | null; username: string | null }
@@ -77,7 +99,7 @@ export async function tokensFor(
 }
 
 /**
- * The end of every login whose factors all passed (POST /login, POST /login/otp): opens the session
+ * The end of every login whose factors all passed (POST /login, POST /login/otp, POST /login/passkey): opens the session
  * (within the tenant's session limit), records the login (and a rehashed password), writes the LOGIN
  * success row, and issues the tokens. Null when the user stopped being ACTIVE meanwhile: nothing written.
  */
@@ -86,7 +108,7 @@ export async function completeLogin(
   tenant: TenantInfo,
   user: LoginUser,
   meta: RequestMeta,
-  opts: { newHash?: string | null; reason?: string } = {},
+  opts: { newHash?: string | null; reason?: string; method?: 'passkey' } = {},
 ) {
   const db = ctx.dbs.forTenant(tenant.id)
   const nowMs = ctx.clock.now()
@@ -112,7 +134,7 @@ export async function completeLogin(
         action: 'LOGIN',
         success: true,
         userId: user.id,
-        metadata: opts.reason ? { reason: opts.reason } : undefined,
+        metadata: opts.reason || opts.method ? { reason: opts.reason, method: opts.method } : undefined,
         meta,
       })
       return session

@@ -6,10 +6,9 @@ import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
-import { completeLogin, loginFailure, tokensFor } from './complete-login.js'
+import { admitUser, completeLogin, loginFailure, tokensFor } from './complete-login.js'
 import { newRefreshTokenFor, refreshTokenTenant } from './refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
-import { loginNeedsVerifiedEmail } from '../email/service.js'
 import { findRefreshToken, revokeSessions, rotateRefreshToken } from './session-queries.js'
 
 export interface LoginInput {
@@ -62,10 +61,7 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
     await countFailure(user.id)
     throw await failed('INVALID_CREDENTIALS', user.id, 'wrong password')
   }
-  if (user.status !== 'ACTIVE')
-    throw await failed('USER_INACTIVE', user.id, `user ${user.status.toLowerCase()}`)
-  if (loginNeedsVerifiedEmail(ctx, tenant, user))
-    throw await failed('EMAIL_NOT_VERIFIED', user.id, 'email not verified')
+  await admitUser(ctx, tenant, user, failed)
 
   // The second factor, asked for only now that the password has passed; no query for users who need none.
   const factor =

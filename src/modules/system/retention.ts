@@ -15,12 +15,14 @@ import {
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
+import { deleteExpiredChallenges as deleteExpiredPasskeyChallenges } from '../passkeys/queries.js'
 import { deleteExpiredChallenges } from '../publishable-keys/queries.js'
 import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
-// expired mfaTokens, idle throttling counters and used sign-up solutions past their challenge's expiry. Bounded batches, one instance at a time (advisory lock).
+// expired mfaTokens and passkey challenges, idle throttling counters and used sign-up solutions past their
+// challenge's expiry. Bounded batches, one instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -153,6 +155,7 @@ async function sweepSessions(
   )
   const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
   await sweepEmailTables(conn, now)
+  await deleteExpiredPasskeyChallenges(conn, now)
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 

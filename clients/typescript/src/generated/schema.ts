@@ -309,6 +309,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/login/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log in with a passkey
+         * @description Verifies the browser's answer to the options of `POST /login/passkey/options` (`AuthenticationResponseJSON`) and logs its user in, answering like `POST /login`. The user is found by the credential alone, within the tenant. A passkey with user verification is two factors at once, so no second-factor code is asked for. The session limit, account throttling and a required verified email apply as to a password login. Shares the per-IP login budget (5 per minute). Writes one `LOGIN` audit row with `metadata.method` = `passkey`, success or failure.
+         */
+        post: operations["loginWithPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/login/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passkey login
+         * @description Options for `navigator.credentials.get()` (WebAuthn Level 3 JSON): a new challenge, single-use for 5 minutes, an empty `allowCredentials` (the authenticator offers the tenant's discoverable credentials, so the user types nothing) and `userVerification: required`. Shares the per-IP login budget (5 per minute).
+         */
+        post: operations["getPasskeyLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/logout": {
         parameters: {
             query?: never;
@@ -447,6 +487,74 @@ export interface paths {
          * @description Creates a pending TOTP secret (160 random bits, HMAC-SHA-1, 6 digits, 30-second step) for the calling user, valid for 10 minutes, and returns it once: as base32, as an `otpauth://` URI (issuer: the tenant's name; account: the user's email, else username, else cpf_cnpj) and as an SVG QR code of that URI. A new setup replaces a pending one. The secret counts only once `POST /me/otp/confirm` has proven it. Takes no input: send no body or an empty JSON object. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
          */
         post: operations["setupMyOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my passkeys
+         * @description The calling user's passkeys, newest first. Their public keys and credential ids are never shown.
+         */
+        get: operations["listMyPasskeys"];
+        put?: never;
+        /**
+         * Register a passkey
+         * @description Verifies the browser's answer to the options of `POST /me/passkeys/options` (`RegistrationResponseJSON`) and stores the passkey: its challenge (used up now, whatever the outcome), the tenant's origins and `rpId`, and the user-presence and user-verification flags must all hold. `name` defaults to `Passkey`. Writes one `PASSKEY_ADDED` audit row, success or failure. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
+         */
+        post: operations["registerMyPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove my passkey
+         * @description Removes one of the calling user's passkeys; it no longer logs in. Writes one `PASSKEY_REMOVED` audit row, success or failure. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
+         */
+        delete: operations["deleteMyPasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename my passkey
+         * @description Gives one of the calling user's passkeys a new name.
+         */
+        patch: operations["renameMyPasskey"];
+        trace?: never;
+    };
+    "/api/v1/me/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey
+         * @description Options for `navigator.credentials.create()` (WebAuthn Level 3 JSON): a new challenge, single-use and bound to the calling user for 5 minutes; `residentKey` and `userVerification` required, `attestation` none, and the user's passkeys in `excludeCredentials` so one authenticator is not registered twice. Takes no input: send no body or an empty JSON object. Needs a recent sign-in: an access token whose `auth_time` is more than 600 seconds old (or absent) is 401 REAUTHENTICATION_REQUIRED, so a stolen token alone cannot do this.
+         */
+        post: operations["getPasskeyRegistrationOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1369,6 +1477,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{userId}/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's passkeys
+         * @description The passkeys of a user of the caller's tenant, newest first, for administrators. Their public keys and credential ids are never shown.
+         */
+        get: operations["listUserPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user's passkey
+         * @description Removes a passkey of a user of the caller's tenant (a lost device). Never the user the credential stands for (its own, or a Client Key's creator): that user removes its passkeys through `DELETE /me/passkeys/{id}`, with a recent sign-in. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSKEY_REMOVED` audit row for every call that reaches the handler, success or failure.
+         */
+        delete: operations["deleteUserPasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{userId}/password": {
         parameters: {
             query?: never;
@@ -1580,10 +1728,10 @@ export interface components {
         /** @description An exact origin a sign-up page is served from: `https://host[:port]`, or `http://` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`). A trailing `/` is accepted and dropped; stored in serialized form (lowercase, default port dropped). */
         AllowedOrigin: string;
         /**
-         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`).
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`) and the passkey ones (`PASSKEY_ADDED`, `PASSKEY_REMOVED`).
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED" | "PASSKEY_ADDED" | "PASSKEY_REMOVED";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -1601,16 +1749,20 @@ export interface components {
             ip_address: components["schemas"]["IpAddress"];
             /** @description Extension. Extra context of the event. */
             metadata: {
+                /** @description The publishable key of a REGISTER made through `POST /signup`. */
+                keyId?: components["schemas"]["Uuid"];
                 /**
                  * Format: int32
                  * @description Length of the lock that started (ACCOUNT_LOCKED).
                  */
                 lockedSeconds?: number;
                 /**
-                 * @description How a PASSWORD_RESET was proven (`email`, a reset link); absent for an administrator's reset.
+                 * @description How a PASSWORD_RESET was proven (`email`, a reset link; absent for an administrator's reset), or how a LOGIN was attempted (`passkey`; absent for a password).
                  * @enum {string}
                  */
-                method?: "email";
+                method?: "email" | "passkey";
+                /** @description The passkey added or removed (PASSKEY_ADDED, PASSKEY_REMOVED). */
+                passkeyId?: components["schemas"]["Uuid"];
                 /** @description Permission name (grant/revoke). */
                 permission?: components["schemas"]["PermissionName"];
                 /** @description Why the event failed, or what triggered it. */
@@ -1622,6 +1774,11 @@ export interface components {
                  * @description How many sessions the act revoked (PASSWORD_CHANGED, PASSWORD_RESET, SESSIONS_REVOKED).
                  */
                 sessionsRevoked?: number;
+                /**
+                 * @description How a REGISTER came in (`publishable_key`, `POST /signup`); absent for `POST /register`.
+                 * @enum {string}
+                 */
+                via?: "publishable_key";
             };
             /** @description Extension. The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in Client Key usage rows' `requestId`. Null for rows written before the service recorded it. */
             request_id: components["schemas"]["RequestId"];
@@ -1703,6 +1860,8 @@ export interface components {
              */
             sessionMaxLifetimeSeconds: number;
             signingAlgorithm: components["schemas"]["SigningAlgorithm"];
+            /** @description Passkeys (`WebauthnConfig`); null (the default) while they are off. */
+            webauthn: components["schemas"]["WebauthnConfig"] | null;
         };
         /**
          * @description A partial `auth_config`, merged key by key into the current one (nested `passwordPolicy` and `rateLimits` and `lockout` too); arrays are replaced. Only platform principals may set `rateLimits` (otherwise FORBIDDEN).
@@ -1774,7 +1933,28 @@ export interface components {
             /** Format: int32 */
             sessionMaxLifetimeSeconds?: number;
             signingAlgorithm?: components["schemas"]["SigningAlgorithm"];
+            /** @description Turns passkeys on (`WebauthnConfig`, merged key by key into the current one and then checked whole: 400 VALIDATION_ERROR naming the field when an origin is not exact or `rpId` is not their registrable domain), or off (null; the passkeys stay stored, and come back if they are turned on again with the same `rpId`). */
+            webauthn?: components["schemas"]["WebauthnConfig"] | null;
         };
+        /** @description `AuthenticationResponseJSON` (WebAuthn Level 3): what `startAuthentication` of `@simplewebauthn/browser` returns. */
+        AuthenticationResponse: {
+            authenticatorAttachment?: components["schemas"]["AuthenticatorAttachment"];
+            clientExtensionResults: components["schemas"]["ClientExtensionResults"];
+            id: components["schemas"]["Base64Url"];
+            rawId: components["schemas"]["Base64Url"];
+            response: {
+                authenticatorData: components["schemas"]["LongBase64Url"];
+                clientDataJSON: components["schemas"]["LongBase64Url"];
+                signature: components["schemas"]["Base64Url"];
+                userHandle?: components["schemas"]["Base64Url"];
+            };
+            /** @constant */
+            type: "public-key";
+        };
+        /** @enum {string} */
+        AuthenticatorAttachment: "platform" | "cross-platform";
+        /** @description Bytes in base64url (RFC 4648 section 5). */
+        Base64Url: string;
         /**
          * @example {
          *       "currentPassword": "correct horse battery staple",
@@ -1787,6 +1967,10 @@ export interface components {
         };
         /** @description An IPv4 or IPv6 address or CIDR range (`203.0.113.0/24`, `2001:db8::/32`); a bare address is one host. The service checks that it is a valid range. */
         Cidr: string;
+        /** @description The browser's extension outputs (`credProps`, and any other); kept as sent, never read but checked in size. */
+        ClientExtensionResults: {
+            [key: string]: unknown;
+        };
         /** @description A Client Key. The key value itself is never returned here. */
         ClientKey: {
             createdAt: components["schemas"]["Timestamp"];
@@ -1985,6 +2169,12 @@ export interface components {
             name: components["schemas"]["TenantName"];
             status?: components["schemas"]["TenantStatus"];
         };
+        CredentialDescriptor: {
+            id: components["schemas"]["Base64Url"];
+            transports?: components["schemas"]["Transports"];
+            /** @constant */
+            type: "public-key";
+        };
         /** @description Host name or address of the tenant's own database (lowercase); null when it has none. */
         DatabaseHost: string | null;
         /** @description Name of the tenant's own database; null when it has none. */
@@ -2057,10 +2247,10 @@ export interface components {
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN and INVALID_CHALLENGE 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED and EMAIL_ALREADY_VERIFIED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN, INVALID_CHALLENGE and INVALID_PASSKEY 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND, PASSKEY_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED, EMAIL_ALREADY_VERIFIED and PASSKEYS_DISABLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "INVALID_CHALLENGE" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "INVALID_CHALLENGE" | "INVALID_PASSKEY" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "SESSION_NOT_FOUND" | "PASSKEY_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PASSKEYS_DISABLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
         /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when the new password of `POST /me/password` equals the current one; an administrator's reset never reports it). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
         ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
@@ -2296,6 +2486,8 @@ export interface components {
             /** @description True when the session of the given refresh token (whatever that token's own state) belonged to the calling user and was active, and is now ended; false otherwise (a failure audit row is written then). */
             revoked: boolean;
         };
+        /** @description Bytes in base64url (RFC 4648 section 5); an attestation object may be larger than other fields. */
+        LongBase64Url: string;
         /** @description The request was taken. Whether a mail goes out is never said here (the audit log says it to administrators). */
         MailAccepted: {
             /** @constant */
@@ -2420,6 +2612,98 @@ export interface components {
             recoveryCodesLeft: number;
             /** @description The tenant requires a second factor of every user (`auth_config.mfa.required`). */
             requiredByTenant: boolean;
+        };
+        /** @description One passkey of a user. Its public key and credential id are never shown. */
+        Passkey: {
+            /** @description The authenticator says the credential is backed up (synced), so a lost device does not lose it. */
+            backedUp: boolean;
+            createdAt: components["schemas"]["Timestamp"];
+            id: components["schemas"]["Uuid"];
+            /** @description The last login with it; null before the first. */
+            lastUsedAt: components["schemas"]["NullableTimestamp"];
+            name: components["schemas"]["PasskeyName"];
+            transports: components["schemas"]["Transports"];
+        };
+        /** @description `PublicKeyCredentialCreationOptionsJSON` (WebAuthn Level 3), for `navigator.credentials.create()` (through `PublicKeyCredential.parseCreationOptionsFromJSON`, or `startRegistration` of `@simplewebauthn/browser`). `residentKey` and `userVerification` are `required`, `attestation` is `none`, and `excludeCredentials` lists the user's passkeys. The challenge is single-use, lives 5 minutes and is bound to the user. */
+        PasskeyCreationOptions: {
+            /** @constant */
+            attestation: "none";
+            authenticatorSelection: {
+                authenticatorAttachment?: components["schemas"]["AuthenticatorAttachment"];
+                /** @constant */
+                requireResidentKey: true;
+                /** @constant */
+                residentKey: "required";
+                /** @constant */
+                userVerification: "required";
+            };
+            challenge: components["schemas"]["Base64Url"];
+            excludeCredentials: components["schemas"]["CredentialDescriptor"][];
+            extensions?: {
+                credProps?: boolean;
+            };
+            hints?: string[];
+            pubKeyCredParams: {
+                /**
+                 * Format: int32
+                 * @description A COSE algorithm (-8 EdDSA, -7 ES256, -257 RS256).
+                 */
+                alg: number;
+                /** @constant */
+                type: "public-key";
+            }[];
+            rp: {
+                id: string;
+                name: string;
+            };
+            /**
+             * Format: int32
+             * @description Milliseconds the browser may wait (the challenge's 5 minutes).
+             */
+            timeout: number;
+            user: {
+                displayName: string;
+                /** @description The user handle (the user's id, 16 bytes), returned by the authenticator at login. */
+                id: components["schemas"]["Base64Url"];
+                name: string;
+            };
+        };
+        PasskeyDeleted: {
+            /** @constant */
+            deleted: true;
+            id: components["schemas"]["Uuid"];
+        };
+        /**
+         * @example {
+         *       "tenantCode": "acme"
+         *     }
+         */
+        PasskeyLoginOptionsRequest: {
+            tenantCode: components["schemas"]["TenantCodeReference"];
+        };
+        PasskeyLoginRequest: {
+            response: components["schemas"]["AuthenticationResponse"];
+            tenantCode: components["schemas"]["TenantCodeReference"];
+        };
+        /** @description A name the user gives the passkey (`Work laptop`). */
+        PasskeyName: string;
+        /** @description One page of a user's passkeys, newest first. */
+        PasskeyPage: {
+            items: components["schemas"]["Passkey"][];
+            /** Format: int32 */
+            limit: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["ListTotal"];
+        };
+        /** @description `PublicKeyCredentialRequestOptionsJSON` (WebAuthn Level 3), for `navigator.credentials.get()` (or `startAuthentication` of `@simplewebauthn/browser`): an empty `allowCredentials` (the authenticator offers the tenant's discoverable credentials) and `userVerification: required`. The challenge is single-use, 5 minutes. */
+        PasskeyRequestOptions: {
+            allowCredentials: components["schemas"]["CredentialDescriptor"][];
+            challenge: components["schemas"]["Base64Url"];
+            rpId: string;
+            /** Format: int32 */
+            timeout: number;
+            /** @constant */
+            userVerification: "required";
         };
         /**
          * Format: password
@@ -2560,6 +2844,11 @@ export interface components {
             /** @description The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
             refreshToken: string;
         };
+        RegisterPasskeyRequest: {
+            /** @description Default `Passkey`. */
+            name?: components["schemas"]["PasskeyName"];
+            response: components["schemas"]["RegistrationResponse"];
+        };
         /**
          * @description At least one identifier of a kind the tenant has enabled is required (`auth_config.loginIdentifiers`); an identifier of a kind that is not enabled is a VALIDATION_ERROR.
          * @example {
@@ -2580,6 +2869,32 @@ export interface components {
             roles?: components["schemas"]["RoleName"][];
             tenantCode?: components["schemas"]["TenantCodeReference"];
             username?: components["schemas"]["Username"];
+        };
+        /** @description `RegistrationResponseJSON` (WebAuthn Level 3): what `startRegistration` of `@simplewebauthn/browser` returns. */
+        RegistrationResponse: {
+            authenticatorAttachment?: components["schemas"]["AuthenticatorAttachment"];
+            clientExtensionResults: components["schemas"]["ClientExtensionResults"];
+            id: components["schemas"]["Base64Url"];
+            rawId: components["schemas"]["Base64Url"];
+            response: {
+                attestationObject: components["schemas"]["LongBase64Url"];
+                authenticatorData?: components["schemas"]["LongBase64Url"];
+                clientDataJSON: components["schemas"]["LongBase64Url"];
+                publicKey?: components["schemas"]["Base64Url"];
+                /** Format: int32 */
+                publicKeyAlgorithm?: number;
+                transports?: components["schemas"]["Transports"];
+            };
+            /** @constant */
+            type: "public-key";
+        };
+        /**
+         * @example {
+         *       "name": "Work laptop"
+         *     }
+         */
+        RenamePasskeyRequest: {
+            name: components["schemas"]["PasskeyName"];
         };
         /** @description The request's `X-Request-Id` (the caller's when well-formed, else the one the service made). Null for rows written before the service recorded it. */
         RequestId: string | null;
@@ -2898,6 +3213,9 @@ export interface components {
             userId: components["schemas"]["Uuid"];
             username: components["schemas"]["StoredUsername"];
         };
+        /** @description An authenticator transport (`internal`, `hybrid`, `usb`, `nfc`, `ble`, `smart-card`, `cable`). */
+        Transport: string;
+        Transports: components["schemas"]["Transport"][];
         Unlocked: {
             /** @constant */
             unlocked: true;
@@ -3047,6 +3365,25 @@ export interface components {
         VerifyEmailRequest: {
             tenantCode: components["schemas"]["TenantCodeReference"];
             token: components["schemas"]["EmailToken"];
+        };
+        /**
+         * @description Passkeys of the tenant (WebAuthn). `origins` are the exact origins of the pages that register and use passkeys (`https://`, or `http://localhost` for development); `rpId` is the relying party id the passkeys are bound to: a registrable domain that every origin's host is, or is under (or `localhost`). Never a public suffix or an IP address. `rpName` is shown by authenticators (default: the tenant's name). Null or absent: passkeys are off, and every passkey operation answers 409 PASSKEYS_DISABLED.
+         * @example {
+         *       "rpId": "acme.test",
+         *       "rpName": "Acme",
+         *       "origins": [
+         *         "https://acme.test",
+         *         "https://app.acme.test"
+         *       ]
+         *     }
+         */
+        WebauthnConfig: {
+            /** @description Exact origins (scheme, host and port only; no path, no trailing slash). */
+            origins: string[];
+            /** @description The relying party id, in lower case (`example.com`, or `localhost`). */
+            rpId: string;
+            /** @description The name authenticators show; default the tenant's name. */
+            rpName?: string;
         };
     };
     responses: {
@@ -4173,6 +4510,108 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    loginWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Logged in: a new access token and refresh token. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoginResponse"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_CREDENTIALS: a bad signature, an unknown credential (another tenant's among them), a used, expired or unknown challenge, a wrong origin or rpId, no user-verification flag, or a signature counter that went backwards; one answer, with the same bytes, for all of them. */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_INACTIVE: the passkey's user is not ACTIVE. EMAIL_NOT_VERIFIED: the tenant requires verified addresses (`auth_config.email.verification` = `required`) and the user's email is not verified. */
+            403: components["responses"]["Forbidden"];
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up (no audit row is written), or, for a known passkey, its user's identifier is locked by account throttling (`auth_config.lockout`); `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPasskeyLoginOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLoginOptionsRequest"];
+            };
+        };
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyRequestOptions"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; no audit row is written; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     logout: {
         parameters: {
             query?: never;
@@ -4540,6 +4979,256 @@ export interface operations {
             /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
             404: components["responses"]["NotFound"];
             /** @description OTP_ALREADY_ENABLED: the user already has a confirmed authenticator (remove it first). */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body (none is expected) that is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyPasskeys: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Number of items to skip (default 0, at most 2147483647). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the passkeys. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyPage"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `limit` or `offset` is out of range, or an unknown query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterPasskeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new passkey. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Passkey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. INVALID_PASSKEY: the answer does not verify: an unknown, used or expired challenge (or one of another user), a wrong origin or rpId, no user-presence or user-verification flag, a bad attestation, or a credential already registered in the tenant. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkey was removed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyDeleted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
+            401: components["responses"]["Unauthorized"];
+            /** @description PASSKEY_NOT_FOUND: no such passkey of the calling user (another user's or tenant's is answered the same). */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renameMyPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePasskeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed passkey. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Passkey"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID, or the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description PASSKEY_NOT_FOUND: no such passkey of the calling user (another user's or tenant's is answered the same). */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPasskeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
+        };
+        responses: {
+            /** @description The creation options. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyCreationOptions"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the access token's sign-in (`auth_time`) is more than 600 seconds old, or the token has none; log in again (a refresh keeps the old sign-in time). */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
             409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: a request body (none is expected) is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
@@ -7338,6 +8027,109 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUserPasskeys: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Number of items to skip (default 0, at most 2147483647). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the passkeys. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyPage"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` is not a UUID, `limit` or `offset` is out of range, or an unknown query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteUserPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+                /** @description User id. An id of another tenant's user is answered like an unknown one (404). */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkey was removed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PasskeyDeleted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `userId` or `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or the user is the one the credential stands for. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description USER_NOT_FOUND: no such user in the caller's tenant. PASSKEY_NOT_FOUND: no such passkey of that user. */
+            404: components["responses"]["NotFound"];
+            /** @description PASSKEYS_DISABLED: the tenant has no `auth_config.webauthn`, so passkeys are off. */
+            409: components["responses"]["Conflict"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };

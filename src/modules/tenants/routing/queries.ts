@@ -106,6 +106,8 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'mfa_tokens', key: ['id'] },
   { name: 'email_tokens', key: ['id'] },
   { name: 'mail_outbox', key: ['id'] },
+  { name: 'passkeys', key: ['id'] },
+  { name: 'passkey_challenges', key: ['id'] },
   AUDIT_TABLE,
 ]
 
