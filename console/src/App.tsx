@@ -7,6 +7,7 @@ import { Users } from './screens/Users'
 import { UserPage } from './screens/UserPage'
 import { Roles } from './screens/Roles'
 import { Keys } from './screens/Keys'
+import { KeyPage } from './screens/KeyPage'
 import { AuditLog } from './screens/AuditLog'
 import { Settings } from './screens/Settings'
 import { Account } from './screens/Account'
@@ -74,17 +75,24 @@ export function App() {
     if (session.signedIn && signingIn) navigate('/', true)
   }, [session.signedIn, signingIn])
   useEffect(() => {
-    const screen = path.startsWith('/users/') ? 'User' : SCREENS.find((s) => s.path === path)?.name
+    const screen = path.startsWith('/users/')
+      ? 'User'
+      : path.startsWith('/keys/')
+        ? 'Key'
+        : SCREENS.find((s) => s.path === path)?.name
     document.title = `${signingIn ? 'Sign in' : (screen ?? 'Not found')} · Tessera console`
   }, [path, signingIn])
 
   if (!session.signedIn) return signingIn ? <SignIn /> : null
   const userId = /^\/users\/([^/]+)$/.exec(path)?.[1]
+  const keyId = /^\/keys\/([^/]+)$/.exec(path)?.[1]
   const screen = SCREENS.find((s) => s.path === path)
   return (
     <Shell path={path}>
       {userId ? (
         <UserPage userId={decodeURIComponent(userId)} />
+      ) : keyId ? (
+        <KeyPage id={decodeURIComponent(keyId)} />
       ) : screen ? (
         screen.render()
       ) : (

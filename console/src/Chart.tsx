@@ -4,16 +4,21 @@ import type { ChartColumns } from './lib/chart-data'
 
 /**
  * Successful and failed logins as two lines (uPlot: canvas, ~20 KB gzip). The same numbers are in a
- * table under the chart, for screen readers and for reading exact values.
+ * table under the chart, for screen readers and for reading exact values. `what` and `names` let the
+ * Keys screen draw a key's answered and refused requests with the same chart.
  */
 export function LoginChart({
   title,
   data,
   unit,
+  what = 'logins',
+  names = ['Successful', 'Failed'],
 }: {
   title: string
   data: ChartColumns
   unit: 'hour' | 'day'
+  what?: string
+  names?: readonly [string, string]
 }) {
   const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
@@ -28,8 +33,8 @@ export function LoginChart({
         scales: { y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
         series: [
           {},
-          { label: 'Successful', stroke: '#1a7f37', width: 2 },
-          { label: 'Failed', stroke: '#c62828', width: 2, dash: [6, 3] },
+          { label: names[0], stroke: '#1a7f37', width: 2 },
+          { label: names[1], stroke: '#c62828', width: 2, dash: [6, 3] },
         ],
       },
       [data.x, data.success, data.failure],
@@ -41,6 +46,7 @@ export function LoginChart({
       resize.disconnect()
       plot.destroy()
     }
+    // Why only `data`: `names` is a fresh array literal on each render and would redraw the chart each time.
   }, [data])
   const label = (t: number) =>
     unit === 'hour'
@@ -49,15 +55,19 @@ export function LoginChart({
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <div ref={box} role="img" aria-label={`${title}: chart of successful and failed logins`} />
+      <div
+        ref={box}
+        role="img"
+        aria-label={`${title}: chart of ${names[0].toLowerCase()} and ${names[1].toLowerCase()} ${what}`}
+      />
       <details>
         <summary>Data of “{title}”</summary>
         <table>
           <thead>
             <tr>
               <th scope="col">{unit === 'hour' ? 'Hour' : 'Day'}</th>
-              <th scope="col">Successful</th>
-              <th scope="col">Failed</th>
+              <th scope="col">{names[0]}</th>
+              <th scope="col">{names[1]}</th>
             </tr>
           </thead>
           <tbody>

@@ -2,6 +2,7 @@ import t from 'tap'
 import document from '../../generated/openapi.json' with { type: 'json' }
 import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
 import { csvField, toCsv } from '../../console/src/lib/csv.js'
+import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
 import { covers } from '../../console/src/lib/permissions.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { resolveSchema } from '../../console/vite.config.js'
@@ -43,6 +44,58 @@ t.test('chart data: every bucket of the window, zeros where the service counted 
   t.equal(daily.x.length, 3, 'days step by a day')
   const now = Date.parse('2026-11-27T12:00:00.000Z')
   t.same(windowOf(24, now), { from: new Date(now - 24 * HOUR).toISOString(), to: '2026-11-27T12:00:00.000Z' })
+})
+
+t.test('key usage: requests per hour over 24 h from a key’s log, answered and refused apart', async (t) => {
+  const now = Date.parse('2026-11-27T12:34:00.000Z')
+  const row = (createdAt: string, statusCode: number) => ({
+    id: createdAt + statusCode,
+    keyId: 'k',
+    method: 'GET' as const,
+    route: '/api/v1/users',
+    statusCode,
+    ip: '203.0.113.5',
+    origin: null,
+    userAgent: null,
+    requestId: null,
+    createdAt,
+  })
+  const chart = requestsPerHour(
+    [
+      row('2026-11-27T12:30:00.000Z', 200),
+      row('2026-11-27T12:00:00.000Z', 403),
+      row('2026-11-27T11:59:59.999Z', 201),
+      row('2026-11-27T11:00:00.000Z', 304),
+      row('2026-11-26T13:00:00.000Z', 500),
+      row('2026-11-26T12:59:59.000Z', 200), // before the window: not counted
+      row('2026-11-27T13:00:00.000Z', 200), // after now's hour (a skewed clock): not counted
+    ],
+    now,
+  )
+  t.equal(chart.x.length, 24, '24 hourly buckets')
+  t.equal(new Date((chart.x[0] ?? 0) * 1000).toISOString(), '2026-11-26T13:00:00.000Z', 'the first hour')
+  t.equal(new Date((chart.x[23] ?? 0) * 1000).toISOString(), '2026-11-27T12:00:00.000Z', 'the hour now is in')
+  t.same([chart.success[23], chart.failure[23]], [1, 1], 'this hour: a 200 answered, a 403 refused')
+  t.same([chart.success[22], chart.failure[22]], [2, 0], 'the hour before: 201 and 304 answered')
+  t.same([chart.success[0], chart.failure[0]], [0, 1], 'the first hour: a 500 failed')
+  t.equal(
+    chart.success.reduce((a, b) => a + b, 0) + chart.failure.reduce((a, b) => a + b, 0),
+    5,
+    'rows outside the window are ignored',
+  )
+  t.same(requestsPerHour([], now, 3).success, [0, 0, 0], 'no request: zeros, every bucket present')
+
+  const since = now - 86_400_000
+  t.ok(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 1, since), 'every row read')
+  t.notOk(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 900, since), 'more rows, still in the window')
+  t.ok(coversWindow([row('2026-11-25T12:00:00.000Z', 200)], 900, since), 'the oldest read is before the window')
+  t.ok(coversWindow([], 0, since), 'an empty log')
+})
+
+t.test('allowlists typed in a box: one a line, commas too, trimmed, no repeats', async (t) => {
+  t.same(parseList(' 203.0.113.0/24\n\n2001:db8::/32 , 203.0.113.0/24\r\n'), ['203.0.113.0/24', '2001:db8::/32'])
+  t.same(parseList('https://a.test,https://b.test'), ['https://a.test', 'https://b.test'])
+  t.same(parseList('  \n '), [], 'empty: any')
 })
 
 t.test('form validation: the document’s AuthConfigPatch, resolved as the build resolves it', async (t) => {

@@ -2,40 +2,12 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useSession } from '../session'
+import { ShownOnce } from '../keys/ShownOnce'
+import { parseList } from '../lib/key-usage'
+import { Link } from '../router'
 import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
 
 const LIMIT = 20
-
-/** A key's value, shown once (the service never answers it again), with a button that copies it. */
-function ShownOnce({ name, value, onDone }: { name: string; value: string; onDone: () => void }) {
-  const [copied, setCopied] = useState('')
-  const copy = () =>
-    navigator.clipboard.writeText(value).then(
-      () => setCopied('Copied.'),
-      () => setCopied('Could not copy: select the value and copy it by hand.'),
-    )
-  return (
-    <section className="callout" aria-labelledby="key-value">
-      <h2 id="key-value">The value of “{name}”</h2>
-      <p>Store it now: it is shown only this once.</p>
-      <p>
-        <label>
-          Key value
-          <input readOnly value={value} className="mono" onFocus={(e) => e.currentTarget.select()} />
-        </label>
-      </p>
-      <div className="row">
-        <button type="button" onClick={() => void copy()}>
-          Copy
-        </button>
-        <button type="button" onClick={onDone}>
-          I have stored it
-        </button>
-      </div>
-      <p role="status">{copied}</p>
-    </section>
-  )
-}
 
 function CreateKey({
   onCreated,
@@ -46,20 +18,20 @@ function CreateKey({
 }) {
   const scopes = useQuery({ queryKey: ['scopes'], queryFn: () => tessera.GET('/api/v1/client-keys/scopes') })
   const create = useAction(
-    (body: { name: string; scopes: string[]; ipAllowlist?: string[] }) =>
+    (body: { name: string; scopes: string[]; ipAllowlist?: string[]; originAllowlist?: string[] }) =>
       tessera.POST('/api/v1/client-keys', { body }),
     (k) => onCreated(k.name, k.key),
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     const f = new FormData(e.currentTarget)
-    const ips = String(f.get('ips') ?? '')
-      .split(/[\s,]+/)
-      .filter(Boolean)
+    const ips = parseList(String(f.get('ips') ?? ''))
+    const origins = parseList(String(f.get('origins') ?? ''))
     void create.run({
       name: String(f.get('name')).trim(),
       scopes: f.getAll('scope').map(String),
       ...(ips.length ? { ipAllowlist: ips } : {}),
+      ...(origins.length ? { originAllowlist: origins } : {}),
     })
   }
   return (
@@ -84,6 +56,10 @@ function CreateKey({
       <label>
         Allowed addresses (CIDR, comma separated; empty for any)
         <input name="ips" />
+      </label>
+      <label>
+        Allowed origins (comma separated; empty for any)
+        <input name="origins" />
       </label>
       <ErrorBox error={create.error} />
       <div className="row">
@@ -169,20 +145,21 @@ export function Keys() {
                 <tbody>
                   {keys.data.items.map((k) => (
                     <tr key={k.id}>
-                      <td>{k.name}</td>
+                      <td>
+                        <Link to={`/keys/${k.id}`}>{k.name}</Link>
+                      </td>
                       <td className="mono">{k.prefix}…</td>
                       <td>{k.status}</td>
                       <td>{k.scopes.join(', ')}</td>
                       <td>{when(k.lastUsedAt)}</td>
                       <td className="row">
                         {k.status === 'ACTIVE' && session.can('client-keys:update') && (
-                          <button
-                            type="button"
-                            aria-label={`Rotate ${k.name}`}
-                            onClick={() => void rotate.run(k.id)}
-                          >
-                            Rotate
-                          </button>
+                          <ConfirmButton
+                            label={`Rotate ${k.name}`}
+                            confirm="Rotate now"
+                            warning="A new value is made; the old one stops at once."
+                            onConfirm={() => void rotate.run(k.id)}
+                          />
                         )}
                         {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
                           <ConfirmButton
