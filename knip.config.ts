@@ -41,6 +41,9 @@ const config: KnipConfig = {
         // The ALTCHA widget (2.x) of examples/signup-page: test/publishable-keys/signup-page-browser.test.ts
         // serves its dist/altcha.js file to Chromium by path, never imports it.
         'altcha',
+        // Served as a file (its dist/bundle) to the page of test/passkeys/browser.test.ts, which Chromium
+        // runs; never imported by Node.
+        '@simplewebauthn/browser',
       ],
     },
     // The console (console/, @tessera/console): a Vite app; knip's Vite plugin finds its entries

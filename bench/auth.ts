@@ -190,7 +190,7 @@ function report(
   console.log('\nRatios and targets:')
   const { login: l, loginOtp: lo, passkey: pk, refresh: r, me, validate: v, meUnderLogin: mu } = rows
   if (l) console.log(`  logins / raw bcrypt            ${pct(l.rps, bcryptRate)}  (target >= 85%)`)
-  if (pk && l)
+  if (pk && l && l.rps > 0)
     console.log(
       `  passkey logins / password      ${(pk.rps / 2 / l.rps).toFixed(1)}x  (ES256 verify, no bcrypt)`,
     )
