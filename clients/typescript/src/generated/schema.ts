@@ -1601,6 +1601,8 @@ export interface components {
             ip_address: components["schemas"]["IpAddress"];
             /** @description Extension. Extra context of the event. */
             metadata: {
+                /** @description The publishable key of a REGISTER made through `POST /signup`. */
+                keyId?: components["schemas"]["Uuid"];
                 /**
                  * Format: int32
                  * @description Length of the lock that started (ACCOUNT_LOCKED).
@@ -1622,6 +1624,11 @@ export interface components {
                  * @description How many sessions the act revoked (PASSWORD_CHANGED, PASSWORD_RESET, SESSIONS_REVOKED).
                  */
                 sessionsRevoked?: number;
+                /**
+                 * @description How a REGISTER came in (`publishable_key`, `POST /signup`); absent for `POST /register`.
+                 * @enum {string}
+                 */
+                via?: "publishable_key";
             };
             /** @description Extension. The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in Client Key usage rows' `requestId`. Null for rows written before the service recorded it. */
             request_id: components["schemas"]["RequestId"];
