@@ -70,6 +70,8 @@ async function serveExample(t: Test, tessera: string, key: () => string): Promis
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html)
     } else if (req.url === '/altcha.js') {
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(WIDGET))
+    } else if (req.url === '/favicon.ico') {
+      res.writeHead(204).end() // the browser asks for it; a 404 would be logged as a failed resource
     } else {
       res.writeHead(404).end()
     }
