@@ -88,12 +88,18 @@ t.test('key usage: requests per hour over 24 h from a key’s log, answered and 
   const since = now - 86_400_000
   t.ok(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 1, since), 'every row read')
   t.notOk(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 900, since), 'more rows, still in the window')
-  t.ok(coversWindow([row('2026-11-25T12:00:00.000Z', 200)], 900, since), 'the oldest read is before the window')
+  t.ok(
+    coversWindow([row('2026-11-25T12:00:00.000Z', 200)], 900, since),
+    'the oldest read is before the window',
+  )
   t.ok(coversWindow([], 0, since), 'an empty log')
 })
 
 t.test('allowlists typed in a box: one a line, commas too, trimmed, no repeats', async (t) => {
-  t.same(parseList(' 203.0.113.0/24\n\n2001:db8::/32 , 203.0.113.0/24\r\n'), ['203.0.113.0/24', '2001:db8::/32'])
+  t.same(parseList(' 203.0.113.0/24\n\n2001:db8::/32 , 203.0.113.0/24\r\n'), [
+    '203.0.113.0/24',
+    '2001:db8::/32',
+  ])
   t.same(parseList('https://a.test,https://b.test'), ['https://a.test', 'https://b.test'])
   t.same(parseList('  \n '), [], 'empty: any')
 })
