@@ -2755,6 +2755,7 @@ export interface components {
             challenge: string;
             /** Format: int32 */
             maxnumber: number;
+            /** @description Random hex, then `?expires=<unix seconds>&k=<key id>&`. */
             salt: string;
             signature: string;
         };
