@@ -3063,6 +3063,7 @@ export interface components {
             challenge: string;
             /** Format: int32 */
             maxnumber: number;
+            /** @description Random hex, then `?expires=<unix seconds>&k=<key id>&`. */
             salt: string;
             signature: string;
         };

@@ -74,7 +74,7 @@ t.test('signup: POST /signup', async (t) => {
       const other = await tenantWithKey(app)
       const send = (altcha: string, email: string) =>
         call(app, 'signup', pk(key.key), { body: { email, password: PASSWORD, altcha } })
-      t.equal((await send('not base64 json', 'a1@example.test')).code, 'INVALID_CHALLENGE', 'garbage')
+      t.equal((await send('bm90IGpzb24=', 'a1@example.test')).code, 'INVALID_CHALLENGE', 'not a payload')
       const good = await solvedChallenge(app, key.key)
       const decoded = JSON.parse(Buffer.from(good, 'base64').toString()) as { number: number }
       const wrong = Buffer.from(JSON.stringify({ ...decoded, number: decoded.number + 1 })).toString('base64')
