@@ -4,6 +4,7 @@ import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
 import { csvField, toCsv } from '../../console/src/lib/csv.js'
 import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
 import { covers } from '../../console/src/lib/permissions.js'
+import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { resolveSchema } from '../../console/vite.config.js'
 
@@ -88,12 +89,18 @@ t.test('key usage: requests per hour over 24 h from a key’s log, answered and 
   const since = now - 86_400_000
   t.ok(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 1, since), 'every row read')
   t.notOk(coversWindow([row('2026-11-27T12:00:00.000Z', 200)], 900, since), 'more rows, still in the window')
-  t.ok(coversWindow([row('2026-11-25T12:00:00.000Z', 200)], 900, since), 'the oldest read is before the window')
+  t.ok(
+    coversWindow([row('2026-11-25T12:00:00.000Z', 200)], 900, since),
+    'the oldest read is before the window',
+  )
   t.ok(coversWindow([], 0, since), 'an empty log')
 })
 
 t.test('allowlists typed in a box: one a line, commas too, trimmed, no repeats', async (t) => {
-  t.same(parseList(' 203.0.113.0/24\n\n2001:db8::/32 , 203.0.113.0/24\r\n'), ['203.0.113.0/24', '2001:db8::/32'])
+  t.same(parseList(' 203.0.113.0/24\n\n2001:db8::/32 , 203.0.113.0/24\r\n'), [
+    '203.0.113.0/24',
+    '2001:db8::/32',
+  ])
   t.same(parseList('https://a.test,https://b.test'), ['https://a.test', 'https://b.test'])
   t.same(parseList('  \n '), [], 'empty: any')
 })
@@ -160,4 +167,18 @@ t.test('permissions: the name, its resource’s wildcard, or admin:*', async (t)
   t.ok(covers(['admin:*'], 'tenants:create'))
   t.notOk(covers(['users:read'], 'users:update'))
   t.notOk(covers(['roles:*'], 'users:read'))
+})
+
+t.test('a role’s permissions edit: what to add and what to remove, nothing else', async (t) => {
+  t.same(permissionDiff(['users:read', 'users:update'], ['roles:read', 'users:read']), {
+    add: ['roles:read'],
+    remove: ['users:update'],
+  })
+  t.same(permissionDiff(['a:b'], ['a:b']), { add: [], remove: [] }, 'no change: no call')
+  t.same(permissionDiff([], ['b:x', 'a:x', 'a:x']), { add: ['a:x', 'b:x'], remove: [] }, 'once each, sorted')
+  t.same(
+    choices(['users:read', 'roles:read'], ['custom:thing', 'users:read']),
+    ['custom:thing', 'roles:read', 'users:read'],
+    'what the role holds is offered even when the caller cannot list it',
+  )
 })
