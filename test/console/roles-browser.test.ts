@@ -81,6 +81,14 @@ t.test('console in Chromium: roles, and a user’s direct permissions', { skip: 
   t.same(await permsOf(), ['roles:read', 'users:read'], 'users:update revoked, roles:read granted')
   await shots(t, page, 'role')
 
+  // Its details: a new level and description.
+  await page.getByLabel('Level').fill('30')
+  await page.getByLabel('Description').fill('Edits users and reads roles')
+  await page.getByRole('button', { name: 'Save role' }).click()
+  await page.getByRole('status').filter({ hasText: 'Role saved.' }).waitFor()
+  const edited = (await call(app, 'getRole', reader, { params: { id: roleId } })).data
+  t.same([edited.level, edited.description], [30, 'Edits users and reads roles'], 'details stored')
+
   // Delete it, after a confirming click.
   await page.getByRole('button', { name: 'Delete role editor' }).click()
   await page.getByRole('group', { name: 'Delete role editor' }).waitFor()
@@ -96,7 +104,7 @@ t.test('console in Chromium: roles, and a user’s direct permissions', { skip: 
   await h1(page, 'Role admin')
   await page.getByText('the built-in admin role cannot be narrowed').waitFor()
   t.equal(
-    await page.getByRole('button', { name: /^(Delete role|Save permissions)/ }).count(),
+    await page.getByRole('button', { name: /^(Delete role|Save permissions|Save role)/ }).count(),
     0,
     'no control',
   )
@@ -149,7 +157,7 @@ t.test('console in Chromium: roles, and a user’s direct permissions', { skip: 
   await page.getByRole('heading', { level: 2, name: 'Permissions' }).waitFor()
   t.equal(await page.getByRole('checkbox').count(), 0, 'the role’s permissions read only')
   t.equal(
-    await page.getByRole('button', { name: /^(Create role|Delete role|Save permissions)/ }).count(),
+    await page.getByRole('button', { name: /^(Create role|Delete role|Save permissions|Save role)/ }).count(),
     0,
     'no role control',
   )

@@ -4,9 +4,10 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { permissionDiff } from '../lib/role-diff'
 import { PermissionChecks } from '../roles/PermissionChecks'
-import { Link, navigate } from '../router'
+import { RoleDetails } from '../roles/RoleDetails'
+import { Link } from '../router'
 import { useSession } from '../session'
-import { ConfirmButton, ErrorBox, Loading, useAction, when } from '../ui'
+import { ErrorBox, Loading, useAction } from '../ui'
 
 type Role = components['schemas']['Role']
 
@@ -66,22 +67,12 @@ function RolePermissions({ role }: { role: Role }) {
   )
 }
 
-/** One role: its facts, its permissions (editable with `roles:update`) and deletion (`roles:delete`). */
+/** One role: its facts and details, its permissions; its own URL, /roles/{id}. */
 export function RolePage({ id }: { id: string }) {
-  const session = useSession()
-  const queries = useQueryClient()
   const role = useQuery({
     queryKey: ['roles', id],
     queryFn: () => tessera.GET('/api/v1/roles/{id}', { params: { path: { id } } }),
   })
-  const remove = useAction(
-    () => tessera.DELETE('/api/v1/roles/{id}', { params: { path: { id } } }),
-    () => {
-      queries.removeQueries({ queryKey: ['roles', id] })
-      void queries.invalidateQueries({ queryKey: ['roles'] })
-      navigate('/roles')
-    },
-  )
   const r = role.data
   return (
     <>
@@ -93,30 +84,7 @@ export function RolePage({ id }: { id: string }) {
       {role.isPending && <Loading what="the role" />}
       {r && (
         <div className="grid">
-          <section aria-labelledby="role-details" className="panel stack">
-            <h2 id="role-details">Details</h2>
-            <dl className="facts">
-              <dt>Level</dt>
-              <dd>{r.level}</dd>
-              <dt>Description</dt>
-              <dd>{r.description ?? '—'}</dd>
-              <dt>Kind</dt>
-              <dd>{r.isSystem ? 'Built in' : 'Custom'}</dd>
-              <dt>Updated</dt>
-              <dd>{when(r.updatedAt)}</dd>
-            </dl>
-            {!r.isSystem && session.can('roles:delete') && (
-              <div className="row">
-                <ConfirmButton
-                  label={`Delete role ${r.name}`}
-                  confirm="Delete now"
-                  warning="Everyone who holds it loses it and its permissions."
-                  onConfirm={() => void remove.run()}
-                />
-              </div>
-            )}
-            <ErrorBox error={remove.error} />
-          </section>
+          <RoleDetails role={r} />
           <RolePermissions role={r} />
         </div>
       )}
