@@ -6,6 +6,7 @@ import { Overview } from './screens/Overview'
 import { Users } from './screens/Users'
 import { UserPage } from './screens/UserPage'
 import { Roles } from './screens/Roles'
+import { RolePage } from './screens/RolePage'
 import { Keys } from './screens/Keys'
 import { KeyPage } from './screens/KeyPage'
 import { AuditLog } from './screens/AuditLog'
@@ -30,6 +31,13 @@ const SCREENS: Screen[] = [
   { path: '/settings', name: 'Settings', permission: 'tenants:read', render: () => <Settings /> },
   { path: '/account', name: 'Account', render: () => <Account /> },
   { path: '/tenants', name: 'Tenants', permission: 'tenants:create', render: () => <Tenants /> },
+]
+
+/** The page of one item of a screen's list, at `/<screen>/<id>` (its own URL, like every screen). */
+const DETAILS: { pattern: RegExp; name: string; render: (id: string) => ReactNode }[] = [
+  { pattern: /^\/users\/([^/]+)$/, name: 'User', render: (id) => <UserPage userId={id} /> },
+  { pattern: /^\/keys\/([^/]+)$/, name: 'Key', render: (id) => <KeyPage id={id} /> },
+  { pattern: /^\/roles\/([^/]+)$/, name: 'Role', render: (id) => <RolePage id={id} /> },
 ]
 
 function Shell({ path, children }: { path: string; children: ReactNode }) {
@@ -74,25 +82,19 @@ export function App() {
     if (!session.signedIn && !signingIn) navigate('/sign-in', true)
     if (session.signedIn && signingIn) navigate('/', true)
   }, [session.signedIn, signingIn])
+  const detail = DETAILS.find((d) => d.pattern.test(path))
   useEffect(() => {
-    const screen = path.startsWith('/users/')
-      ? 'User'
-      : path.startsWith('/keys/')
-        ? 'Key'
-        : SCREENS.find((s) => s.path === path)?.name
+    const screen = detail?.name ?? SCREENS.find((s) => s.path === path)?.name
     document.title = `${signingIn ? 'Sign in' : (screen ?? 'Not found')} · Tessera console`
-  }, [path, signingIn])
+  }, [path, signingIn, detail])
 
   if (!session.signedIn) return signingIn ? <SignIn /> : null
-  const userId = /^\/users\/([^/]+)$/.exec(path)?.[1]
-  const keyId = /^\/keys\/([^/]+)$/.exec(path)?.[1]
+  const id = detail?.pattern.exec(path)?.[1]
   const screen = SCREENS.find((s) => s.path === path)
   return (
     <Shell path={path}>
-      {userId ? (
-        <UserPage userId={decodeURIComponent(userId)} />
-      ) : keyId ? (
-        <KeyPage id={decodeURIComponent(keyId)} />
+      {detail && id ? (
+        detail.render(decodeURIComponent(id))
       ) : screen ? (
         screen.render()
       ) : (

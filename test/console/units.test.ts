@@ -4,6 +4,7 @@ import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
 import { csvField, toCsv } from '../../console/src/lib/csv.js'
 import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
 import { covers } from '../../console/src/lib/permissions.js'
+import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { resolveSchema } from '../../console/vite.config.js'
 
@@ -166,4 +167,18 @@ t.test('permissions: the name, its resource’s wildcard, or admin:*', async (t)
   t.ok(covers(['admin:*'], 'tenants:create'))
   t.notOk(covers(['users:read'], 'users:update'))
   t.notOk(covers(['roles:*'], 'users:read'))
+})
+
+t.test('a role’s permissions edit: what to add and what to remove, nothing else', async (t) => {
+  t.same(permissionDiff(['users:read', 'users:update'], ['roles:read', 'users:read']), {
+    add: ['roles:read'],
+    remove: ['users:update'],
+  })
+  t.same(permissionDiff(['a:b'], ['a:b']), { add: [], remove: [] }, 'no change: no call')
+  t.same(permissionDiff([], ['b:x', 'a:x', 'a:x']), { add: ['a:x', 'b:x'], remove: [] }, 'once each, sorted')
+  t.same(
+    choices(['users:read', 'roles:read'], ['custom:thing', 'users:read']),
+    ['custom:thing', 'roles:read', 'users:read'],
+    'what the role holds is offered even when the caller cannot list it',
+  )
 })

@@ -1,12 +1,17 @@
 import { useState } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import { tessera } from '../api'
+import { CreateRole } from '../roles/CreateRole'
+import { Link } from '../router'
+import { useSession } from '../session'
 import { Empty, ErrorBox, Loading, Pager } from '../ui'
 
 const LIMIT = 50
 
 export function Roles() {
+  const session = useSession()
   const [offset, setOffset] = useState(0)
+  const [creating, setCreating] = useState(false)
   const roles = useQuery({
     queryKey: ['roles', offset],
     queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: LIMIT, offset } } }),
@@ -18,6 +23,12 @@ export function Roles() {
         A role gives its permissions to every user who holds it. A user may manage only roles below their own
         level.
       </p>
+      {session.can('roles:create') && !creating && (
+        <button type="button" onClick={() => setCreating(true)}>
+          Create role
+        </button>
+      )}
+      {creating && <CreateRole onClose={() => setCreating(false)} />}
       <ErrorBox error={roles.error} />
       {roles.isPending ? (
         <Loading what="roles" />
@@ -39,7 +50,7 @@ export function Roles() {
                   {roles.data.items.map((r) => (
                     <tr key={r.id}>
                       <td>
-                        {r.name}
+                        <Link to={`/roles/${r.id}`}>{r.name}</Link>
                         {r.isSystem && <span className="muted"> (built in)</span>}
                         {r.description && <div className="muted">{r.description}</div>}
                       </td>

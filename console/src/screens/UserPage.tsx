@@ -4,6 +4,7 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { Link } from '../router'
 import { useSession } from '../session'
+import { UserPermissions } from '../users/UserPermissions'
 import { Empty, ErrorBox, Loading, useAction, when } from '../ui'
 
 type User = components['schemas']['User']
@@ -138,36 +139,6 @@ function Roles({ user }: { user: User }) {
   )
 }
 
-function Permissions({ user }: { user: User }) {
-  const perms = useQuery({
-    queryKey: ['users', user.id, 'permissions'],
-    queryFn: () =>
-      tessera.GET('/api/v1/permissions/user/{userId}', { params: { path: { userId: user.id } } }),
-  })
-  return (
-    <section aria-labelledby="perms" className="panel">
-      <h2 id="perms">Permissions</h2>
-      <ErrorBox error={perms.error} />
-      {perms.isPending ? (
-        <Loading what="permissions" />
-      ) : (
-        perms.data && (
-          <>
-            <h3>Granted directly</h3>
-            {perms.data.direct.length === 0 ? <Empty>None.</Empty> : <p>{perms.data.direct.join(', ')}</p>}
-            <h3>Effective</h3>
-            {perms.data.effective.length === 0 ? (
-              <Empty>None.</Empty>
-            ) : (
-              <p>{perms.data.effective.join(', ')}</p>
-            )}
-          </>
-        )
-      )}
-    </section>
-  )
-}
-
 function Sessions({ user }: { user: User }) {
   const queries = useQueryClient()
   const sessions = useQuery({
@@ -275,7 +246,7 @@ export function UserPage({ userId }: { userId: string }) {
         <div className="grid">
           <Details user={u} />
           <Roles user={u} />
-          <Permissions user={u} />
+          <UserPermissions user={u} />
           <Sessions user={u} />
           {session.can('users:update') && <Acts user={u} />}
         </div>

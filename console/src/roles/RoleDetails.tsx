@@ -1,0 +1,102 @@
+import { useState, type FormEvent } from 'react'
+import { useQueryClient } from '@tanstack/react-query'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { navigate } from '../router'
+import { useSession } from '../session'
+import { ConfirmButton, ErrorBox, useAction, when } from '../ui'
+
+type Role = components['schemas']['Role']
+
+/**
+ * A role's facts; its name, description and level edited with `roles:update`, and deletion with
+ * `roles:delete`. Built-in roles can be neither renamed nor deleted, so they show no control here.
+ */
+export function RoleDetails({ role }: { role: Role }) {
+  const session = useSession()
+  const queries = useQueryClient()
+  const [saved, setSaved] = useState('')
+  const save = useAction(
+    (body: { name?: string; description?: string | null; level?: number }) =>
+      tessera.PATCH('/api/v1/roles/{id}', { params: { path: { id: role.id } }, body }),
+    (updated) => {
+      queries.setQueryData(['roles', role.id], updated)
+      void queries.invalidateQueries({ queryKey: ['roles'] })
+      setSaved('Role saved.')
+    },
+  )
+  const remove = useAction(
+    () => tessera.DELETE('/api/v1/roles/{id}', { params: { path: { id: role.id } } }),
+    () => {
+      queries.removeQueries({ queryKey: ['roles', role.id] })
+      void queries.invalidateQueries({ queryKey: ['roles'] })
+      navigate('/roles')
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setSaved('')
+    const f = new FormData(e.currentTarget)
+    const name = String(f.get('name') ?? '').trim()
+    const description = String(f.get('description') ?? '').trim() || null
+    const level = Number(f.get('level'))
+    // Why only what changed: a rename of nothing would still be checked (and audited) as one.
+    const body = {
+      ...(name !== role.name ? { name } : {}),
+      ...(description !== role.description ? { description } : {}),
+      ...(level !== role.level ? { level } : {}),
+    }
+    if (Object.keys(body).length === 0) setSaved('Nothing to change.')
+    else void save.run(body)
+  }
+  const editable = !role.isSystem && session.can('roles:update')
+  return (
+    <section aria-labelledby="role-details" className="panel stack">
+      <h2 id="role-details">Details</h2>
+      <dl className="facts">
+        <dt>Level</dt>
+        <dd>{role.level}</dd>
+        <dt>Description</dt>
+        <dd>{role.description ?? '—'}</dd>
+        <dt>Kind</dt>
+        <dd>{role.isSystem ? 'Built in' : 'Custom'}</dd>
+        <dt>Updated</dt>
+        <dd>{when(role.updatedAt)}</dd>
+      </dl>
+      {editable && (
+        <form onSubmit={submit} className="stack">
+          <label>
+            Role name
+            <input name="name" required maxLength={64} defaultValue={role.name} />
+          </label>
+          <label>
+            Description
+            <input name="description" maxLength={500} defaultValue={role.description ?? ''} />
+          </label>
+          <label>
+            Level
+            <input name="level" type="number" min={0} max={1000} step={1} defaultValue={role.level} />
+          </label>
+          <ErrorBox error={save.error} />
+          <div className="row">
+            <button type="submit" disabled={save.pending}>
+              Save role
+            </button>
+            <span role="status">{saved}</span>
+          </div>
+        </form>
+      )}
+      {!role.isSystem && session.can('roles:delete') && (
+        <div className="row">
+          <ConfirmButton
+            label={`Delete role ${role.name}`}
+            confirm="Delete now"
+            warning="Everyone who holds it loses it and its permissions."
+            onConfirm={() => void remove.run()}
+          />
+        </div>
+      )}
+      <ErrorBox error={remove.error} />
+    </section>
+  )
+}
