@@ -114,11 +114,16 @@ t.test('setTenantDatabase without DATABASE_ROUTING_ALLOWED_HOSTS', async (t) => 
         '0x7f000001',
         '127.1',
       ]) {
-        const started = performance.now()
         const res = await put(`postgres://user:pw@${host}:${port}/db`)
         t.equal(res.status, 422, host)
         t.equal(res.body.code, 'DATABASE_ROUTING_FAILED', host)
-        t.ok(performance.now() - started < CONNECT_TIMEOUT_MS / 2, `${host}: refused without connecting`)
+        // The address check's own answer: an attempt to connect would answer "unreachable" instead
+        // (not a timing bound, which a loaded CI machine broke).
+        t.match(
+          res.body.error,
+          /resolves to a loopback, link-local or unspecified/,
+          `${host}: refused without connecting`,
+        )
       }
       t.equal(reached, 0, 'no connection was opened to a refused address')
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
