@@ -7,10 +7,8 @@
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
- * runs just those workloads (names: limits, login, loginOtp, refresh, me, validate, validateEdDSA,
- * validateES256, signing, meUnderLogin, forgot, signup).
  * runs just those workloads (names: limits, login, loginOtp, passkey, refresh, me, validate, validateEdDSA,
- * validateES256, signing, meUnderLogin, forgot).
+ * validateES256, signing, meUnderLogin, forgot, signup).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
