@@ -1,6 +1,7 @@
 import { loadConfig } from './config.js'
 import { buildApp } from './app.js'
 import { isPrimaryOfCluster, superviseWorkers } from './app/workers.js'
+import { preloadWebauthn } from './modules/passkeys/webauthn.js'
 
 /** Starts the service: config from the environment, listen, and a bounded graceful stop on signals. */
 async function main(): Promise<void> {
@@ -32,6 +33,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   await app.listen({ port: config.port, host: config.host })
+  // Why after listening: the library is loaded on first use (webauthn.ts), and this keeps that first
+  // passkey request from waiting for it without delaying the start.
+  preloadWebauthn().catch((err: unknown) => app.log.warn({ err }, 'could not preload the WebAuthn library'))
 }
 
 main().catch((err: unknown) => {

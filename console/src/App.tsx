@@ -2,6 +2,7 @@ import { useEffect, type ReactNode } from 'react'
 import { Link, navigate, useLocation } from './router'
 import { useSession } from './session'
 import { SignIn } from './screens/SignIn'
+import { ForgotPassword } from './screens/ForgotPassword'
 import { Overview } from './screens/Overview'
 import { Users } from './screens/Users'
 import { UserPage } from './screens/UserPage'
@@ -78,17 +79,21 @@ export function App() {
   const { path } = useLocation()
   const session = useSession()
   const signingIn = path === '/sign-in'
+  // The one other screen for someone not signed in: asking for a reset mail (its link leads to the
+  // service's own /console/reset-password page).
+  const forgot = path === '/forgot-password'
   useEffect(() => {
-    if (!session.signedIn && !signingIn) navigate('/sign-in', true)
-    if (session.signedIn && signingIn) navigate('/', true)
-  }, [session.signedIn, signingIn])
+    if (!session.signedIn && !signingIn && !forgot) navigate('/sign-in', true)
+    if (session.signedIn && (signingIn || forgot)) navigate('/', true)
+  }, [session.signedIn, signingIn, forgot])
   const detail = DETAILS.find((d) => d.pattern.test(path))
   useEffect(() => {
     const screen = detail?.name ?? SCREENS.find((s) => s.path === path)?.name
-    document.title = `${signingIn ? 'Sign in' : (screen ?? 'Not found')} · Tessera console`
-  }, [path, signingIn, detail])
+    const title = signingIn ? 'Sign in' : forgot ? 'Forgot your password?' : (screen ?? 'Not found')
+    document.title = `${title} · Tessera console`
+  }, [path, signingIn, forgot, detail])
 
-  if (!session.signedIn) return signingIn ? <SignIn /> : null
+  if (!session.signedIn) return signingIn ? <SignIn /> : forgot ? <ForgotPassword /> : null
   const id = detail?.pattern.exec(path)?.[1]
   const screen = SCREENS.find((s) => s.path === path)
   return (

@@ -6,6 +6,7 @@ import { createManualClock } from '../../src/lib/clock.js'
 import { verifyAccessToken } from './token.js'
 import { SoftAuthenticator } from './soft-authenticator.js'
 import { enroll, ORIGIN, passkeyLogin, passkeyTenant, RP_ID } from './support.js'
+import { appWithMail } from '../email/smtp.js'
 
 // The passkey login (contract section 21): a discoverable credential finds its user; every way the answer
 // fails is one 401 INVALID_CREDENTIALS with the same bytes; the same completion step as a password login.
@@ -177,6 +178,28 @@ t.test('loginWithPasskey: 403 USER_INACTIVE, told only after the passkey verifie
   const forged = (await passkeyLogin(app, tenant, auth, { forge: { wrongKey: true } })).res
   t.equal(forged.code, 'INVALID_CREDENTIALS', 'the status is told only to a verified passkey')
 })
+
+t.test(
+  'loginWithPasskey: 403 EMAIL_NOT_VERIFIED where the tenant requires it, with no session',
+  async (t) => {
+    // Why an app of its own: verification is enforced only where mail is on (section 18), and this file's app
+    // has none.
+    const { app: mailing } = await appWithMail(t)
+    const tenant = await passkeyTenant(mailing, { email: { verification: 'required' } })
+    const user = await userWithToken(mailing, tenant, { roles: ['user'] })
+    const { auth } = await enroll(mailing, user.cred)
+    const db = mailing.ctx.dbs.forTenant(tenant.id)
+    await db.updateTable('users').set({ email_verified: false }).where('id', '=', user.id).execute()
+    const refused = (await passkeyLogin(mailing, tenant, auth)).res
+    t.equal(refused.status, 403)
+    t.equal(refused.code, 'EMAIL_NOT_VERIFIED')
+    t.same(await activeSessions(mailing, user), [], 'no session opened')
+    const forged = (await passkeyLogin(mailing, tenant, auth, { forge: { wrongKey: true } })).res
+    t.equal(forged.code, 'INVALID_CREDENTIALS', 'told only to a verified passkey')
+    await db.updateTable('users').set({ email_verified: true }).where('id', '=', user.id).execute()
+    t.equal((await passkeyLogin(mailing, tenant, auth)).res.status, 200, 'a verified address logs in')
+  },
+)
 
 t.test('loginWithPasskey: 404 TENANT_NOT_FOUND, 409 PASSKEYS_DISABLED, 400 VALIDATION_ERROR', async (t) => {
   const { tenant, auth } = await withPasskey()

@@ -120,6 +120,18 @@ function jwtOfUnknownTenant(): string {
   return signJwt({ ...claims, iat, exp: iat + 600 }, 'sweep-secret-0123456789abcdef0123456789', 'k1')
 }
 
+/** An assertion shaped as a browser sends one (its bytes are never checked: the tenant lookup fails first). */
+function passkeyAssertion() {
+  const b64 = (n: number) => 'A'.repeat(n)
+  return {
+    id: b64(22),
+    rawId: b64(22),
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: { clientDataJSON: b64(120), authenticatorData: b64(50), signature: b64(96) },
+  }
+}
+
 t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not answer', async (t) => {
   const app = await buildTestApp(t, { METRICS_TOKEN: 'sweep-metrics-token-0123456789' })
   // Closing the main database (not the app) is what an outage looks like to a request: every query
@@ -145,7 +157,11 @@ t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not ans
             ? { mfaToken: 'A'.repeat(64), code: '123456' }
             : spec.operationId === 'setupLoginOtp'
               ? { mfaToken: 'A'.repeat(64) }
-              : undefined
+              : spec.operationId === 'getPasskeyLoginOptions'
+                ? { tenantCode: 'sweep' }
+                : spec.operationId === 'loginWithPasskey'
+                  ? { tenantCode: 'sweep', response: passkeyAssertion() }
+                  : undefined
     const res = await app.inject({
       method: spec.method,
       url: urlOf(spec),
@@ -154,5 +170,7 @@ t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not ans
       ...(body ? { payload: body } : {}),
     })
     t.not(res.statusCode, 500, `${spec.operationId}: ${res.statusCode}, never 500`)
+    if (spec.operationId === 'getPasskeyLoginOptions' || spec.operationId === 'loginWithPasskey')
+      t.equal(res.statusCode, 503, `${spec.operationId}: 503 before any passkey check`)
   }
 })

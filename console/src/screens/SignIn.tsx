@@ -3,6 +3,7 @@ import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
 import { rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
 import { ErrorBox } from '../ui'
+import { Link } from '../router'
 import { qrSource } from '../lib/qr'
 
 /** Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. */
@@ -115,6 +116,11 @@ export function SignIn() {
           Sign in
         </button>
       </form>
+      {!mfa && (
+        <p>
+          <Link to="/forgot-password">Forgot your password?</Link>
+        </p>
+      )}
     </main>
   )
 }

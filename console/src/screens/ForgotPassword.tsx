@@ -1,0 +1,64 @@
+import { useState, type FormEvent } from 'react'
+import { tessera } from '../api'
+import { Link } from '../router'
+import { ErrorBox } from '../ui'
+
+/**
+ * "Forgot your password?" (contract section 18): asks for the mail with a reset link. The answer is the
+ * same whether or not the account exists, so the page says only that a mail is on its way if it does.
+ */
+export function ForgotPassword() {
+  const [error, setError] = useState<unknown>(null)
+  const [pending, setPending] = useState(false)
+  const [sent, setSent] = useState(false)
+
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget)
+    setPending(true)
+    setError(null)
+    try {
+      await tessera.POST('/api/v1/password/forgot', {
+        body: {
+          tenantCode: String(form.get('tenant')).trim(),
+          identifier: String(form.get('identifier')).trim(),
+        },
+      })
+      setSent(true)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setPending(false)
+    }
+  }
+
+  return (
+    <main id="main" className="narrow">
+      <h1>Forgot your password?</h1>
+      {sent ? (
+        <p role="status">
+          If an account with a mail address matches, a mail with a link to choose a new password is on its
+          way. The link can be used once.
+        </p>
+      ) : (
+        <form onSubmit={(e) => void submit(e)} className="stack">
+          <label>
+            Tenant
+            <input name="tenant" autoComplete="organization" required defaultValue="platform" />
+          </label>
+          <label>
+            Email, username or CPF/CNPJ
+            <input name="identifier" autoComplete="username" required />
+          </label>
+          <ErrorBox error={error} />
+          <button type="submit" disabled={pending}>
+            Send the link
+          </button>
+        </form>
+      )}
+      <p>
+        <Link to="/sign-in">Back to sign in</Link>
+      </p>
+    </main>
+  )
+}
