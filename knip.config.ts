@@ -38,8 +38,9 @@ const config: KnipConfig = {
         'uplot',
         // Read as a file (axe.min.js, injected into the page) by test/console/browser.ts, never imported.
         'axe-core',
-        // The ALTCHA widget (2.x) of examples/signup-page: test/publishable-keys/signup-page-browser.test.ts
-        // serves its dist/altcha.js file to Chromium by path, never imports it.
+        // The ALTCHA widget (2.x) of examples/signup-page and of the console's sign-up snippet:
+        // test/publishable-keys/signup-page-browser.test.ts and test/console/publishable-keys-browser.test.ts
+        // serve its dist/altcha.js file to Chromium by path, never import it.
         'altcha',
         // Served as a file (its dist/bundle) to the page of test/passkeys/browser.test.ts, which Chromium
         // runs; never imported by Node.

@@ -10,6 +10,7 @@ import { Roles } from './screens/Roles'
 import { RolePage } from './screens/RolePage'
 import { Keys } from './screens/Keys'
 import { KeyPage } from './screens/KeyPage'
+import { PublishableKeyPage } from './screens/PublishableKeyPage'
 import { AuditLog } from './screens/AuditLog'
 import { Settings } from './screens/Settings'
 import { Account } from './screens/Account'
@@ -38,6 +39,11 @@ const SCREENS: Screen[] = [
 const DETAILS: { pattern: RegExp; name: string; render: (id: string) => ReactNode }[] = [
   { pattern: /^\/users\/([^/]+)$/, name: 'User', render: (id) => <UserPage userId={id} /> },
   { pattern: /^\/keys\/([^/]+)$/, name: 'Key', render: (id) => <KeyPage id={id} /> },
+  {
+    pattern: /^\/keys\/publishable\/([^/]+)$/,
+    name: 'Publishable key',
+    render: (id) => <PublishableKeyPage id={id} />,
+  },
   { pattern: /^\/roles\/([^/]+)$/, name: 'Role', render: (id) => <RolePage id={id} /> },
 ]
 

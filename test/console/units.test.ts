@@ -1,9 +1,11 @@
 import t from 'tap'
+import { Script } from 'node:vm'
 import document from '../../generated/openapi.json' with { type: 'json' }
 import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
 import { csvField, toCsv } from '../../console/src/lib/csv.js'
 import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
 import { covers } from '../../console/src/lib/permissions.js'
+import { keyChanges, signupSnippet } from '../../console/src/lib/publishable-keys.js'
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { resolveSchema } from '../../console/vite.config.js'
@@ -181,4 +183,70 @@ t.test('a role’s permissions edit: what to add and what to remove, nothing els
     ['custom:thing', 'roles:read', 'users:read'],
     'what the role holds is offered even when the caller cannot list it',
   )
+})
+
+t.test('a publishable key’s edit: only the fields that changed, lists as sets', async (t) => {
+  const key = {
+    name: 'Sign-up page',
+    allowedOrigins: ['https://a.test', 'https://b.test'],
+    defaultRoles: ['user', 'reader'],
+    signupsPerHour: 100,
+  }
+  t.same(keyChanges(key, { ...key }), {}, 'nothing changed: nothing to send')
+  t.same(
+    keyChanges(key, {
+      ...key,
+      allowedOrigins: ['https://b.test', 'https://a.test'],
+      defaultRoles: ['reader', 'user'],
+    }),
+    {},
+    'the same lists in another order',
+  )
+  t.same(
+    keyChanges(key, { ...key, signupsPerHour: 25 }),
+    { signupsPerHour: 25 },
+    'the default roles left alone',
+  )
+  t.same(
+    keyChanges(key, {
+      name: 'Landing',
+      allowedOrigins: ['https://a.test'],
+      defaultRoles: [],
+      signupsPerHour: 100,
+    }),
+    { name: 'Landing', allowedOrigins: ['https://a.test'], defaultRoles: [] },
+  )
+})
+
+t.test('the sign-up snippet: the widget, its challenge with the key, the signup call', async (t) => {
+  const service = 'https://auth.example.test'
+  const key = `pk_${'A'.repeat(43)}`
+  const html = signupSnippet(service, key, ['https://www.example.test', 'http://localhost:8080'])
+  t.match(html, '<script type="module" src="./altcha.js"></script>', 'the widget from the page’s own copy')
+  t.match(html, 'cp node_modules/altcha/dist/altcha.js altcha.js', 'and where that copy comes from')
+  t.match(html, 'https://www.example.test, http://localhost:8080', 'the origins it must be served from')
+  t.match(
+    html,
+    `<altcha-widget id="tessera-altcha" challengeurl="${service}/api/v1/signup/challenge"></altcha-widget>`,
+  )
+  t.notMatch(html, /https?:\/\/(?!auth\.example\.test|www\.example\.test|localhost:8080)/, 'no other host')
+  const scripts = [...html.matchAll(/<script type="module">([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? '')
+  t.equal(scripts.length, 1, 'one inline script')
+  const code = scripts[0] ?? ''
+  t.doesNotThrow(() => new Script(code), 'it parses')
+  t.match(code, `const TESSERA = "${service}"`)
+  t.match(code, `const KEY = "${key}"`)
+  t.match(code, "headers: { ...init?.headers, 'X-Publishable-Key': KEY }", 'the challenge asked with the key')
+  t.match(code, 'return new Response(JSON.stringify(res.ok ? body.data : body)', 'the widget gets the data')
+  t.match(code, 'await fetch(`${TESSERA}/api/v1/signup`, {')
+  t.match(code, "method: 'POST'")
+  t.match(code, "headers: { 'Content-Type': 'application/json', 'X-Publishable-Key': KEY }")
+  t.match(code, "altcha: form.get('altcha')", 'the widget’s solution sent')
+
+  const odd = signupSnippet('https://x.test"></altcha-widget><script>', 'pk_</script><b>', [
+    'https://a.test--></x>',
+  ])
+  t.notMatch(odd, '"></altcha-widget><script>', 'an attribute cannot be closed')
+  t.equal(odd.match(/<\/script>/g)?.length, 2, 'a string cannot close the script')
+  t.equal(odd.match(/-->/g)?.length, 1, 'nor the comment')
 })

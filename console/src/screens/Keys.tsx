@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useSession } from '../session'
+import { PublishableKeys } from '../keys/PublishableKeys'
 import { ShownOnce } from '../keys/ShownOnce'
 import { parseList } from '../lib/key-usage'
 import { Link } from '../router'
@@ -103,82 +104,86 @@ export function Keys() {
   return (
     <>
       <h1>Keys</h1>
-      <p className="muted">
-        Client Keys let your back ends call the API. Never put one in a browser or an app.
-      </p>
-      {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
-      {session.can('client-keys:create') && !creating && (
-        <button type="button" onClick={() => setCreating(true)}>
-          Create key
-        </button>
-      )}
-      {creating && (
-        <CreateKey
-          onClose={() => setCreating(false)}
-          onCreated={(name, key) => {
-            setCreating(false)
-            setShown({ name, key })
-            refresh()
-          }}
-        />
-      )}
-      <ErrorBox error={keys.error ?? rotate.error ?? revoke.error} />
-      {keys.isPending ? (
-        <Loading what="keys" />
-      ) : keys.data && keys.data.items.length === 0 ? (
-        <Empty>No Client Key yet.</Empty>
-      ) : (
-        keys.data && (
-          <>
-            <div className="scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Prefix</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.data.items.map((k) => (
-                    <tr key={k.id}>
-                      <td>
-                        <Link to={`/keys/${k.id}`}>{k.name}</Link>
-                      </td>
-                      <td className="mono">{k.prefix}…</td>
-                      <td>{k.status}</td>
-                      <td>{k.scopes.join(', ')}</td>
-                      <td>{when(k.lastUsedAt)}</td>
-                      <td className="row">
-                        {k.status === 'ACTIVE' && session.can('client-keys:update') && (
-                          <ConfirmButton
-                            label={`Rotate ${k.name}`}
-                            confirm="Rotate now"
-                            warning="A new value is made; the old one stops at once."
-                            onConfirm={() => void rotate.run(k.id)}
-                          />
-                        )}
-                        {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
-                          <ConfirmButton
-                            label={`Revoke ${k.name}`}
-                            confirm="Revoke now"
-                            warning="Calls with this key stop at once."
-                            onConfirm={() => void revoke.run(k.id)}
-                          />
-                        )}
-                      </td>
+      <section aria-labelledby="client-keys">
+        <h2 id="client-keys">Client Keys</h2>
+        <p className="muted">
+          Client Keys let your back ends call the API. Never put one in a browser or an app.
+        </p>
+        {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
+        {session.can('client-keys:create') && !creating && (
+          <button type="button" onClick={() => setCreating(true)}>
+            Create key
+          </button>
+        )}
+        {creating && (
+          <CreateKey
+            onClose={() => setCreating(false)}
+            onCreated={(name, key) => {
+              setCreating(false)
+              setShown({ name, key })
+              refresh()
+            }}
+          />
+        )}
+        <ErrorBox error={keys.error ?? rotate.error ?? revoke.error} />
+        {keys.isPending ? (
+          <Loading what="keys" />
+        ) : keys.data && keys.data.items.length === 0 ? (
+          <Empty>No Client Key yet.</Empty>
+        ) : (
+          keys.data && (
+            <>
+              <div className="scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th>
+                      <th scope="col">Prefix</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Scopes</th>
+                      <th scope="col">Last used</th>
+                      <th scope="col">Actions</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={keys.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+                  </thead>
+                  <tbody>
+                    {keys.data.items.map((k) => (
+                      <tr key={k.id}>
+                        <td>
+                          <Link to={`/keys/${k.id}`}>{k.name}</Link>
+                        </td>
+                        <td className="mono">{k.prefix}…</td>
+                        <td>{k.status}</td>
+                        <td>{k.scopes.join(', ')}</td>
+                        <td>{when(k.lastUsedAt)}</td>
+                        <td className="row">
+                          {k.status === 'ACTIVE' && session.can('client-keys:update') && (
+                            <ConfirmButton
+                              label={`Rotate ${k.name}`}
+                              confirm="Rotate now"
+                              warning="A new value is made; the old one stops at once."
+                              onConfirm={() => void rotate.run(k.id)}
+                            />
+                          )}
+                          {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
+                            <ConfirmButton
+                              label={`Revoke ${k.name}`}
+                              confirm="Revoke now"
+                              warning="Calls with this key stop at once."
+                              onConfirm={() => void revoke.run(k.id)}
+                            />
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager total={keys.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+            </>
+          )
+        )}
+      </section>
+      {session.can('client-keys:read') && <PublishableKeys />}
     </>
   )
 }

@@ -1,0 +1,173 @@
+import { useId, useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { parseList } from '../lib/key-usage'
+import { keyChanges, type KeyFields } from '../lib/publishable-keys'
+import { choices } from '../lib/role-diff'
+import { useSession } from '../session'
+import { ErrorBox, Loading, useAction } from '../ui'
+
+type PublishableKey = components['schemas']['PublishableKey']
+type CreatePublishableKeyRequest = components['schemas']['CreatePublishableKeyRequest']
+type UpdatePublishableKeyRequest = components['schemas']['UpdatePublishableKeyRequest']
+
+/** The API's bounds (contract section 20). */
+const MAX_ORIGINS = 20
+const DEFAULT_PER_HOUR = 100
+
+function fieldsOf(form: HTMLFormElement): KeyFields {
+  const f = new FormData(form)
+  return {
+    name: String(f.get('name') ?? '').trim(),
+    allowedOrigins: parseList(String(f.get('origins') ?? '')),
+    defaultRoles: f.getAll('role').map(String),
+    signupsPerHour: Number(f.get('perHour') ?? DEFAULT_PER_HOUR),
+  }
+}
+
+/** The tenant's roles offered as default roles (and the key's own, even when the caller cannot list them). */
+function RoleChecks({ held }: { held: readonly string[] }) {
+  const session = useSession()
+  const canList = session.can('roles:read')
+  const roles = useQuery({
+    queryKey: ['roles', 'all'],
+    queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } }),
+    enabled: canList,
+  })
+  const names = choices(
+    (roles.data?.items ?? []).map((r) => r.name),
+    held,
+  )
+  return (
+    <fieldset>
+      <legend>Default roles</legend>
+      <p className="muted">
+        Every user who signs up with the key gets them, never more. A role with an administration permission
+        (users, roles, tenants, keys) is refused.
+      </p>
+      {canList && roles.isPending && <Loading what="roles" />}
+      <ErrorBox error={roles.error} />
+      {!canList && <p className="muted">Listing the roles needs roles:read; only the key’s own are shown.</p>}
+      <div className="checks">
+        {names.map((name) => (
+          <label key={name} className="check">
+            <input type="checkbox" name="role" value={name} defaultChecked={held.includes(name)} /> {name}
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  )
+}
+
+/**
+ * A publishable key's name, allowed origins, default roles and sign-ups per hour: a new key (`k` absent,
+ * POST) or the edit of one (PATCH with only what changed). `onSaved` gets the key as the service answers it.
+ */
+export function PublishableKeyForm({
+  k,
+  onSaved,
+  onClose,
+}: {
+  k?: PublishableKey
+  onSaved: (k: PublishableKey) => void
+  onClose?: () => void
+}) {
+  const queries = useQueryClient()
+  const id = useId()
+  const [problem, setProblem] = useState('')
+  const [status, setStatus] = useState('')
+  const saved = (key: PublishableKey) => {
+    queries.setQueryData(['publishable-keys', key.id], key)
+    void queries.invalidateQueries({ queryKey: ['publishable-keys', 'list'] })
+    onSaved(key)
+  }
+  const create = useAction(
+    (body: CreatePublishableKeyRequest) => tessera.POST('/api/v1/publishable-keys', { body }),
+    saved,
+  )
+  const update = useAction(
+    (keyId: string, body: UpdatePublishableKeyRequest) =>
+      tessera.PATCH('/api/v1/publishable-keys/{id}', { params: { path: { id: keyId } }, body }),
+    (key) => {
+      saved(key)
+      setStatus('Saved.')
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setProblem('')
+    setStatus('')
+    const fields = fieldsOf(e.currentTarget)
+    const count = fields.allowedOrigins.length
+    if (count < 1 || count > MAX_ORIGINS) {
+      setProblem(`Give from 1 to ${MAX_ORIGINS} allowed origins (${count} given).`)
+      return
+    }
+    if (!k) {
+      void create.run(fields)
+      return
+    }
+    const changes = keyChanges(k, fields)
+    if (Object.keys(changes).length === 0) setStatus('Nothing changed.')
+    else void update.run(k.id, changes)
+  }
+  const pending = create.pending || update.pending
+  return (
+    <form className="panel stack" onSubmit={submit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{k ? 'Edit the key' : 'New publishable key'}</h2>
+      <label>
+        Name
+        <input name="name" required maxLength={100} defaultValue={k?.name} />
+      </label>
+      <label>
+        Allowed origins
+        <textarea
+          name="origins"
+          rows={3}
+          required
+          defaultValue={k?.allowedOrigins.join('\n')}
+          aria-describedby={`${id}-origins`}
+        />
+      </label>
+      <p id={`${id}-origins`} className="muted">
+        The exact origins of the pages that sign users up, one a line or comma separated, 1 to {MAX_ORIGINS}:
+        https://www.example.com, or http:// on a loopback host (http://localhost:8080).
+      </p>
+      <RoleChecks held={k?.defaultRoles ?? []} />
+      <label>
+        Sign-ups per hour
+        <input
+          name="perHour"
+          type="number"
+          required
+          min={1}
+          max={10_000}
+          step={1}
+          defaultValue={k?.signupsPerHour ?? DEFAULT_PER_HOUR}
+          aria-describedby={`${id}-per-hour`}
+        />
+      </label>
+      <p id={`${id}-per-hour`} className="muted">
+        At most this many sign-ups an hour with this key (1 to 10,000), besides 10 an hour from one address.
+      </p>
+      {problem && (
+        <p role="alert" className="error">
+          {problem}
+        </p>
+      )}
+      <ErrorBox error={create.error ?? update.error} />
+      <div className="row">
+        <button type="submit" disabled={pending}>
+          {k ? 'Save changes' : 'Create'}
+        </button>
+        {onClose && (
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        )}
+        <span role="status">{status}</span>
+      </div>
+    </form>
+  )
+}

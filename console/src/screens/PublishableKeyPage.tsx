@@ -1,0 +1,95 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { CopyButton } from '../keys/CopyButton'
+import { PublishableKeyForm } from '../keys/PublishableKeyForm'
+import { SignupSnippet } from '../keys/SignupSnippet'
+import { Link } from '../router'
+import { useSession } from '../session'
+import { ConfirmButton, ErrorBox, Loading, useAction, when } from '../ui'
+
+type PublishableKey = components['schemas']['PublishableKey']
+
+function Revoke({ k }: { k: PublishableKey }) {
+  const queries = useQueryClient()
+  const revoke = useAction(
+    () => tessera.POST('/api/v1/publishable-keys/{id}/revoke', { params: { path: { id: k.id } } }),
+    (revoked) => {
+      queries.setQueryData(['publishable-keys', k.id], revoked)
+      void queries.invalidateQueries({ queryKey: ['publishable-keys', 'list'] })
+    },
+  )
+  return (
+    <section aria-labelledby="pk-revoke" className="panel stack">
+      <h2 id="pk-revoke">Revoke</h2>
+      <p className="muted">Sign-ups with the key are refused at once; pages that carry it stop working.</p>
+      <div className="row">
+        <ConfirmButton
+          label={`Revoke ${k.name}`}
+          confirm="Revoke now"
+          warning="Sign-ups with this key stop at once."
+          onConfirm={() => void revoke.run()}
+        />
+      </div>
+      <ErrorBox error={revoke.error} />
+    </section>
+  )
+}
+
+/**
+ * One publishable key: its facts, its sign-up snippet while it is active, its edit (client-keys:update)
+ * and revoke (client-keys:revoke); its own URL, /keys/publishable/{id}.
+ */
+export function PublishableKeyPage({ id }: { id: string }) {
+  const session = useSession()
+  const key = useQuery({
+    queryKey: ['publishable-keys', id],
+    queryFn: () => tessera.GET('/api/v1/publishable-keys/{id}', { params: { path: { id } } }),
+  })
+  const k = key.data
+  const active = k?.status === 'ACTIVE'
+  return (
+    <>
+      <p>
+        <Link to="/keys">← Keys</Link>
+      </p>
+      <h1>{k ? `Publishable key ${k.name}` : 'Publishable key'}</h1>
+      <ErrorBox error={key.error} />
+      {key.isPending && <Loading what="the key" />}
+      {k && (
+        <div className="grid">
+          <section aria-labelledby="pk-details" className="panel">
+            <h2 id="pk-details">Details</h2>
+            <dl className="facts">
+              <dt>Status</dt>
+              <dd>{k.status}</dd>
+              <dt>Key</dt>
+              <dd>
+                <span className="mono">{k.key}</span> <CopyButton text={k.key} />
+              </dd>
+              <dt>Allowed origins</dt>
+              <dd>{k.allowedOrigins.join(', ')}</dd>
+              <dt>Default roles</dt>
+              <dd>{k.defaultRoles.join(', ') || 'None'}</dd>
+              <dt>Sign-ups per hour</dt>
+              <dd>{k.signupsPerHour}</dd>
+              <dt>Created</dt>
+              <dd>{when(k.createdAt)}</dd>
+              {k.revokedAt && (
+                <>
+                  <dt>Revoked</dt>
+                  <dd>{when(k.revokedAt)}</dd>
+                </>
+              )}
+            </dl>
+          </section>
+          {active && session.can('client-keys:update') && (
+            <PublishableKeyForm k={k} onSaved={() => undefined} />
+          )}
+          {active && session.can('client-keys:revoke') && <Revoke k={k} />}
+          {active && <SignupSnippet k={k} />}
+        </div>
+      )}
+    </>
+  )
+}
