@@ -6,7 +6,9 @@ import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/
 import { covers } from '../../console/src/lib/permissions.js'
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
+import { browserProblem } from '../../console/src/lib/webauthn-errors.js'
 import { resolveSchema } from '../../console/vite.config.js'
+import { TesseraError } from '../../clients/typescript/src/index.js'
 
 // The console's logic without a browser: chart data shaping, the auth_config form's validation against
 // the document's own schema, CSV and what the menu shows.
@@ -181,4 +183,30 @@ t.test('a role’s permissions edit: what to add and what to remove, nothing els
     ['custom:thing', 'roles:read', 'users:read'],
     'what the role holds is offered even when the caller cannot list it',
   )
+})
+
+t.test('a passkey act that failed in the browser: a sentence; any other failure: none', async (t) => {
+  t.match(
+    browserProblem(new DOMException('The operation either timed out or was not allowed.', 'NotAllowedError')),
+    /cancelled/,
+  )
+  t.match(browserProblem(new DOMException('x', 'InvalidStateError')), /already holds/)
+  const library = Object.assign(new Error('No available authenticator supported it'), {
+    name: 'UnknownError',
+    code: 'ERROR_AUTHENTICATOR_GENERAL_ERROR',
+  })
+  t.equal(
+    browserProblem(library),
+    'No available authenticator supported it',
+    '@simplewebauthn/browser’s own words',
+  )
+  const refused = new TesseraError({
+    status: 409,
+    code: 'PASSKEYS_DISABLED',
+    message: 'Passkeys are disabled',
+  })
+  t.equal(browserProblem(refused), null, 'the service’s answer is shown as every error is')
+  t.equal(browserProblem(new TypeError('Failed to fetch')), null, 'so is the network’s')
+  t.equal(browserProblem('NotAllowedError'), null)
+  t.equal(browserProblem(null), null)
 })
