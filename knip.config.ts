@@ -43,7 +43,8 @@ const config: KnipConfig = {
         // serve its dist/altcha.js file to Chromium by path, never import it.
         'altcha',
         // Served as a file (its dist/bundle) to the page of test/passkeys/browser.test.ts, which Chromium
-        // runs; never imported by Node.
+        // runs; never imported by Node. The console imports it too (console/package.json declares it); Vite
+        // bundles it from this package.json's install, like the console's packages above.
         '@simplewebauthn/browser',
       ],
     },

@@ -97,7 +97,7 @@ export async function signIn(
   await page.getByLabel('Tenant').fill(tenant)
   await page.getByLabel('Email, username or CPF/CNPJ').fill(identifier)
   await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')

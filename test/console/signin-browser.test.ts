@@ -49,13 +49,13 @@ t.test('console in Chromium: sign in with the second factor', { skip: NO_BROWSER
   }
 
   await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   const code = page.getByLabel('Code')
   await code.waitFor()
   t.pass('the second factor is asked for')
   // A code of the next step: the one confirmed above may be the current one, which is spent.
   await code.fill(totpAt(secret, Date.now() + 30_000))
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
   t.pass('signed in with the code')
   t.same(problems, [], 'no CSP violation or page error')

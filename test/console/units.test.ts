@@ -8,7 +8,9 @@ import { covers } from '../../console/src/lib/permissions.js'
 import { keyChanges, signupSnippet } from '../../console/src/lib/publishable-keys.js'
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
+import { browserProblem } from '../../console/src/lib/webauthn-errors.js'
 import { resolveSchema } from '../../console/vite.config.js'
+import { TesseraError } from '../../clients/typescript/src/index.js'
 
 // The console's logic without a browser: chart data shaping, the auth_config form's validation against
 // the document's own schema, CSV and what the menu shows.
@@ -249,4 +251,30 @@ t.test('the sign-up snippet: the widget, its challenge with the key, the signup 
   t.notMatch(odd, '"></altcha-widget><script>', 'an attribute cannot be closed')
   t.equal(odd.match(/<\/script>/g)?.length, 2, 'a string cannot close the script')
   t.equal(odd.match(/-->/g)?.length, 1, 'nor the comment')
+})
+
+t.test('a passkey act that failed in the browser: a sentence; any other failure: none', async (t) => {
+  t.match(
+    browserProblem(new DOMException('The operation either timed out or was not allowed.', 'NotAllowedError')),
+    /cancelled/,
+  )
+  t.match(browserProblem(new DOMException('x', 'InvalidStateError')), /already holds/)
+  const library = Object.assign(new Error('No available authenticator supported it'), {
+    name: 'UnknownError',
+    code: 'ERROR_AUTHENTICATOR_GENERAL_ERROR',
+  })
+  t.equal(
+    browserProblem(library),
+    'No available authenticator supported it',
+    '@simplewebauthn/browser’s own words',
+  )
+  const refused = new TesseraError({
+    status: 409,
+    code: 'PASSKEYS_DISABLED',
+    message: 'Passkeys are disabled',
+  })
+  t.equal(browserProblem(refused), null, 'the service’s answer is shown as every error is')
+  t.equal(browserProblem(new TypeError('Failed to fetch')), null, 'so is the network’s')
+  t.equal(browserProblem('NotAllowedError'), null)
+  t.equal(browserProblem(null), null)
 })

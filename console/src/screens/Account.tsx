@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { qrSource } from '../lib/qr'
+import { MyPasskeys } from '../passkeys/MyPasskeys'
 import { ConfirmButton, Empty, ErrorBox, Loading, useAction, when } from '../ui'
 
 type Setup = components['schemas']['OtpSetup']
@@ -221,6 +222,7 @@ export function Account() {
         <Password />
         <Sessions />
         <SecondFactor />
+        <MyPasskeys />
       </div>
     </>
   )

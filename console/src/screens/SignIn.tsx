@@ -1,10 +1,11 @@
-import { useState, type FormEvent } from 'react'
+import { useRef, useState, type FormEvent } from 'react'
 import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
 import { rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
 import { ErrorBox } from '../ui'
 import { Link } from '../router'
 import { qrSource } from '../lib/qr'
+import { PasskeySignIn } from '../passkeys/PasskeySignIn'
 
 /** Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. */
 export function SignIn() {
@@ -13,6 +14,14 @@ export function SignIn() {
   const [pending, setPending] = useState(false)
   const [mfa, setMfa] = useState<{ token: string; setup: SecondFactorSetup | null } | null>(null)
   const [recovery, setRecovery] = useState<string[] | null>(null)
+  const tenantField = useRef<HTMLInputElement>(null)
+  /** The Tenant field's value, for a passkey sign-in; null (and the field's own message) when empty. */
+  const tenantCode = () => {
+    const field = tenantField.current
+    const code = field?.value.trim() ?? ''
+    if (code === '') field?.reportValidity()
+    return code || null
+  }
 
   const signIn = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -77,7 +86,13 @@ export function SignIn() {
         <div hidden={mfa !== null} className="stack">
           <label>
             Tenant
-            <input name="tenant" autoComplete="organization" required defaultValue="platform" />
+            <input
+              ref={tenantField}
+              name="tenant"
+              autoComplete="organization"
+              required
+              defaultValue="platform"
+            />
           </label>
           <label>
             Email, username or CPF/CNPJ
@@ -116,6 +131,7 @@ export function SignIn() {
           Sign in
         </button>
       </form>
+      {!mfa && <PasskeySignIn tenantCode={tenantCode} />}
       {!mfa && (
         <p>
           <Link to="/forgot-password">Forgot your password?</Link>

@@ -5,6 +5,7 @@ import { tessera } from '../api'
 import { Link } from '../router'
 import { useSession } from '../session'
 import { UserPermissions } from '../users/UserPermissions'
+import { UserPasskeys } from '../passkeys/UserPasskeys'
 import { Empty, ErrorBox, Loading, useAction, when } from '../ui'
 
 type User = components['schemas']['User']
@@ -248,6 +249,7 @@ export function UserPage({ userId }: { userId: string }) {
           <Roles user={u} />
           <UserPermissions user={u} />
           <Sessions user={u} />
+          <UserPasskeys userId={u.id} />
           {session.can('users:update') && <Acts user={u} />}
         </div>
       )}

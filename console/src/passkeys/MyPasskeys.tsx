@@ -1,0 +1,146 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import type { Passkey } from '@tessera/client'
+import { tessera } from '../api'
+import { ConfirmButton, Empty, Loading, useAction } from '../ui'
+import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
+import { createPasskey } from './webauthn'
+
+const KEY = ['me', 'passkeys']
+/** The most the list operation gives in one page. */
+const LIMIT = 100
+
+/** One passkey of the signed-in user, with "Rename" (in place) and "Remove" (confirmed). */
+function Item(props: {
+  passkey: Passkey
+  rename: (id: string, name: string) => Promise<unknown>
+  remove: (id: string) => Promise<unknown>
+}) {
+  const { passkey } = props
+  const [renaming, setRenaming] = useState(false)
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const name = String(new FormData(e.currentTarget).get('name')).trim()
+    if (name === passkey.name) return setRenaming(false)
+    void props.rename(passkey.id, name).then((r) => r && setRenaming(false))
+  }
+  if (renaming) {
+    return (
+      <li>
+        <form className="row" onSubmit={submit}>
+          <label>
+            New name
+            <input name="name" defaultValue={passkey.name} maxLength={64} required autoFocus />
+          </label>
+          <button type="submit">Save name</button>
+          <button type="button" onClick={() => setRenaming(false)}>
+            Cancel
+          </button>
+        </form>
+      </li>
+    )
+  }
+  return (
+    <li>
+      <PasskeyFacts passkey={passkey} />
+      <span className="row">
+        <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${passkey.name}`}>
+          Rename
+        </button>
+        <ConfirmButton
+          label={`Remove ${passkey.name}`}
+          confirm="Remove now"
+          warning="You can no longer sign in with it."
+          onConfirm={() => void props.remove(passkey.id)}
+        />
+      </span>
+    </li>
+  )
+}
+
+/**
+ * Account → Passkeys (contract sections 19 and 21): the signed-in user's passkeys, adding one with the
+ * browser's authenticator, renaming and removing. Adding and removing need a recent sign-in: useAction asks
+ * for the password in place and goes on (section 22).
+ */
+export function MyPasskeys() {
+  const queries = useQueryClient()
+  const refresh = () => void queries.invalidateQueries({ queryKey: KEY })
+  const [done, setDone] = useState('')
+  const list = useQuery({
+    queryKey: KEY,
+    queryFn: () => tessera.GET('/api/v1/me/passkeys', { params: { query: { limit: LIMIT } } }),
+  })
+  const add = useAction(
+    (name: string) => tessera.registerPasskey(createPasskey, name === '' ? undefined : name),
+    (p) => {
+      setDone(`Passkey “${p.name}” added.`)
+      refresh()
+    },
+  )
+  const rename = useAction(
+    (id: string, name: string) =>
+      tessera.PATCH('/api/v1/me/passkeys/{id}', { params: { path: { id } }, body: { name } }),
+    (p) => {
+      setDone(`Renamed to “${p.name}”.`)
+      refresh()
+    },
+  )
+  const remove = useAction(
+    (id: string) => tessera.DELETE('/api/v1/me/passkeys/{id}', { params: { path: { id } } }),
+    () => {
+      setDone('Passkey removed.')
+      refresh()
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const form = e.currentTarget
+    setDone('')
+    void add.run(String(new FormData(form).get('name')).trim()).then((r) => r && form.reset())
+  }
+
+  const items = list.data?.items ?? []
+  const total = list.data?.total ?? 0
+  const off = passkeysOff(list.error)
+  return (
+    <section aria-labelledby="passkeys" className="panel">
+      <h2 id="passkeys">Passkeys</h2>
+      {off ? (
+        <PasskeysOff />
+      ) : (
+        <>
+          <PasskeyError error={list.error ?? add.error ?? rename.error ?? remove.error} />
+          {list.isPending ? (
+            <Loading what="your passkeys" />
+          ) : items.length === 0 ? (
+            !list.error && <Empty>No passkey yet.</Empty>
+          ) : (
+            <ul className="list">
+              {items.map((p) => (
+                <Item key={p.id} passkey={p} rename={rename.run} remove={remove.run} />
+              ))}
+            </ul>
+          )}
+          {total > items.length && (
+            <p className="muted">
+              The newest {items.length} of your {total} passkeys are shown.
+            </p>
+          )}
+          <p role="status">{done}</p>
+          {!list.error && !list.isPending && (
+            <form className="row" onSubmit={submit}>
+              <label>
+                Name of the new passkey (optional)
+                <input name="name" maxLength={64} />
+              </label>
+              <button type="submit" disabled={add.pending}>
+                Add a passkey
+              </button>
+            </form>
+          )}
+        </>
+      )}
+    </section>
+  )
+}

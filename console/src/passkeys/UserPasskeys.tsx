@@ -1,0 +1,74 @@
+import { useState } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { tessera } from '../api'
+import { useSession } from '../session'
+import { ConfirmButton, Empty, Loading, useAction } from '../ui'
+import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
+
+/**
+ * A user's page → Passkeys (contract sections 19 and 21), for administrators: the user's passkeys
+ * (users:read) and "Remove" (users:update; the service applies the hierarchy rule).
+ */
+export function UserPasskeys({ userId }: { userId: string }) {
+  const session = useSession()
+  const queries = useQueryClient()
+  const key = ['users', userId, 'passkeys']
+  const [done, setDone] = useState('')
+  const list = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      tessera.GET('/api/v1/users/{userId}/passkeys', {
+        params: { path: { userId }, query: { limit: 100 } },
+      }),
+  })
+  const remove = useAction(
+    (id: string) =>
+      tessera.DELETE('/api/v1/users/{userId}/passkeys/{id}', { params: { path: { userId, id } } }),
+    () => {
+      setDone('Passkey removed.')
+      void queries.invalidateQueries({ queryKey: key })
+    },
+  )
+  const items = list.data?.items ?? []
+  const total = list.data?.total ?? 0
+  const removable = session.can('users:update')
+  return (
+    <section aria-labelledby="user-passkeys" className="panel">
+      <h2 id="user-passkeys">Passkeys</h2>
+      {passkeysOff(list.error) ? (
+        <PasskeysOff />
+      ) : (
+        <>
+          <PasskeyError error={list.error ?? remove.error} />
+          {list.isPending ? (
+            <Loading what="passkeys" />
+          ) : items.length === 0 ? (
+            !list.error && <Empty>No passkey.</Empty>
+          ) : (
+            <ul className="list">
+              {items.map((p) => (
+                <li key={p.id}>
+                  <PasskeyFacts passkey={p} />
+                  {removable && (
+                    <ConfirmButton
+                      label={`Remove ${p.name}`}
+                      confirm="Remove now"
+                      warning="The user can no longer sign in with it."
+                      onConfirm={() => void remove.run(p.id)}
+                    />
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+          {total > items.length && (
+            <p className="muted">
+              The newest {items.length} of {total} passkeys are shown.
+            </p>
+          )}
+          <p role="status">{done}</p>
+        </>
+      )}
+    </section>
+  )
+}
