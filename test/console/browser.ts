@@ -7,7 +7,7 @@ import type { Test } from 'tap'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import type { TestApp } from '../helpers/app.js'
 
-// What the console's browser tests share: Debian's Chromium (as test/system/explorer-browser.test.ts
+// What the browser tests share (the console's, the sign-up example's): Debian's Chromium (as test/system/explorer-browser.test.ts
 // finds and starts it), the built console, axe-core and screenshots.
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -25,7 +25,7 @@ export const NO_BROWSER =
   CHROMIUM && existsSync(CHROMIUM)
     ? false
     : `no Chromium at ${CHROMIUM ?? '`chromium` on the PATH'} (apt-get install -y chromium, or set ` +
-      'CHROMIUM_PATH): the console was not checked in a browser'
+      'CHROMIUM_PATH): this page was not checked in a browser'
 
 /** Builds the console when its output is missing or stale (the same script `npm start` runs). */
 export function buildConsole(): void {

@@ -1,9 +1,7 @@
 import t, { type Test } from 'tap'
-import { createServer } from 'node:http'
-import { readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import type { Page } from 'playwright-core'
 import { buildTestApp } from '../helpers/app.js'
+import { serveSignupSite } from '../helpers/signup-site.js'
 import { call } from '../helpers/call.js'
 import { createTenant, createUser, insertRole, PASSWORD, userWithToken } from '../helpers/fixtures.js'
 import {
@@ -23,35 +21,16 @@ import {
 // signing a visitor up, the hourly sign-ups edited, the key revoked after a confirming click; and a reader
 // (client-keys:read only) who sees the keys and no control.
 
-const ROOT = resolve(import.meta.dirname, '../..')
-const WIDGET = join(ROOT, 'node_modules/altcha/dist/altcha.js')
-
 const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor()
 
-/**
- * A site on a second loopback port (another origin than the service): its page is the snippet as a site
- * pastes it into a document of its own, with the widget's script beside it.
- */
-async function serveSite(t: Test, snippet: () => string): Promise<string> {
-  const server = createServer((req, res) => {
-    if (req.url === '/') {
-      const html =
-        '<!doctype html>\n<html lang="en">\n<head><meta charset="utf-8" /><title>Sign up</title></head>\n' +
-        `<body>\n${snippet()}\n</body>\n</html>\n`
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html)
-    } else if (req.url === '/altcha.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(WIDGET))
-    } else if (req.url === '/favicon.ico') {
-      res.writeHead(204).end() // the browser asks for it; a 404 would be logged as a failed resource
-    } else {
-      res.writeHead(404).end()
-    }
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())))
-  const address = server.address()
-  if (!address || typeof address === 'string') throw new Error('no TCP address')
-  return `http://127.0.0.1:${address.port}`
+/** The snippet as a site pastes it into a document of its own, served from another origin. */
+function serveSite(t: Test, snippet: () => string): Promise<string> {
+  return serveSignupSite(
+    t,
+    () =>
+      '<!doctype html>\n<html lang="en">\n<head><meta charset="utf-8" /><title>Sign up</title></head>\n' +
+      `<body>\n${snippet()}\n</body>\n</html>\n`,
+  )
 }
 
 t.setTimeout(300_000)

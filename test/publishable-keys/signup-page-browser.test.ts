@@ -1,10 +1,9 @@
 import t, { type Test } from 'tap'
-import { createServer, type Server } from 'node:http'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { delimiter, join, resolve } from 'node:path'
-import { chromium, type BrowserContext } from 'playwright-core'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { buildTestApp } from '../helpers/app.js'
+import { serveSignupSite } from '../helpers/signup-site.js'
+import { launch, listen, NO_BROWSER } from '../console/browser.js'
 import { call } from '../helpers/call.js'
 import { createTenant, userWithToken } from '../helpers/fixtures.js'
 
@@ -14,71 +13,14 @@ import { createTenant, userWithToken } from '../helpers/fixtures.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const PAGE = join(ROOT, 'examples/signup-page/index.html')
-const WIDGET = join(ROOT, 'node_modules/altcha/dist/altcha.js')
-
-/** CHROMIUM_PATH, else `chromium` on the PATH (Debian's package), as the explorer's browser test finds it. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH
-  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean)
-  return dirs.map((dir) => join(dir, 'chromium')).find((file) => existsSync(file))
-}
-const CHROMIUM = findChromium()
-const NO_BROWSER =
-  CHROMIUM && existsSync(CHROMIUM)
-    ? false
-    : 'no Chromium (apt-get install -y chromium, or set CHROMIUM_PATH): the sign-up page was not checked in a browser'
-
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-
-async function launch(t: Test): Promise<BrowserContext> {
-  const profile = mkdtempSync(join(tmpdir(), 'tessera-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    timeout: 60_000,
-  })
-  t.teardown(async () => {
-    await context.close()
-    rmSync(profile, { recursive: true, force: true })
-  })
-  return context
-}
-
-async function portOf(server: Server | TestApp['server']): Promise<number> {
-  const address = server.address()
-  if (!address || typeof address === 'string') throw new Error('no TCP address')
-  return address.port
-}
 
 /** The example folder as a static site: index.html with its placeholders filled, and the widget's script. */
-async function serveExample(t: Test, tessera: string, key: () => string): Promise<string> {
-  const server = createServer((req, res) => {
-    if (req.url === '/' || req.url === '/index.html') {
-      const html = readFileSync(PAGE, 'utf8')
-        .replaceAll('__TESSERA_URL__', tessera)
-        .replaceAll('__PUBLISHABLE_KEY__', key())
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html)
-    } else if (req.url === '/altcha.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(WIDGET))
-    } else if (req.url === '/favicon.ico') {
-      res.writeHead(204).end() // the browser asks for it; a 404 would be logged as a failed resource
-    } else {
-      res.writeHead(404).end()
-    }
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())))
-  return `http://127.0.0.1:${await portOf(server)}`
+function serveExample(t: Test, tessera: string, key: () => string): Promise<string> {
+  return serveSignupSite(t, () =>
+    readFileSync(PAGE, 'utf8')
+      .replaceAll('__TESSERA_URL__', tessera)
+      .replaceAll('__PUBLISHABLE_KEY__', key()),
+  )
 }
 
 t.test('signup: the example page signs a user up in Chromium', { skip: NO_BROWSER }, async (t) => {
@@ -86,8 +28,7 @@ t.test('signup: the example page signs a user up in Chromium', { skip: NO_BROWSE
   t.setTimeout(300_000)
   // The default difficulty (SIGNUP_CHALLENGE_MAX_NUMBER unset), as a visitor's browser meets it.
   const app = await buildTestApp(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const tessera = `http://127.0.0.1:${await portOf(app.server)}`
+  const tessera = await listen(app)
   let value = ''
   const site = await serveExample(t, tessera, () => value)
   const tenant = await createTenant(app)
