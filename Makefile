@@ -46,11 +46,12 @@ COVERAGE_DIR := .tap/contract-coverage
 # there never decides the gate. CI, which has Redis and Chromium, checks its own higher floors
 # (CI_COVERAGE_FLOORS, set by .ci/run, in the same flags: they come last, so they win where they name the same
 # figure). Raise a floor when coverage rises; never lower one without saying why.
-# 2026-11-26, a fresh machine (make test with nothing set: embedded PostgreSQL 18, no Redis, no Chromium):
-# lines and statements 97.96%, branches 91.45%, functions 96.96%.
+# 2026-11-28, a fresh machine (make test with nothing set: embedded PostgreSQL 18, no Redis, no Chromium),
+# transpiled by esbuild (TypeScript's transpiler had given 98.36/91.83/97.19 on the same tree that morning):
+# lines and statements 98.35%, branches 91.83%, functions 97.12%.
 # The floors are these figures rounded down; test/system/coverage-floors.test.ts fails when they part.
 # The PostgreSQL run measures none (the same code, and it would overwrite the PGlite figures).
-COVERAGE_FLOORS := --lines=97 --statements=97 --branches=91 --functions=96
+COVERAGE_FLOORS := --lines=98 --statements=98 --branches=91 --functions=97
 CI_COVERAGE_FLOORS ?=
 # The console (console/ → console/dist/), built only when missing or older than its sources; `npm start`
 # runs the same script, and the console's tests run it too.
