@@ -1,6 +1,5 @@
+export { TesseraClient, createTesseraClient } from './client.js'
 export {
-  TesseraClient,
-  createTesseraClient,
   type CallInit,
   type CompleteLoginRequest,
   type DataMethod,
@@ -17,7 +16,7 @@ export {
   type SuccessData,
   type TesseraClientOptions,
   type Tokens,
-} from './client.js'
+} from './types.js'
 export {
   ReauthenticationRequired,
   SecondFactorRequired,
