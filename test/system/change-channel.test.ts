@@ -185,6 +185,9 @@ t.test('PgChangeChannel', { skip }, async (t) => {
   const { url, drop } = await createTestDatabaseUrl('postgres')
   t.teardown(drop)
   const pool = new pg.Pool({ connectionString: url, max: 2 })
+  // Why: pool.end() resolves before its sockets close, so drop's `with (force)` can terminate a backend
+  // that is still ending; the pool re-emits that as 'error', which crashed the file without a listener.
+  pool.on('error', () => undefined)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   t.teardown(() => db.destroy())
 
