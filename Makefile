@@ -65,12 +65,6 @@ console: install ## Build the console into console/dist (only when missing or st
 # would only repeat. test/helpers/db.ts fails a listed file that asks for TEST_BACKEND's back-end, and the
 # check below a listed path that does not exist, so the list cannot drop a test from PostgreSQL unnoticed.
 SINGLE_PASS := test/single-pass.txt
-# Every run transpiles the tests' TypeScript with esbuild, not TypeScript's own transpiler (tsconfig.esbuild.json,
-# scripts/tap-esbuild-transpiler.cjs): TypeScript's cost each test process some 6 s of CPU before its first test,
-# which on 2 cores was about 6 of the PGlite pass's 13.5 minutes (2026-11-28: the sum of the files' own times was
-# 896 s against 807 s of wall time at 2 jobs). The coverage pass too, since 2026-11-28: c8 maps esbuild's output
-# to slightly other lines and functions than TypeScript's, so the floors below were measured anew with it.
-ESBUILD_TSCONFIG := TAP_TSCONFIG=tsconfig.esbuild.json
 tap: install console ## The suite on PGlite and PostgreSQL (TEST_DATABASE_URL's, else an embedded one), coverage floors, contract coverage
 	npx tsx scripts/with-test-postgres.ts $(MAKE) --no-print-directory tap-run
 
@@ -80,10 +74,10 @@ tap-run:
 	@if [ -z "$$TEST_DATABASE_URL" ]; then echo "tap-run: TEST_DATABASE_URL is not set (use make tap)" >&2; exit 2; fi
 	@for f in $$(grep -v '^#' $(SINGLE_PASS)); do [ -f "$$f" ] || { echo "$(SINGLE_PASS): no file $$f" >&2; exit 1; }; done
 	rm -rf $(COVERAGE_DIR)
-	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite $(ESBUILD_TSCONFIG) npx tap
+	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap
 	@echo "coverage floors: $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)"
 	npx tap report text-summary --no-allow-incomplete-coverage $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)
-	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres $(ESBUILD_TSCONFIG) npx tap --disable-coverage \
+	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres npx tap --disable-coverage \
 		$$(npx tap list | grep -vxF -f $(SINGLE_PASS))
 	npx tsx scripts/contract-coverage.ts $(COVERAGE_DIR)
 
@@ -93,7 +87,7 @@ test: typecheck lint lint-openapi check-generated check-sdk check-test-names tap
 # One test file on PGlite, without coverage: make test-one FILE=test/roles/roles.test.ts
 test-one: install ## Run one test file on PGlite: make test-one FILE=test/x.test.ts
 	@if [ -z "$(FILE)" ]; then echo "usage: make test-one FILE=test/<dir>/<name>.test.ts" >&2; exit 2; fi
-	TEST_BACKEND=pglite $(ESBUILD_TSCONFIG) npx tap --disable-coverage $(FILE)
+	TEST_BACKEND=pglite npx tap --disable-coverage $(FILE)
 
 # Every operation of the document has a test whose title starts with its operationId.
 check-test-names: install ## Fail when an operationId has no test named after it

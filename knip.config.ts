@@ -13,8 +13,14 @@ const config: KnipConfig = {
       // the Makefile and by hand, and every test file tap runs (.taprc's `files`; knip has no tap plugin).
       // test/helpers/ and test/tenants/support.ts are not entries: tests import them, so an export of
       // theirs that no test uses is reported.
-      // scripts/tap-esbuild-transpiler.cjs: ts-node loads it by the name tsconfig.esbuild.json gives.
-      entry: ['scripts/*.ts', 'scripts/tap-esbuild-transpiler.cjs', 'bench/*.ts', 'test/**/*.test.ts'],
+      // scripts/test-loader.mjs: Node loads it for every test process (.taprc's node-arg), and it registers the hooks.
+      entry: [
+        'scripts/*.ts',
+        'scripts/test-loader.mjs',
+        'scripts/test-loader-hooks.mjs',
+        'bench/*.ts',
+        'test/**/*.test.ts',
+      ],
       ignoreDependencies: [
         // Run only from the Makefile's lint target (`npx spectral lint ...`), which knip does not read.
         '@stoplight/spectral-cli',

@@ -28,7 +28,7 @@ export interface ServiceProcess {
 }
 
 // Why: a child runs src through tsx, whose transpiled offsets differ from those of the test process
-// (ts-node); merged into one report, c8 drops every file both have covered. So children record no
+// (scripts/test-loader.mjs); merged into one report, c8 drops every file both have covered. So children record no
 // coverage (tap's processinfo hook honours this switch); the figure is the test processes' own.
 const NO_COVERAGE = { _TAPJS_PROCESSINFO_COVERAGE_: '0' }
 
