@@ -221,6 +221,24 @@ t.test('loginWithPasskey: 404 TENANT_NOT_FOUND, 409 PASSKEYS_DISABLED, 400 VALID
   t.equal(bad.status, 400)
 })
 
+t.test('loginWithPasskey: 404 TENANT_NOT_FOUND for an INACTIVE tenant, as a password login', async (t) => {
+  const { tenant, auth } = await withPasskey()
+  const options = await call(app, 'getPasskeyLoginOptions', {}, { body: { tenantCode: tenant.code } })
+  const response = auth.login(options.data)
+  await app.ctx.dbs.main
+    .updateTable('tenants')
+    .set({ status: 'INACTIVE' })
+    .where('id', '=', tenant.id)
+    .execute()
+  app.ctx.tenants.invalidate(tenant.id)
+  const login = await call(app, 'loginWithPasskey', {}, { body: { tenantCode: tenant.code, response } })
+  t.equal(login.status, 404, 'a verified passkey of a deactivated tenant')
+  t.equal(login.code, 'TENANT_NOT_FOUND')
+  const again = await call(app, 'getPasskeyLoginOptions', {}, { body: { tenantCode: tenant.code } })
+  t.equal(again.status, 404, 'and no new challenge for it')
+  t.equal(again.code, 'TENANT_NOT_FOUND')
+})
+
 t.test('loginWithPasskey: account throttling as for a password login', async (t) => {
   const { tenant, user, auth } = await withPasskey({ lockout: LOCKOUT })
   for (let i = 1; i <= 3; i++) {

@@ -37,6 +37,12 @@ t.test('first steps: the CLI refuses a held directory, the API creates, a restar
   const a = await startService(env)
   t.teardown(() => a.child.kill('SIGKILL'))
   await waitReady(a)
+  // The README's first step is the console: the service's own entry point serves it (make test builds it
+  // first, as npm start does).
+  const page = await fetch(`${a.base}/console/`)
+  t.equal(page.status, 200, '/console is served')
+  t.match(page.headers.get('content-type'), /^text\/html/)
+  t.match(await page.text(), /<script type="module"/, 'the built page, not a placeholder')
 
   const cli = await runCli(['tenant', 'create', '--code', 'acme', '--name', 'Acme', '--json'], env)
   t.not(cli.code, 0, 'the CLI beside a running service fails')

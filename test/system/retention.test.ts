@@ -153,6 +153,45 @@ t.test('retention: old rows go in bounded batches, recent ones stay', async (t) 
   })
 })
 
+t.test('retention: expired sign-up solutions and passkey challenges go, live ones stay', async (t) => {
+  const app = await buildTestApp(t)
+  const db = app.ctx.dbs.main
+  const tenant = await createTenant(app)
+  const soon = new Date(Date.now() + 5 * 60_000)
+  const past = new Date(Date.now() - 60_000)
+  const hex = () => sha256Hex(randomUUID())
+  await db
+    .insertInto('signup_challenges_used')
+    .values([
+      { signature: hex(), expires_at: past },
+      { signature: hex(), expires_at: soon },
+    ])
+    .execute()
+  const live = hex()
+  await db
+    .insertInto('passkey_challenges')
+    .values([
+      { tenant_id: tenant.id, purpose: 'login', challenge_hash: hex(), expires_at: past },
+      { tenant_id: tenant.id, purpose: 'login', challenge_hash: live, expires_at: soon },
+    ])
+    .execute()
+
+  const counts = await sweepOnce(app.ctx)
+  t.equal(counts?.challenges, 1, 'the expired used solution went')
+  const used = await db.selectFrom('signup_challenges_used').select('expires_at').execute()
+  t.same(
+    used.map((r) => new Date(r.expires_at).getTime()),
+    [soon.getTime()],
+    'a solution whose challenge can still verify is remembered',
+  )
+  const passkey = await db
+    .selectFrom('passkey_challenges')
+    .select('challenge_hash')
+    .where('tenant_id', '=', tenant.id)
+    .execute()
+  t.same(passkey, [{ challenge_hash: live }], 'only the live passkey challenge stays')
+})
+
 t.test('retention: audit rows are kept forever without AUDIT_RETENTION_DAYS', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
