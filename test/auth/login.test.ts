@@ -2,7 +2,14 @@ import t from 'tap'
 import { hash as argon2Hash } from '@node-rs/argon2'
 import { hashSync } from '@node-rs/bcrypt'
 import { buildTestApp } from '../helpers/app.js'
-import { activeSessions, createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
+import {
+  activeSessions,
+  createTenant,
+  createUser,
+  deactivateTenant,
+  freshIp,
+  PASSWORD,
+} from '../helpers/fixtures.js'
 import { decodeJwtUnverified } from '../../src/lib/jwt.js'
 
 t.test('login: POST /login', async (t) => {
@@ -165,12 +172,7 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
-  await app.ctx.dbs.main
-    .updateTable('tenants')
-    .set({ status: 'INACTIVE' })
-    .where('id', '=', tenant.id)
-    .execute()
-  app.ctx.tenants.invalidate(tenant.id)
+  await deactivateTenant(app, tenant.id)
   const res = await app.inject({
     method: 'POST',
     url: '/api/v1/login',

@@ -5,6 +5,7 @@ import {
   auditRows,
   createTenant,
   createUser,
+  deactivateTenant,
   freshIp,
   platformKey,
   userWithToken,
@@ -79,12 +80,7 @@ t.test('forgotPassword and resetPassword over a real SMTP server', async (t) => 
   t.test('forgotPassword: 404 TENANT_NOT_FOUND for an unknown or INACTIVE tenant', async (t) => {
     t.equal((await forgot('no-such-tenant', 'a@b.test')).code, 'TENANT_NOT_FOUND')
     const tenant = await createTenant(app)
-    await app.ctx.dbs.main
-      .updateTable('tenants')
-      .set({ status: 'INACTIVE' })
-      .where('id', '=', tenant.id)
-      .execute()
-    app.ctx.tenants.invalidate(tenant.id)
+    await deactivateTenant(app, tenant.id)
     const res = await forgot(tenant.code, 'a@b.test')
     t.equal(res.status, 404)
     t.equal(res.code, 'TENANT_NOT_FOUND')

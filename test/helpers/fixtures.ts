@@ -45,6 +45,19 @@ export async function createTenant(
   return { id: tenant.id, code: tenant.code }
 }
 
+/**
+ * Marks a tenant INACTIVE straight in the database, as the platform's deactivation leaves it, and drops the
+ * app's cached copy so the next request sees it.
+ */
+export async function deactivateTenant(app: FastifyInstance, tenantId: string): Promise<void> {
+  await app.ctx.dbs.main
+    .updateTable('tenants')
+    .set({ status: 'INACTIVE' })
+    .where('id', '=', tenantId)
+    .execute()
+  app.ctx.tenants.invalidate(tenantId)
+}
+
 export interface UserFx {
   id: string
   email: string

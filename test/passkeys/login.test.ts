@@ -1,7 +1,14 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { call, unchecked } from '../helpers/call.js'
-import { activeSessions, auditRows, createTenant, freshIp, userWithToken } from '../helpers/fixtures.js'
+import {
+  activeSessions,
+  auditRows,
+  createTenant,
+  deactivateTenant,
+  freshIp,
+  userWithToken,
+} from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { verifyAccessToken } from './token.js'
 import { SoftAuthenticator } from './soft-authenticator.js'
@@ -225,12 +232,7 @@ t.test('loginWithPasskey: 404 TENANT_NOT_FOUND for an INACTIVE tenant, as a pass
   const { tenant, auth } = await withPasskey()
   const options = await call(app, 'getPasskeyLoginOptions', {}, { body: { tenantCode: tenant.code } })
   const response = auth.login(options.data)
-  await app.ctx.dbs.main
-    .updateTable('tenants')
-    .set({ status: 'INACTIVE' })
-    .where('id', '=', tenant.id)
-    .execute()
-  app.ctx.tenants.invalidate(tenant.id)
+  await deactivateTenant(app, tenant.id)
   const login = await call(app, 'loginWithPasskey', {}, { body: { tenantCode: tenant.code, response } })
   t.equal(login.status, 404, 'a verified passkey of a deactivated tenant')
   t.equal(login.code, 'TENANT_NOT_FOUND')

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createKey, createTenant, platformKey, platformTenant, userWithToken } from '../helpers/fixtures.js'
+import {
+  createKey,
+  createTenant,
+  deactivateTenant,
+  platformKey,
+  platformTenant,
+  userWithToken,
+} from '../helpers/fixtures.js'
 import { call, login } from '../helpers/call.js'
 
 const code = () => `c-${randomUUID().slice(0, 8)}`
@@ -192,12 +199,7 @@ t.test(
     })
 
     await t.test('listTenants: status filter, paging, and 400 for limit above 100', async (t) => {
-      await app.ctx.dbs.main
-        .updateTable('tenants')
-        .set({ status: 'INACTIVE' })
-        .where('id', '=', a.id)
-        .execute()
-      app.ctx.tenants.invalidate(a.id)
+      await deactivateTenant(app, a.id)
       const res = await call(app, 'listTenants', platformKey, { query: { status: 'INACTIVE' } })
       t.same(
         res.body.data.items.map((x: { id: string }) => x.id),
