@@ -40,6 +40,13 @@ t.test(
     mailer.nudge()
     await mailer.idle()
     t.equal(mailer.counts.retry, 1, 'not retried before the backoff')
+    const failing = await call(app, 'getHealth')
+    t.same(
+      failing.data.mail,
+      { status: 'failing', pending: 1, oldestPendingSeconds: Math.floor((backoffMs(1) - 1000) / 1000) },
+      'health says the SMTP server refuses, with the backlog',
+    )
+    t.equal(failing.data.status, 'ok', 'a refusing SMTP server never degrades the service')
     clock.advance(1000)
     mailer.nudge()
     await mailer.idle()
@@ -70,7 +77,7 @@ t.test(
     t.match(metrics.body, /tessera_mail_sent_total\{result="retry"\} 2/)
     t.match(metrics.body, /tessera_mail_outbox_pending 0/)
     const health = await call(app, 'getHealth')
-    t.same(health.data.mail, { pending: 0, oldestPendingSeconds: 0 })
+    t.same(health.data.mail, { status: 'up', pending: 0, oldestPendingSeconds: 0 })
   },
 )
 

@@ -182,6 +182,12 @@ t.test('loginWithPasskey: 403 USER_INACTIVE, told only after the passkey verifie
   const inactive = (await passkeyLogin(app, tenant, auth)).res
   t.equal(inactive.status, 403)
   t.equal(inactive.code, 'USER_INACTIVE')
+  const refusal = (await auditRows(app, tenant.id, 'LOGIN')).filter((r) => !r.success)
+  t.same(
+    refusal.map((r) => [r.user_id, r.error_message]),
+    [[user.id, 'user suspended']],
+    'the failure row names the user, not the passkey',
+  )
   const forged = (await passkeyLogin(app, tenant, auth, { forge: { wrongKey: true } })).res
   t.equal(forged.code, 'INVALID_CREDENTIALS', 'the status is told only to a verified passkey')
 })
@@ -201,6 +207,12 @@ t.test(
     t.equal(refused.status, 403)
     t.equal(refused.code, 'EMAIL_NOT_VERIFIED')
     t.same(await activeSessions(mailing, user), [], 'no session opened')
+    const refusal = (await auditRows(mailing, tenant.id, 'LOGIN')).filter((r) => !r.success)
+    t.same(
+      refusal.map((r) => [r.user_id, r.error_message]),
+      [[user.id, 'email not verified']],
+      'the failure row names the user, not the passkey',
+    )
     const forged = (await passkeyLogin(mailing, tenant, auth, { forge: { wrongKey: true } })).res
     t.equal(forged.code, 'INVALID_CREDENTIALS', 'told only to a verified passkey')
     await db.updateTable('users').set({ email_verified: true }).where('id', '=', user.id).execute()

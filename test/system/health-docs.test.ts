@@ -12,6 +12,7 @@ t.test('getHealth, getHealthRoot: health answers on both paths with the database
     t.equal(data.database.status, 'up')
     t.type(data.database.latencyMs, 'number')
     t.equal(data.redis.status, 'disabled')
+    t.same(data.mail, { status: 'disabled' }, 'mail off: the component is there, with its status')
     t.equal(data.changeChannel.status, defaultBackend() === 'postgres' ? 'up' : 'local')
     t.same(Object.keys(data.routingPool).sort(), [
       'idleConnections',

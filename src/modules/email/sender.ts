@@ -38,6 +38,8 @@ export const messageContext = (tenantId: string) => `mail:${tenantId}`
 /** The outbox sender of one instance, plus the deferred work of requests that must not wait for it. */
 export class Mailer {
   readonly counts: Record<MailResult, number> = { sent: 0, retry: 0, failed: 0, expired: 0 }
+  /** Whether the last delivery this instance tried was refused by the SMTP server (health's `failing`). */
+  lastDeliveryFailed = false
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | null = null
   #again = false
@@ -185,6 +187,7 @@ export class Mailer {
     } catch (err) {
       // Why only the code: an SMTP server's answer may echo the message, and the message holds the token.
       const error = err instanceof Error ? ((err as { code?: string }).code ?? err.name) : 'error'
+      this.lastDeliveryFailed = true
       if (attempts >= MAX_ATTEMPTS) {
         await settle('failed', { error })
         this.counts.failed++
@@ -195,6 +198,7 @@ export class Mailer {
       }
       return
     }
+    this.lastDeliveryFailed = false
     await settle('sent')
     this.counts.sent++
   }

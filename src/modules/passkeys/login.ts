@@ -116,7 +116,9 @@ export async function loginWithPasskey(
     if (keys[0]) await countLoginFailure(ctx, tenant, keys[0], userId, meta)
     throw await failed('INVALID_CREDENTIALS', userId, 'passkey did not verify')
   }
-  await admitUser(ctx, tenant, found, (code, id, reason) => failed(code, id, reason))
+  // Why spelled out: `found` is the passkey's row, whose own `id` is not the user's.
+  const user = { id: userId, status: found.status, email: found.email, email_verified: found.email_verified }
+  await admitUser(ctx, tenant, user, (code, id, reason) => failed(code, id, reason))
   const use = { tenantId: tenant.id, id: found.id, seen: found.counter, now, ...proof }
   // Why conditional: two logins racing with one authenticator's signatures must not both move its counter.
   if (!(await recordPasskeyUse(db, use)))

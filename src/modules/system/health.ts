@@ -31,7 +31,7 @@ async function readHealth(ctx: AppContext): Promise<{ up: boolean; health: Healt
     routingPool: pool,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
     version: ctx.version,
-    ...(await mailHealth(ctx)),
+    mail: await mailHealth(ctx),
   }
   return { up, health }
 }
