@@ -74,6 +74,7 @@ t.test('login: account throttling under a manual clock', async (t) => {
     t.equal(answers[0]?.status, 429)
     t.equal(answers[0]?.code, 'RATE_LIMIT_EXCEEDED')
     t.equal(answers[0]?.retryAfter, '60')
+    t.equal(JSON.parse(answers[0]?.body ?? '{}').error, 'Rate limit exceeded', 'the contract’s error text')
     t.same(answers[1], answers[0], 'the unknown identifier gets the same answer')
     t.same(answers[2], answers[0], 'the identifier is normalised (case)')
     const locked = await auditRows(app, tenant.id, 'ACCOUNT_LOCKED')

@@ -263,6 +263,7 @@ t.test('loginWithPasskey: account throttling as for a password login', async (t)
   t.equal(locked.status, 429, 'the user’s identifier is locked: the genuine passkey too')
   t.equal(locked.code, 'RATE_LIMIT_EXCEEDED')
   t.equal(locked.headers['retry-after'], '60')
+  t.equal(locked.body?.error, 'Rate limit exceeded', 'the contract’s error text')
   const password = await call(
     app,
     'login',

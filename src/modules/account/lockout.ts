@@ -183,7 +183,7 @@ export class Lockout implements AccountLockout {
 
 /** 429 for a locked identifier, with `Retry-After` (the errors plugin sends an error's headers on a 429). */
 export function lockedError(seconds: number): AppError {
-  return Object.assign(new AppError('RATE_LIMIT_EXCEEDED', 'Too many failed logins; try again later'), {
+  return Object.assign(new AppError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded'), {
     headers: { 'retry-after': String(seconds) },
   })
 }
