@@ -3081,8 +3081,8 @@ export interface components {
          *     }
          */
         SignupRequest: {
-            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. */
-            altcha: string;
+            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. Required in effect: a missing, empty, malformed, wrong, expired or already used solution is 400 `INVALID_CHALLENGE` (not `VALIDATION_ERROR`), so that a page tells the widget's failures apart from its form's. */
+            altcha?: string;
             cpf_cnpj?: components["schemas"]["CpfCnpj"];
             email?: components["schemas"]["Email"];
             password: components["schemas"]["Password"];

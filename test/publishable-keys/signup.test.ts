@@ -75,6 +75,28 @@ t.test('signup: POST /signup', async (t) => {
       const send = (altcha: string, email: string) =>
         call(app, 'signup', pk(key.key), { body: { email, password: PASSWORD, altcha } })
       t.equal((await send('bm90IGpzb24=', 'a1@example.test')).code, 'INVALID_CHALLENGE', 'not a payload')
+      const missing = await call(app, 'signup', pk(key.key), {
+        body: { email: 'a0@example.test', password: PASSWORD },
+      })
+      t.equal(missing.status, 400)
+      t.equal(missing.code, 'INVALID_CHALLENGE', 'a missing solution (not VALIDATION_ERROR)')
+      for (const [altcha, what] of [
+        ['', 'an empty solution'],
+        ['not base64 at all!', 'a malformed solution'],
+        ['A'.repeat(5000), 'an overlong solution'],
+      ]) {
+        const res = await send(altcha!, 'a0@example.test')
+        t.equal(res.status, 400, what)
+        t.equal(res.code, 'INVALID_CHALLENGE', what)
+      }
+      const none = await app.ctx.dbs
+        .forTenant(key.tenantId)
+        .selectFrom('users')
+        .select('id')
+        .where('tenant_id', '=', key.tenantId)
+        .where('email', 'in', ['a0@example.test', 'a1@example.test'])
+        .execute()
+      t.same(none, [], 'no user written by a refused sign-up')
       const good = await solvedChallenge(app, key.key)
       const decoded = JSON.parse(Buffer.from(good, 'base64').toString()) as { number: number }
       const wrong = Buffer.from(JSON.stringify({ ...decoded, number: decoded.number + 1 })).toString('base64')

@@ -44,6 +44,8 @@ export function issueChallenge(hmacKey: string, keyId: string, maxnumber: number
 
 /** The widget's payload (base64 of JSON) decoded, when it has the shape of a solution; else null. */
 function decode(payload: string): Solution | null {
+  // Why a bound: a widget's payload is a few hundred characters; anything longer was not made by one.
+  if (payload.length === 0 || payload.length > 4096) return null
   let v: unknown
   try {
     v = JSON.parse(Buffer.from(payload, 'base64').toString('utf8'))

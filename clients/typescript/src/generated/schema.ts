@@ -2301,6 +2301,9 @@ export interface components {
          *       "changeChannel": {
          *         "status": "local"
          *       },
+         *       "mail": {
+         *         "status": "disabled"
+         *       },
          *       "routingPool": {
          *         "pools": 0,
          *         "tenants": 0,
@@ -2325,12 +2328,14 @@ export interface components {
                 /** @enum {string} */
                 status: "up" | "down";
             };
-            /** @description The email outbox (only when `SMTP_URL` is set): messages waiting to be sent, and the age of the oldest in seconds. A growing backlog means the SMTP server refuses or cannot be reached; it never makes `status` degraded (no request waits for mail). */
-            mail?: {
+            /** @description The email outbox (contract section 18). `disabled` when `SMTP_URL` is not set; `failing` when the last delivery this instance tried was refused or could not reach the SMTP server (messages wait and are retried); `up` otherwise. With mail on, `pending` counts the messages waiting to be sent and `oldestPendingSeconds` is the age of the oldest (both absent when the database did not answer). A growing backlog means the SMTP server refuses or cannot be reached; mail never makes `status` degraded (no request waits for it). */
+            mail: {
                 /** Format: int32 */
-                oldestPendingSeconds: number;
+                oldestPendingSeconds?: number;
                 /** Format: int32 */
-                pending: number;
+                pending?: number;
+                /** @enum {string} */
+                status: "up" | "failing" | "disabled";
             };
             redis: {
                 /**
@@ -3076,8 +3081,8 @@ export interface components {
          *     }
          */
         SignupRequest: {
-            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. */
-            altcha: string;
+            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. Required in effect: a missing, empty, malformed, wrong, expired or already used solution is 400 `INVALID_CHALLENGE` (not `VALIDATION_ERROR`), so that a page tells the widget's failures apart from its form's. */
+            altcha?: string;
             cpf_cnpj?: components["schemas"]["CpfCnpj"];
             email?: components["schemas"]["Email"];
             password: components["schemas"]["Password"];
