@@ -80,12 +80,13 @@ t.test('signup: POST /signup', async (t) => {
       })
       t.equal(missing.status, 400)
       t.equal(missing.code, 'INVALID_CHALLENGE', 'a missing solution (not VALIDATION_ERROR)')
-      for (const [altcha, what] of [
+      const bad: [string, string][] = [
         ['', 'an empty solution'],
         ['not base64 at all!', 'a malformed solution'],
         ['A'.repeat(5000), 'an overlong solution'],
-      ]) {
-        const res = await send(altcha!, 'a0@example.test')
+      ]
+      for (const [altcha, what] of bad) {
+        const res = await send(altcha, 'a0@example.test')
         t.equal(res.status, 400, what)
         t.equal(res.code, 'INVALID_CHALLENGE', what)
       }
