@@ -1610,7 +1610,7 @@ export interface paths {
         };
         /**
          * The password-reset page
-         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address, asks for a new password and calls `POST /api/v1/password/reset` from the browser. The default `resetUrl` of every tenant. Sends the token nowhere else: no referrer (`Referrer-Policy: no-referrer`), nothing cached, and the page takes the token out of the address bar once read.
+         * @description A screen of the console (contract section 19): the one single-page application, under the console's Content-Security-Policy (no inline script). It reads `tenant` and `token` from its own address, takes them out of the address bar, asks for a new password and calls `POST /api/v1/password/reset` through the SDK; a failure shows the contract's message and the request id. The default `resetUrl` of every tenant. The server never reads the token: no referrer (`Referrer-Policy: no-referrer`), nothing cached. An incomplete link is answered with the page too, which says so.
          */
         get: operations["getResetPasswordPage"];
         put?: never;
@@ -1630,7 +1630,7 @@ export interface paths {
         };
         /**
          * The address-verification page
-         * @description A plain HTML page (until the console lands): it reads `tenant` and `token` from its own address and, when the user presses its button, calls `POST /api/v1/email/verify` from the browser (a button, so a mail scanner that opens the link verifies nothing). The default `verifyUrl` of every tenant. No referrer, nothing cached.
+         * @description A screen of the console (contract section 19), like `GET /console/reset-password`: it reads `tenant` and `token` from its own address and, when the user presses its button, calls `POST /api/v1/email/verify` through the SDK (a button, so a mail scanner that opens the link verifies nothing). The default `verifyUrl` of every tenant. No referrer, nothing cached.
          */
         get: operations["getVerifyEmailPage"];
         put?: never;
@@ -3081,8 +3081,8 @@ export interface components {
          *     }
          */
         SignupRequest: {
-            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. Required in effect: a missing, empty, malformed, wrong, expired or already used solution is 400 `INVALID_CHALLENGE` (not `VALIDATION_ERROR`), so that a page tells the widget's failures apart from its form's. */
-            altcha?: string;
+            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. A missing, empty or malformed one is 400 `INVALID_CHALLENGE` like a wrong, expired or used one (contract section 20), never `VALIDATION_ERROR`: it is checked before the rest of the body, so a page tells the widget's failures apart from its form's. */
+            altcha: string;
             cpf_cnpj?: components["schemas"]["CpfCnpj"];
             email?: components["schemas"]["Email"];
             password: components["schemas"]["Password"];
@@ -3419,6 +3419,22 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The console is not built (plain text saying how to build it: `npm start` and `make run` build it), or SERVICE_UNAVAILABLE (the JSON envelope) while the service shuts down. */
+        ConsoleUnavailable: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                /** @example The console is not built: run `npm run build:console` (npm start does it). */
+                "text/plain": string;
             };
         };
         /** @description FORBIDDEN: the credential lacks the endpoint's permission (or key scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its allowlists. */
@@ -6864,7 +6880,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or no identifier of a kind the tenant enabled. PASSWORD_POLICY_VIOLATION: the password fails the tenant's policy (failed rule names in `details`). INVALID_CHALLENGE: `altcha` is not a solution of a challenge this service issued for this key, or the challenge expired (10 minutes), or the solution was already used. */
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or no identifier of a kind the tenant enabled. PASSWORD_POLICY_VIOLATION: the password fails the tenant's policy (failed rule names in `details`). INVALID_CHALLENGE (checked before the rest of the body): `altcha` is missing, empty or malformed, or is not a solution of a challenge this service issued for this key, or the challenge expired (10 minutes), or the solution was already used. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no `X-Publishable-Key` header, or an unknown or revoked key (or one of an inactive tenant). */
             401: components["responses"]["Unauthorized"];
@@ -8418,12 +8434,11 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
-            400: components["responses"]["BadRequest"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ConsoleUnavailable"];
         };
     };
     getVerifyEmailPage: {
@@ -8454,12 +8469,11 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description VALIDATION_ERROR: a query parameter other than `tenant` and `token`, or one of the wrong shape. */
-            400: components["responses"]["BadRequest"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute) is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ConsoleUnavailable"];
         };
     };
     getHealthRoot: {

@@ -41,6 +41,8 @@ export interface AppOptions {
    * Not a variable: no deployment may lower it.
    */
   readonly passwordCost?: number
+  /** Test-only: the built console's folder (default: found by consoleDist); null: as if not built. */
+  readonly consoleRoot?: string | null
 }
 
 /** The HTTP server's timeouts, in milliseconds. */
@@ -215,6 +217,6 @@ async function register(app: FastifyInstance, config: Config, options: AppOption
   await app.register(keyUsage)
   if (options.beforeRoutes) await options.beforeRoutes(app)
   await app.register(docs)
-  await app.register(consolePages)
+  await app.register(consolePages, { root: options.consoleRoot })
   for (const mod of modules) await app.register(mod)
 }

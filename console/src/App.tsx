@@ -3,6 +3,8 @@ import { Link, navigate, useLocation } from './router'
 import { useSession } from './session'
 import { SignIn } from './screens/SignIn'
 import { ForgotPassword } from './screens/ForgotPassword'
+import { ResetPassword, VerifyEmail } from './screens/EmailLinks'
+import { afterSignIn, signInFor } from './lib/next'
 import { Overview } from './screens/Overview'
 import { Users } from './screens/Users'
 import { UserPage } from './screens/UserPage'
@@ -81,24 +83,37 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
   )
 }
 
+/** The pages of a mail's link (section 18): shown to anyone, signed in or not, with no menu. */
+const PUBLIC: Record<string, () => ReactNode> = {
+  '/reset-password': () => <ResetPassword />,
+  '/verify-email': () => <VerifyEmail />,
+}
+
 export function App() {
   const { path } = useLocation()
   const session = useSession()
   const signingIn = path === '/sign-in'
-  // The one other screen for someone not signed in: asking for a reset mail (its link leads to the
-  // service's own /console/reset-password page).
+  // The one other screen for someone not signed in: asking for a reset mail.
   const forgot = path === '/forgot-password'
+  const open = PUBLIC[path]
   useEffect(() => {
-    if (!session.signedIn && !signingIn && !forgot) navigate('/sign-in', true)
-    if (session.signedIn && (signingIn || forgot)) navigate('/', true)
-  }, [session.signedIn, signingIn, forgot])
+    if (open) return
+    if (!session.signedIn && !signingIn && !forgot) {
+      // Why keep the target: a shared link to a screen must land there once its reader has signed in.
+      navigate(signInFor(path + window.location.search), true)
+    }
+    if (session.signedIn && signingIn) navigate(afterSignIn(window.location.search), true)
+    if (session.signedIn && forgot) navigate('/', true)
+  }, [session.signedIn, signingIn, forgot, open, path])
   const detail = DETAILS.find((d) => d.pattern.test(path))
   useEffect(() => {
+    if (open) return
     const screen = detail?.name ?? SCREENS.find((s) => s.path === path)?.name
     const title = signingIn ? 'Sign in' : forgot ? 'Forgot your password?' : (screen ?? 'Not found')
     document.title = `${title} · Tessera console`
-  }, [path, signingIn, forgot, detail])
+  }, [path, signingIn, forgot, detail, open])
 
+  if (open) return open()
   if (!session.signedIn) return signingIn ? <SignIn /> : forgot ? <ForgotPassword /> : null
   const id = detail?.pattern.exec(path)?.[1]
   const screen = SCREENS.find((s) => s.path === path)

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyStatic from '@fastify/static'
+import { routes } from '../../generated/routes.js'
 
 /**
  * The console's policy: everything from this origin, no inline script or style, no plugin, not framed.
@@ -38,21 +39,31 @@ export function consoleDist(): string | undefined {
   return candidates.find((dir) => dir !== undefined && existsSync(resolve(dir, 'index.html')))
 }
 
+/** The pages a mail's link opens (section 18), documented as operations: screens of the one application. */
+const LINK_PAGES = ['getResetPasswordPage', 'getVerifyEmailPage'] as const
+
 /**
  * GET /console and below: the console's single-page application (contract section 19). Hashed assets
- * under /console/assets/ with a year's cache (a missing one is a 404, never the page); every other path
- * is one of the app's screens and gets index.html, `no-store` so a new build is seen at once. The email
- * pages (/console/reset-password, /console/verify-email) are the email module's own routes; a static
- * route wins over this wildcard.
+ * under /console/assets/ with a year's cache (a missing one is a 404, never the page); every other path,
+ * the mail links' pages included, is one of the app's screens and gets index.html, `no-store` so a new
+ * build is seen at once.
  */
 /** `root`: the built console (default: found by consoleDist); null: not built (tests). */
 async function consolePlugin(app: FastifyInstance, opts: { root?: string | null }): Promise<void> {
   const root = opts.root === undefined ? consoleDist() : opts.root
-  // Encapsulated (no fastify-plugin): this hook and policy apply to the console's routes only.
+  // Encapsulated (no fastify-plugin): this hook and policy apply to the console's routes only. Why no
+  // referrer: a mail's link carries its token in the query until the page takes it out of the address.
   app.addHook('onRequest', (_req, reply, done) => {
-    reply.header('content-security-policy', CONSOLE_CSP)
+    reply.header('content-security-policy', CONSOLE_CSP).header('referrer-policy', 'no-referrer')
     done()
   })
+  // Why registered with their operation: the document lists them, and metrics and logs name them.
+  const linkPages = (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) => {
+    for (const id of LINK_PAGES) {
+      const spec = routes[id]
+      app.route({ method: spec.method, url: spec.url, config: { operationId: id, spec }, handler })
+    }
+  }
   if (!root) {
     // Why not fail the start: the API works without its console; say how to get it.
     const missing = async (_req: unknown, reply: FastifyReply) =>
@@ -63,6 +74,7 @@ async function consolePlugin(app: FastifyInstance, opts: { root?: string | null 
         .send('The console is not built: run `npm run build:console` (npm start does it).\n')
     app.get('/console', missing)
     app.get('/console/*', missing)
+    linkPages(missing)
     return
   }
   await app.register(fastifyStatic, {
@@ -72,6 +84,9 @@ async function consolePlugin(app: FastifyInstance, opts: { root?: string | null 
     // the wildcard below for the index.html fallback.
     wildcard: false,
     index: false,
+    // The build writes name.br and name.gz beside each text file (console/vite.config.ts): a browser that
+    // accepts one gets it, with `Vary: Accept-Encoding`, and no CPU is spent compressing per request.
+    preCompressed: true,
     setHeaders: (res, path) => {
       res.header('cache-control', path.includes('/assets/') ? IMMUTABLE : 'no-store')
     },
@@ -83,6 +98,7 @@ async function consolePlugin(app: FastifyInstance, opts: { root?: string | null 
     if (req.url.startsWith('/console/assets/')) return reply.callNotFound()
     return page(req, reply)
   })
+  linkPages(page)
 }
 
 export default consolePlugin

@@ -63,6 +63,7 @@ t.test(
     await page.getByLabel('New password').fill(NEW_PASSWORD)
     await page.getByRole('button', { name: 'Set the password' }).click()
     await page.getByText('Your password was changed').waitFor()
+    t.equal(page.url(), `${origin}/console/reset-password`, 'the token left the address bar')
     t.pass('the reset page set the new password')
 
     await signIn(page, origin, tenant.code, user.email, NEW_PASSWORD)
@@ -114,6 +115,9 @@ t.test(
     await page.goto(link)
     await page.getByRole('button', { name: 'Confirm my address' }).click()
     await page.getByText('This link is no longer valid').waitFor()
+    const alert = page.getByRole('alert').filter({ hasText: 'Request id' })
+    t.match(await alert.innerText(), /INVALID_EMAIL_TOKEN/, 'the contract’s code')
+    t.match(await alert.innerText(), /Request id: [0-9a-f-]+/, 'and the request id')
     t.pass('the same link a second time is refused: its token was single-use')
     t.same(problems, [], 'no CSP violation or page error')
   },

@@ -4,6 +4,7 @@ import document from '../../generated/openapi.json' with { type: 'json' }
 import { seriesOf, total, windowOf } from '../../console/src/lib/chart-data.js'
 import { csvField, toCsv } from '../../console/src/lib/csv.js'
 import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
+import { afterSignIn, signInFor } from '../../console/src/lib/next.js'
 import { covers } from '../../console/src/lib/permissions.js'
 import { keyChanges, signupSnippet } from '../../console/src/lib/publishable-keys.js'
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
@@ -278,3 +279,29 @@ t.test('a passkey act that failed in the browser: a sentence; any other failure:
   t.equal(browserProblem('NotAllowedError'), null)
   t.equal(browserProblem(null), null)
 })
+
+t.test(
+  'afterSignIn, signInFor: a shared link’s screen survives the sign-in; nothing leads off the console',
+  (t) => {
+    t.equal(signInFor('/'), '/sign-in', 'the overview needs no next')
+    t.equal(signInFor('/users/abc?x=1'), '/sign-in?next=%2Fusers%2Fabc%3Fx%3D1')
+    t.equal(
+      afterSignIn(new URL(signInFor('/users/abc?x=1'), 'http://h').search),
+      '/users/abc?x=1',
+      'round trip',
+    )
+    for (const [next, why] of [
+      ['', 'none'],
+      ['//evil.example/x', 'another host'],
+      ['/\\evil.example', 'another host, backslashed'],
+      ['https://evil.example', 'an absolute URL'],
+      ['javascript:alert(1)', 'a script'],
+      ['/sign-in?next=/users', 'the sign-in itself'],
+      ['/users /x', 'a space'],
+    ]) {
+      t.equal(afterSignIn(`?next=${encodeURIComponent(next!)}`), '/', `${why}: the overview`)
+    }
+    t.equal(afterSignIn('?next=%2Froles'), '/roles')
+    t.end()
+  },
+)

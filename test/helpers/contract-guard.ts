@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { routes } from '../../generated/routes.js'
+import document from '../../generated/openapi.json' with { type: 'json' }
 
 const addFormats = addFormatsModule.default
 
@@ -40,6 +41,38 @@ function validatorFor(op: string, status: number): ValidateFunction | null | und
   return v
 }
 
+type Media = Record<string, { schema?: object }>
+type Response = { $ref?: string; content?: Media }
+const operations = new Map<string, Record<string, Response>>()
+for (const methods of Object.values(document.paths as Record<string, Record<string, unknown>>)) {
+  for (const op of Object.values(methods) as { operationId?: string; responses?: Record<string, Response> }[])
+    if (op.operationId && op.responses) operations.set(op.operationId, op.responses)
+}
+
+/** The media types the document declares for an operation's status, `$ref`s followed. */
+function declaredMedia(op: string, status: number): Media {
+  let r = operations.get(op)?.[String(status)]
+  const shared = document.components.responses as Record<string, Response>
+  while (r?.$ref) r = shared[r.$ref.split('/').pop() ?? '']
+  return r?.content ?? {}
+}
+
+/**
+ * A text answer (HTML, plain text) checked against its own media type's schema: declared for the status,
+ * and its string schema (pattern, length) met. A streamed file cannot be read here; its type still is.
+ */
+function textProblem(op: string, status: number, ctype: string, payload: unknown): string | null {
+  const type = ctype.split(';')[0]?.trim() ?? ''
+  const media = declaredMedia(op, status)[type]
+  if (!media) return `content type ${type || '(none)'} is not declared for ${status}`
+  if (typeof payload !== 'string' || !media.schema) return null
+  ajv ??= addFormats(new Ajv({ strict: false, allErrors: true })) as Ajv
+  const validate = ajv.compile(media.schema)
+  return validate(payload)
+    ? null
+    : `body does not match its ${type} schema: ${JSON.stringify(validate.errors)}`
+}
+
 /**
  * Test-only: every response is checked against the document's schema for its operation and status.
  * A mismatch, an undeclared status or an undocumented route is recorded and turns the response into a
@@ -64,6 +97,8 @@ export function installContractGuard(app: FastifyInstance, violations: string[])
     if (!(String(status) in declared)) {
       // A text/plain operation (metrics) declares no JSON schema; its statuses are checked elsewhere.
       if (ctype.startsWith('application/json')) problem = `status ${status} is not declared`
+    } else if (!ctype.startsWith('application/json')) {
+      problem = textProblem(op, status, ctype, payload)
     } else {
       const validate = validatorFor(op, status)
       let body: unknown

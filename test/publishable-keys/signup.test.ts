@@ -76,7 +76,7 @@ t.test('signup: POST /signup', async (t) => {
         call(app, 'signup', pk(key.key), { body: { email, password: PASSWORD, altcha } })
       t.equal((await send('bm90IGpzb24=', 'a1@example.test')).code, 'INVALID_CHALLENGE', 'not a payload')
       const missing = await call(app, 'signup', pk(key.key), {
-        body: { email: 'a0@example.test', password: PASSWORD },
+        body: unchecked({ email: 'a0@example.test', password: PASSWORD }),
       })
       t.equal(missing.status, 400)
       t.equal(missing.code, 'INVALID_CHALLENGE', 'a missing solution (not VALIDATION_ERROR)')
@@ -90,6 +90,12 @@ t.test('signup: POST /signup', async (t) => {
         t.equal(res.status, 400, what)
         t.equal(res.code, 'INVALID_CHALLENGE', what)
       }
+      const both = await call(app, 'signup', pk(key.key), { body: unchecked({ password: 'x' }) })
+      t.equal(both.code, 'INVALID_CHALLENGE', 'the proof is checked before the rest of the body')
+      const stranger = await call(app, 'signup', pk('pk_' + 'x'.repeat(43)), {
+        body: unchecked({ email: 'a0@example.test', password: PASSWORD }),
+      })
+      t.equal(stranger.status, 401, 'and after the key: an unknown key is 401 whatever the body')
       const none = await app.ctx.dbs
         .forTenant(key.tenantId)
         .selectFrom('users')

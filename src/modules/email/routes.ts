@@ -5,7 +5,6 @@ import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { Mailer, mailerOf, setMailer, type MailResult } from './sender.js'
 import { createMailTransport } from './transport.js'
-import { registerPages } from './pages.js'
 import {
   forgotPassword,
   resetPassword,
@@ -30,7 +29,6 @@ export default async function emailRoutes(app: FastifyInstance): Promise<void> {
     app.addHook('onClose', async () => mailer.stop())
   }
   registerMailMetrics(app)
-  registerPages(app)
 
   defineRoute(app, 'forgotPassword', async (req) => forgotPassword(ctx, req.body, requestMeta(req)))
   defineRoute(app, 'resetPassword', async (req) => resetPassword(ctx, req.body, requestMeta(req)))

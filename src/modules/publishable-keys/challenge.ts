@@ -42,10 +42,19 @@ export function issueChallenge(hmacKey: string, keyId: string, maxnumber: number
   })
 }
 
+/**
+ * Whether a sign-up body's `altcha` has the document's shape (SignupRequest.altcha: base64, 1..4096).
+ * Checked before the body's schema, so that a missing or malformed solution is INVALID_CHALLENGE, as a
+ * wrong one is (contract section 20), and not VALIDATION_ERROR.
+ */
+export function hasSolutionShape(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return true // the schema's to refuse
+  const altcha = (body as { altcha?: unknown }).altcha
+  return typeof altcha === 'string' && altcha.length <= 4096 && /^[A-Za-z0-9+/=_-]+$/.test(altcha)
+}
+
 /** The widget's payload (base64 of JSON) decoded, when it has the shape of a solution; else null. */
 function decode(payload: string): Solution | null {
-  // Why a bound: a widget's payload is a few hundred characters; anything longer was not made by one.
-  if (payload.length === 0 || payload.length > 4096) return null
   let v: unknown
   try {
     v = JSON.parse(Buffer.from(payload, 'base64').toString('utf8'))

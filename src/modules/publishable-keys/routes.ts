@@ -7,6 +7,7 @@ import { principalOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import * as keys from './service.js'
 import { getSignupChallenge, signup } from './signup.js'
+import { hasSolutionShape } from './challenge.js'
 
 /** The publishable key the gate verified for a sign-up operation. */
 export function signupKeyOf(req: FastifyRequest): SignupKey {
@@ -41,6 +42,13 @@ export default async function publishableKeysRoutes(app: FastifyInstance): Promi
   app.addHook('onResponse', (req, reply, done) => {
     if (req.routeOptions.config?.operationId === 'signup') signups.inc({ result: resultOf(reply.statusCode) })
     done()
+  })
+
+  // Why before the schema: the gate (key, Origin, budget) runs first, then a missing or malformed proof is
+  // INVALID_CHALLENGE like a wrong one, whatever else the body gets wrong.
+  app.addHook('preValidation', async (req) => {
+    if (req.routeOptions.config?.operationId === 'signup' && !hasSolutionShape(req.body))
+      throw new AppError('INVALID_CHALLENGE')
   })
 
   defineRoute(app, 'listPublishableKeys', async (req) =>

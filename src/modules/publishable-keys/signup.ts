@@ -70,7 +70,7 @@ export async function signup(
   meta: RequestMeta & { clientIp: string },
 ) {
   const now = ctx.clock.now()
-  const solution = await checkSolution(challengeHmacKey(ctx.secretsKey), body.altcha ?? '', key.id, now)
+  const solution = await checkSolution(challengeHmacKey(ctx.secretsKey), body.altcha, key.id, now)
   if (!solution) fail('INVALID_CHALLENGE')
   await chargeBudgets(ctx, key, meta.clientIp, now)
   if (!(await ctx.usedSolutions.claim(solution.signature, solution.expiresAt, now))) fail('INVALID_CHALLENGE')

@@ -1,0 +1,146 @@
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react'
+import { TesseraError } from '@tessera/client'
+import { tessera } from '../api'
+import { Link } from '../router'
+import { ErrorBox } from '../ui'
+
+// The two public pages that finish section 18's flows from the link in a mail. They are screens of the
+// console like any other (one application, one CSP, no inline script), reachable signed in or not.
+
+/** What a mail's link carries: `?tenant=…&token=…`. */
+interface LinkParams {
+  tenant: string
+  token: string
+}
+
+/**
+ * Reads the link's tenant and token once, then takes them out of the address bar: the token must not
+ * stay in the history, a bookmark or a screenshot. Null when the link is incomplete.
+ */
+function useLinkParams(): LinkParams | null {
+  const [params] = useState<LinkParams | null>(() => {
+    const q = new URLSearchParams(window.location.search)
+    const tenant = q.get('tenant') ?? ''
+    const token = q.get('token') ?? ''
+    return tenant && token ? { tenant, token } : null
+  })
+  useEffect(() => {
+    if (window.location.search) window.history.replaceState(null, '', window.location.pathname)
+  }, [])
+  return params
+}
+
+/** One page of a mail's link: its heading, its form, and what the answer means to a person. */
+function LinkPage(props: {
+  title: string
+  done: string
+  after?: ReactNode
+  send: (link: LinkParams, form: FormData) => Promise<unknown>
+  children: ReactNode
+  button: string
+}) {
+  const link = useLinkParams()
+  const [error, setError] = useState<unknown>(null)
+  const [pending, setPending] = useState(false)
+  const [done, setDone] = useState(false)
+  useEffect(() => {
+    document.title = `${props.title} · Tessera console`
+  }, [props.title])
+
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    if (!link) return
+    const form = new FormData(e.currentTarget)
+    setPending(true)
+    setError(null)
+    try {
+      await props.send(link, form)
+      setDone(true)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setPending(false)
+    }
+  }
+  // Why the form goes away: a used or expired token never works again, so there is nothing to retry.
+  const spent = error instanceof TesseraError && error.code === 'INVALID_EMAIL_TOKEN'
+
+  return (
+    <main id="main" className="narrow">
+      <h1>{props.title}</h1>
+      {!link ? (
+        <p role="alert">This link is incomplete: open the one in your mail again.</p>
+      ) : done ? (
+        <>
+          <p role="status">{props.done}</p>
+          {props.after}
+        </>
+      ) : (
+        <>
+          {spent && <p role="alert">This link is no longer valid: ask for a new one.</p>}
+          {!spent && (
+            <form onSubmit={(e) => void submit(e)} className="stack">
+              {props.children}
+              <button type="submit" disabled={pending}>
+                {props.button}
+              </button>
+            </form>
+          )}
+          <ErrorBox error={error} />
+        </>
+      )}
+    </main>
+  )
+}
+
+/** /console/reset-password?tenant=…&token=…: the new password, sent with the mail's token. */
+export function ResetPassword() {
+  return (
+    <LinkPage
+      title="Choose a new password"
+      button="Set the password"
+      done="Your password was changed. You can sign in with it now."
+      after={
+        <p>
+          <Link to="/sign-in">Sign in</Link>
+        </p>
+      }
+      send={(link, form) =>
+        tessera.POST('/api/v1/password/reset', {
+          body: { tenantCode: link.tenant, token: link.token, newPassword: String(form.get('password')) },
+        })
+      }
+    >
+      <label>
+        New password
+        <input
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          maxLength={256}
+        />
+      </label>
+    </LinkPage>
+  )
+}
+
+/**
+ * /console/verify-email?tenant=…&token=…: a button, not a request on load, so a mail scanner that opens
+ * the link verifies nothing.
+ */
+export function VerifyEmail() {
+  return (
+    <LinkPage
+      title="Confirm your email address"
+      button="Confirm my address"
+      done="Your address is confirmed. You can close this page."
+      send={(link) =>
+        tessera.POST('/api/v1/email/verify', { body: { tenantCode: link.tenant, token: link.token } })
+      }
+    >
+      <p>Press the button to confirm that this address is yours.</p>
+    </LinkPage>
+  )
+}
