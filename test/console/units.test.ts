@@ -305,3 +305,22 @@ t.test(
     t.end()
   },
 )
+
+t.test(
+  'every pattern attribute compiles as a browser compiles it (the v flag), or the browser ignores it',
+  async (t) => {
+    const { readdirSync, readFileSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const root = join(import.meta.dirname, '../../console/src')
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.tsx'))
+    let seen = 0
+    for (const file of files) {
+      for (const m of readFileSync(join(root, file), 'utf8').matchAll(/\bpattern="([^"]*)"/g)) {
+        seen++
+        // What the HTML standard compiles: ^(?:pattern)$ with the v flag.
+        t.doesNotThrow(() => new RegExp(`^(?:${m[1]})$`, 'v'), `${file}: ${m[1]}`)
+      }
+    }
+    t.ok(seen >= 2, `${seen} patterns checked`)
+  },
+)

@@ -113,7 +113,7 @@ export function AuditLog() {
         </label>
         <label>
           User id
-          <input name="userId" pattern="[0-9a-fA-F-]{36}" />
+          <input name="userId" pattern="[0-9a-fA-F\-]{36}" />
         </label>
         <label>
           Address

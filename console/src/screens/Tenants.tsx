@@ -42,7 +42,7 @@ function CreateTenant({ onClose }: { onClose: () => void }) {
       <h2 id="new-tenant">New tenant</h2>
       <label>
         Tenant code
-        <input name="code" required pattern="[a-z0-9][a-z0-9-]*" aria-describedby="code-hint" autoFocus />
+        <input name="code" required pattern="[a-z0-9][a-z0-9\-]*" aria-describedby="code-hint" autoFocus />
       </label>
       <small id="code-hint" className="muted">
         Lowercase letters, digits and hyphens; people type it to sign in. It cannot change later.
