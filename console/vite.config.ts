@@ -51,7 +51,7 @@ const COMPRESSIBLE = /\.(?:js|css|html|svg|json|txt)$/
  * build, not per request). The service serves them with @fastify/static's `preCompressed` to a browser
  * that accepts them (contract section 19: the first load transfers at most 250 KB gzip).
  */
-function precompress(outDir: string): Plugin {
+export function precompress(outDir: string): Plugin {
   const walk = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],

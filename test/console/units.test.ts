@@ -10,7 +10,7 @@ import { keyChanges, signupSnippet } from '../../console/src/lib/publishable-key
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { browserProblem } from '../../console/src/lib/webauthn-errors.js'
-import { resolveSchema } from '../../console/vite.config.js'
+import { precompress, resolveSchema } from '../../console/vite.config.js'
 import { TesseraError } from '../../clients/typescript/src/index.js'
 
 // The console's logic without a browser: chart data shaping, the auth_config form's validation against
@@ -322,5 +322,29 @@ t.test(
       }
     }
     t.ok(seen >= 2, `${seen} patterns checked`)
+  },
+)
+
+t.test(
+  'precompress: a .br and a .gz beside every text file of the build, the same bytes inside',
+  async (t) => {
+    const { mkdirSync, readFileSync, readdirSync, writeFileSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib')
+    const dir = t.testdir()
+    mkdirSync(join(dir, 'assets'))
+    const script = 'console.log("tessera");\n'.repeat(200)
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><p>hi</p>')
+    writeFileSync(join(dir, 'assets/index-abc.js'), script)
+    writeFileSync(join(dir, 'assets/logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]))
+    const plugin = precompress(dir)
+    t.equal(plugin.apply, 'build', 'only when building')
+    ;(plugin.closeBundle as () => void)()
+    const js = join(dir, 'assets/index-abc.js')
+    t.equal(brotliDecompressSync(readFileSync(`${js}.br`)).toString(), script, 'brotli holds the file')
+    t.equal(gunzipSync(readFileSync(`${js}.gz`)).toString(), script, 'gzip holds the file')
+    t.ok(readFileSync(`${js}.gz`).length < script.length / 10, 'and is much smaller')
+    t.same(readdirSync(dir).sort(), ['assets', 'index.html', 'index.html.br', 'index.html.gz'])
+    t.notOk(readdirSync(join(dir, 'assets')).includes('logo.png.gz'), 'an image is left as it is')
   },
 )
