@@ -298,10 +298,17 @@ t.test(
       ['javascript:alert(1)', 'a script'],
       ['/sign-in?next=/users', 'the sign-in itself'],
       ['/users /x', 'a space'],
+      ['/../x', 'a dot segment (the browser would leave /console)'],
+      ['/%2e%2e/x', 'an encoded dot segment'],
+      ['/reset-password?tenant=acme&token=theirs', 'a mail link’s form with someone else’s token'],
+      ['/verify-email?tenant=acme&token=theirs', 'the other mail link'],
+      ['/forgot-password', 'the forgotten-password form'],
     ]) {
       t.equal(afterSignIn(`?next=${encodeURIComponent(next!)}`), '/', `${why}: the overview`)
     }
     t.equal(afterSignIn('?next=%2Froles'), '/roles')
+    const deep = '/keys/publishable/abc-1?x=1&y=2'
+    t.equal(afterSignIn(`?next=${encodeURIComponent(deep)}`), deep, 'a detail page with its query')
     t.end()
   },
 )

@@ -77,7 +77,8 @@ function LinkPage(props: {
         </>
       ) : (
         <>
-          {spent && <p role="alert">This link is no longer valid: ask for a new one.</p>}
+          {/* Not an alert of its own: the ErrorBox below is the one alert, with the code and request id. */}
+          {spent && <p>This link is no longer valid: ask for a new one.</p>}
           {!spent && (
             <form onSubmit={(e) => void submit(e)} className="stack">
               {props.children}

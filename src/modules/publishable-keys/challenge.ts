@@ -43,14 +43,18 @@ export function issueChallenge(hmacKey: string, keyId: string, maxnumber: number
 }
 
 /**
- * Whether a sign-up body's `altcha` has the document's shape (SignupRequest.altcha: base64, 1..4096).
- * Checked before the body's schema, so that a missing or malformed solution is INVALID_CHALLENGE, as a
- * wrong one is (contract section 20), and not VALIDATION_ERROR.
+ * Whether a sign-up body's `altcha` is missing or malformed while it is the body's only problem: such a
+ * body is INVALID_CHALLENGE, as a wrong solution is (contract section 20), not VALIDATION_ERROR. An
+ * `altcha` past the document's 4096 characters, or any other problem of the body, stays the schema's
+ * (section 1: a documented limit is VALIDATION_ERROR before any other rule). `validBody` is the route's
+ * own body validator.
  */
-export function hasSolutionShape(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return true // the schema's to refuse
+export function onlyTheSolutionIsWrong(body: unknown, validBody: (b: unknown) => boolean): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
   const altcha = (body as { altcha?: unknown }).altcha
-  return typeof altcha === 'string' && altcha.length <= 4096 && /^[A-Za-z0-9+/=_-]+$/.test(altcha)
+  if (typeof altcha === 'string' && (altcha.length > 4096 || /^[A-Za-z0-9+/=_-]+$/.test(altcha))) return false
+  // Why a copy: the validator may fill in defaults, and the body must reach the schema as it came.
+  return validBody({ ...body, altcha: 'A' })
 }
 
 /** The widget's payload (base64 of JSON) decoded, when it has the shape of a solution; else null. */

@@ -7,7 +7,7 @@ import { principalOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import * as keys from './service.js'
 import { getSignupChallenge, signup } from './signup.js'
-import { hasSolutionShape } from './challenge.js'
+import { onlyTheSolutionIsWrong } from './challenge.js'
 
 /** The publishable key the gate verified for a sign-up operation. */
 export function signupKeyOf(req: FastifyRequest): SignupKey {
@@ -44,10 +44,12 @@ export default async function publishableKeysRoutes(app: FastifyInstance): Promi
     done()
   })
 
-  // Why before the schema: the gate (key, Origin, budget) runs first, then a missing or malformed proof is
-  // INVALID_CHALLENGE like a wrong one, whatever else the body gets wrong.
+  // Why before the schema: the gate (key, Origin, budget) runs first; then a missing or malformed proof in
+  // an otherwise valid body is INVALID_CHALLENGE like a wrong one.
   app.addHook('preValidation', async (req) => {
-    if (req.routeOptions.config?.operationId === 'signup' && !hasSolutionShape(req.body))
+    if (req.routeOptions.config?.operationId !== 'signup') return
+    const validBody = req.getValidationFunction('body')
+    if (validBody && onlyTheSolutionIsWrong(req.body, (b) => Boolean(validBody(b))))
       throw new AppError('INVALID_CHALLENGE')
   })
 

@@ -3081,7 +3081,7 @@ export interface components {
          *     }
          */
         SignupRequest: {
-            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. A missing, empty or malformed one is 400 `INVALID_CHALLENGE` like a wrong, expired or used one (contract section 20), never `VALIDATION_ERROR`: it is checked before the rest of the body, so a page tells the widget's failures apart from its form's. */
+            /** @description The ALTCHA widget's payload: base64 of the JSON `{ algorithm, challenge, number, salt, signature }`. A solution is accepted once. In a body that is otherwise valid, a missing, empty or malformed one is 400 `INVALID_CHALLENGE` like a wrong, expired or used one (contract section 20), so a page tells the widget's failures apart from its form's; past 4096 characters it is `VALIDATION_ERROR`, as any documented limit is. */
             altcha: string;
             cpf_cnpj?: components["schemas"]["CpfCnpj"];
             email?: components["schemas"]["Email"];
@@ -6880,7 +6880,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or no identifier of a kind the tenant enabled. PASSWORD_POLICY_VIOLATION: the password fails the tenant's policy (failed rule names in `details`). INVALID_CHALLENGE (checked before the rest of the body): `altcha` is missing, empty or malformed, or is not a solution of a challenge this service issued for this key, or the challenge expired (10 minutes), or the solution was already used. */
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, or no identifier of a kind the tenant enabled. PASSWORD_POLICY_VIOLATION: the password fails the tenant's policy (failed rule names in `details`). INVALID_CHALLENGE: `altcha` is missing, empty or malformed in a body otherwise valid, or is not a solution of a challenge this service issued for this key, or the challenge expired (10 minutes), or the solution was already used. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no `X-Publishable-Key` header, or an unknown or revoked key (or one of an inactive tenant). */
             401: components["responses"]["Unauthorized"];
