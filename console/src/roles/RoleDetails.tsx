@@ -28,8 +28,8 @@ export function RoleDetails({ role }: { role: Role }) {
   const remove = useAction(
     () => tessera.DELETE('/api/v1/roles/{id}', { params: { path: { id: role.id } } }),
     () => {
-      queries.removeQueries({ queryKey: ['roles', role.id] })
-      void queries.invalidateQueries({ queryKey: ['roles'] })
+      // Why remove, not invalidate: a stale list would show the deleted role until its refetch answered.
+      queries.removeQueries({ queryKey: ['roles'] })
       navigate('/roles')
     },
   )
