@@ -84,15 +84,16 @@ export async function openPage(context: BrowserContext): Promise<{ page: Page; p
   return { page, problems }
 }
 
-/** Signs in through the form, by its labels. */
+/** Signs in through the form, by its labels, after opening `path` (a screen that sends a signed-out reader to the sign-in). */
 export async function signIn(
   page: Page,
   origin: string,
   tenant: string,
   identifier: string,
   password: string,
+  path = '/console',
 ) {
-  await page.goto(`${origin}/console`)
+  await page.goto(`${origin}${path}`)
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
   await page.getByLabel('Tenant').fill(tenant)
   await page.getByLabel('Email, username or CPF/CNPJ').fill(identifier)

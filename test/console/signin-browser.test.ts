@@ -108,21 +108,13 @@ t.test(
     const context = await launch(t)
     const { page, problems } = await openPage(context)
 
-    const signInHere = async () => {
-      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
-      await page.getByLabel('Tenant').fill(tenant.code)
-      await page.getByLabel('Email, username or CPF/CNPJ').fill(admin.email)
-      await page.getByLabel('Password').fill(PASSWORD)
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-    }
-    await page.goto(`${origin}/console/audit-log?action=LOGIN`)
-    await signInHere()
+    const signInAt = (path: string) => signIn(page, origin, tenant.code, admin.email, PASSWORD, path)
+    await signInAt('/console/audit-log?action=LOGIN')
     await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor()
     t.equal(page.url(), `${origin}/console/audit-log?action=LOGIN`, 'the shared link’s screen, query and all')
 
     await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.goto(`${origin}/console/sign-in?next=${encodeURIComponent('//evil.example/x')}`)
-    await signInHere()
+    await signInAt(`/console/sign-in?next=${encodeURIComponent('//evil.example/x')}`)
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     t.equal(page.url(), `${origin}/console`, 'a crafted next leads to the overview, not off the console')
     t.same(problems, [], 'no CSP violation or page error')
