@@ -14,7 +14,9 @@ const config: KnipConfig = {
       // test/helpers/ and test/tenants/support.ts are not entries: tests import them, so an export of
       // theirs that no test uses is reported.
       // scripts/test-loader.mjs: Node loads it for every test process (.taprc's node-arg), and it registers the hooks.
+      // test/helpers/group.ts: the runners that scripts/test-groups.ts writes into .tap/groups/ import it.
       entry: [
+        'test/helpers/group.ts',
         'scripts/*.ts',
         'scripts/test-loader.mjs',
         'scripts/test-loader-hooks.mjs',

@@ -32,13 +32,20 @@ export function defaultBackend(): Backend {
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
+let runningTestFile: string | undefined
+
+/** Names the test file a group process (test/helpers/group.ts) is running now, relative to the root. */
+export function setRunningTestFile(file: string): void {
+  runningTestFile = file
+}
+
 /**
  * Throws when the running test file is listed in test/single-pass.txt: `make tap` leaves those out of its
  * PostgreSQL pass, so a listed file that asks which back-end TEST_BACKEND names would never be tested on
- * PostgreSQL. tap runs each file as its own process, the file's path in argv[1].
+ * PostgreSQL. A file run alone is argv[1]; a group names the file it runs (setRunningTestFile).
  */
 function refuseInSinglePassFile(): void {
-  const file = process.argv[1] ? relative(ROOT, process.argv[1]) : ''
+  const file = runningTestFile ?? (process.argv[1] ? relative(ROOT, process.argv[1]) : '')
   const listed = readFileSync(new URL('../single-pass.txt', import.meta.url), 'utf8')
     .split('\n')
     .some((line) => line.trim() === file)
