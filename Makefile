@@ -78,7 +78,7 @@ SINGLE_PASS := test/single-pass.txt
 # does alone). A test process spends about 3 s of CPU before its first test; grouping took the PGlite pass
 # from 127 processes to 30.
 RUN_ALONE := test/run-alone.txt
-TAP_GROUPS ?= 8
+TAP_GROUPS ?= 10
 # Three at a time on two cores: part of the suite waits (child processes, servers, timers, the PostgreSQL server's
 # own CPU), and a third process fills that. The PostgreSQL pass took 193 s at 3 against 217 s at 2 (2026-11-29).
 TAP_JOBS ?= 3
@@ -92,12 +92,15 @@ tap-run:
 	@for f in $$(grep -v '^#' $(SINGLE_PASS)); do [ -f "$$f" ] || { echo "$(SINGLE_PASS): no file $$f" >&2; exit 1; }; done
 	@for f in $$(grep -v '^#' $(RUN_ALONE)); do [ -f "$$f" ] || { echo "$(RUN_ALONE): no file $$f" >&2; exit 1; }; done
 	rm -rf $(COVERAGE_DIR)
-	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap --jobs=$(TAP_JOBS) \
-		$$(npx tsx scripts/test-groups.ts pglite $(TAP_GROUPS) $$(npx tap list))
+	@mkdir -p .tap
+	npx tsx scripts/test-groups.ts pglite $(TAP_GROUPS) $$(npx tap list) > .tap/groups-pglite.txt
+	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap --jobs=$(TAP_JOBS) $$(cat .tap/groups-pglite.txt)
 	@echo "coverage floors: $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)"
 	npx tap report text-summary --no-allow-incomplete-coverage $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)
+	npx tsx scripts/test-groups.ts postgres $(TAP_GROUPS) $$(npx tap list | grep -vxF -f $(SINGLE_PASS)) \
+		> .tap/groups-postgres.txt
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres npx tap --jobs=$(TAP_JOBS) --disable-coverage \
-		$$(npx tsx scripts/test-groups.ts postgres $(TAP_GROUPS) $$(npx tap list | grep -vxF -f $(SINGLE_PASS)))
+		$$(cat .tap/groups-postgres.txt)
 	npx tsx scripts/contract-coverage.ts $(COVERAGE_DIR)
 
 # The README's test command: everything CI checks. The checks run two at a time (each is one process that

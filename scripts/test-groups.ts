@@ -1,7 +1,8 @@
 /**
  * Splits the test files of one `make tap` pass into what tap runs: the files of test/run-alone.txt, each in a
  * process of its own, and groups of the rest, in .tap/groups/<pass>/: each a runner that imports its files in
- * turn (test/helpers/group.ts says why). Prints the runners' paths, to hand to tap.
+ * turn (test/helpers/group.ts says why). Prints the runners' paths, to hand to tap; exits 1, printing nothing,
+ * when a file that must run alone is not listed so.
  *
  * Usage: tsx scripts/test-groups.ts <pass name> <groups> <test file>...
  */
@@ -21,6 +22,19 @@ const aloneList = readFileSync(join(root, 'test/run-alone.txt'), 'utf8')
   .map((line) => line.trim())
   .filter((line) => line && !line.startsWith('#'))
 const alone = new Set(aloneList)
+
+// A root-level t.setTimeout sets the whole process's timeout: in a group it would cut short or stretch the
+// other files' time. Such a file runs alone.
+const timed = files.filter(
+  (f) => !alone.has(f) && /^t\.setTimeout\(/m.test(readFileSync(join(root, f), 'utf8')),
+)
+if (timed.length > 0) {
+  console.error(
+    `test-groups: a root-level t.setTimeout needs a process of its own; list in test/run-alone.txt:`,
+  )
+  for (const f of timed) console.error(`  ${f}`)
+  process.exit(1)
+}
 
 // A file's size stands for how long it runs: rough, but it needs no record of earlier runs, and the files
 // that would break it most (long waits in few lines) run alone.
@@ -47,7 +61,9 @@ const helper = relative(dir, join(root, 'test/helpers/group.js'))
 // first (the suite's longest, in run-alone.txt's order), then the groups, heaviest first.
 const runs = [
   ...aloneList.filter((f) => files.includes(f)).map((f) => ({ name: basename(f, '.test.ts'), files: [f] })),
-  ...buckets.map((bucket, i) => ({ name: `group-${i + 1}`, files: bucket.files.sort() })),
+  ...buckets
+    .sort((a, b) => b.weight - a.weight)
+    .map((bucket, i) => ({ name: `group-${i + 1}`, files: bucket.files.sort() })),
 ]
 runs.forEach((run, i) => {
   const file = join(dir, `${String(i + 1).padStart(2, '0')}-${run.name}.test.mjs`)
