@@ -73,12 +73,11 @@ console: install ## Build the console into console/dist (only when missing or st
 # would only repeat. test/helpers/db.ts fails a listed file that asks for TEST_BACKEND's back-end, and the
 # check below a listed path that does not exist, so the list cannot drop a test from PostgreSQL unnoticed.
 SINGLE_PASS := test/single-pass.txt
-# How each pass runs its files: those of test/run-alone.txt in a process each, the rest in TAP_GROUPS groups, a
-# process each that imports its files one after another (test/helpers/group.ts says why; a file behaves as it
-# does alone). A test process spends about 3 s of CPU before its first test; grouping took the PGlite pass
-# from 127 processes to 30.
+# How each pass runs its files: those of test/run-alone.txt in a process each, started first, then TAP_JOBS
+# runners that share a queue of the rest, each taking the next file until none is left (test/helpers/group.ts
+# says why; a file behaves as it does alone). A test process spends about 3 s of CPU before its first test;
+# the PGlite pass went from 127 processes to 27.
 RUN_ALONE := test/run-alone.txt
-TAP_GROUPS ?= 10
 # Three at a time on two cores: part of the suite waits (child processes, servers, timers, the PostgreSQL server's
 # own CPU), and a third process fills that. The PostgreSQL pass took 193 s at 3 against 217 s at 2 (2026-11-29).
 TAP_JOBS ?= 3
@@ -93,11 +92,11 @@ tap-run:
 	@for f in $$(grep -v '^#' $(RUN_ALONE)); do [ -f "$$f" ] || { echo "$(RUN_ALONE): no file $$f" >&2; exit 1; }; done
 	rm -rf $(COVERAGE_DIR)
 	@mkdir -p .tap
-	npx tsx scripts/test-groups.ts pglite $(TAP_GROUPS) $$(npx tap list) > .tap/groups-pglite.txt
+	npx tsx scripts/test-groups.ts pglite $(TAP_JOBS) $$(npx tap list) > .tap/groups-pglite.txt
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=pglite npx tap --jobs=$(TAP_JOBS) $$(cat .tap/groups-pglite.txt)
 	@echo "coverage floors: $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)"
 	npx tap report text-summary --no-allow-incomplete-coverage $(COVERAGE_FLOORS) $(CI_COVERAGE_FLOORS)
-	npx tsx scripts/test-groups.ts postgres $(TAP_GROUPS) $$(npx tap list | grep -vxF -f $(SINGLE_PASS)) \
+	npx tsx scripts/test-groups.ts postgres $(TAP_JOBS) $$(npx tap list | grep -vxF -f $(SINGLE_PASS)) \
 		> .tap/groups-postgres.txt
 	CONTRACT_COVERAGE_DIR=$(COVERAGE_DIR) TEST_BACKEND=postgres npx tap --jobs=$(TAP_JOBS) --disable-coverage \
 		$$(cat .tap/groups-postgres.txt)
