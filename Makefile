@@ -76,7 +76,7 @@ SINGLE_PASS := test/single-pass.txt
 # How each pass runs its files: those of test/run-alone.txt in a process each, started first, then TAP_JOBS
 # runners that share a queue of the rest, each taking the next file until none is left (test/helpers/group.ts
 # says why; a file behaves as it does alone). A test process spends about 3 s of CPU before its first test;
-# the PGlite pass went from 127 processes to 27.
+# the PGlite pass went from 127 processes to 16.
 RUN_ALONE := test/run-alone.txt
 # Three at a time on two cores: part of the suite waits (child processes, servers, timers, the PostgreSQL server's
 # own CPU), and a third process fills that. The PostgreSQL pass took 193 s at 3 against 217 s at 2 (2026-11-29).
