@@ -12,8 +12,9 @@ import { setRunningTestFile } from './db.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 
-/** How long one file may take (tap's per-file timeout, .taprc), counted afresh for each file. */
-const FILE_TIMEOUT_MS = 120_000
+/** How long one file may take, counted afresh for each file: tap's per-file timeout (.taprc), which tap hands
+ * every test process as TAP_TIMEOUT in seconds; tap's own default when it is not there. */
+const FILE_TIMEOUT_MS = Number(process.env.TAP_TIMEOUT ?? 30) * 1000
 
 type Teardown = () => unknown
 
@@ -58,7 +59,7 @@ export async function runQueue(pass: string): Promise<void> {
   const queue = JSON.parse(readFileSync(join(dir, 'queue.json'), 'utf8')) as string[]
   for (const [i, file] of queue.entries()) {
     try {
-      mkdirSync(join(dir, 'claims', String(i)), { recursive: false })
+      mkdirSync(join(dir, 'claims', String(i)))
     } catch (err) {
       if ((err as { code?: unknown }).code === 'EEXIST') continue
       throw err
