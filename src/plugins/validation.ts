@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import fastJsonStringify from 'fast-json-stringify'
 
 // Why: ajv-formats is CommonJS; under NodeNext its function is the `default` property.
 const addFormats = addFormatsModule.default
@@ -12,16 +13,34 @@ function makeAjv(opts: Options): Ajv {
   return ajv
 }
 
+// One Ajv per HTTP part, and one serializer per response schema, for every app of the process. Why shared: the
+// schemas are the generated route table's own objects, the same for every app, and compiling them is most of
+// building an app. A process builds one app in production, but a test process builds dozens, each paying
+// about 0.2 s of CPU for the same functions (2026-11-29: an app's build 0.59 s of CPU against 0.39 s).
+// Ajv keeps what it compiled by schema object; the serializers are kept the same way.
+const strict = makeAjv({ removeAdditional: false, coerceTypes: false })
+const coercing = makeAjv({ removeAdditional: false, coerceTypes: 'array' })
+const serializers = new WeakMap<object, (data: unknown) => string>()
+
+/** fast-json-stringify as Fastify's default compiler calls it (no shared schemas: the app adds none). */
+function serializerFor(schema: object): (data: unknown) => string {
+  let serialize = serializers.get(schema)
+  if (!serialize) {
+    serialize = fastJsonStringify(schema, { schema: {} })
+    serializers.set(schema, serialize)
+  }
+  return serialize
+}
+
 /**
- * One Ajv per HTTP part: bodies are validated strictly (unknown properties rejected, no type coercion),
- * querystring and params are coerced from their string form.
+ * Bodies are validated strictly (unknown properties rejected, no type coercion); querystring and params are
+ * coerced from their string form. Responses are serialized from their schema.
  */
 async function validationPlugin(app: FastifyInstance): Promise<void> {
-  const strict = makeAjv({ removeAdditional: false, coerceTypes: false })
-  const coercing = makeAjv({ removeAdditional: false, coerceTypes: 'array' })
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? strict.compile(schema) : coercing.compile(schema),
   )
+  app.setSerializerCompiler(({ schema }) => serializerFor(schema))
 }
 
 export default fp(validationPlugin, { name: 'validation' })
