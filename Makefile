@@ -129,6 +129,12 @@ format: install ## prettier --write, then eslint --fix, over the repository
 bench: install ## The autocannon workloads (needs PostgreSQL at BENCH_DATABASE_URL; see docs/performance.md)
 	npm run bench
 
+# POST /validate under the Better Auth harness's own driver, against the service and against a replay of its
+# answers: the rate no server sending the contract's headers can pass with that driver on this machine.
+.PHONY: bench-peer-ceiling
+bench-peer-ceiling: install ## The peer harness's validate driver: the service, its replay, the replay without the contract's headers (PEER_DIR)
+	npx tsx bench/peer-ceiling.ts
+
 # Three instances behind HAProxy on loopback, one SIGKILLed and one SIGTERMed under load, then checks in the
 # database that nothing was lost (docs/operations.md, "Cluster demo on loopback").
 .PHONY: cluster-demo

@@ -7,8 +7,8 @@
  * database is created on it and dropped at the end. BENCH_SECONDS sets each run's length (default 10).
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
- * runs just those workloads (names: limits, login, loginOtp, passkey, refresh, me, validate, validateEdDSA,
- * validateES256, signing, meUnderLogin, forgot, signup).
+ * runs just those workloads (names: limits, login, loginOtp, passkey, refresh, me, validate and its replay
+ * (bench/replay-ceiling.ts), validateEdDSA, validateES256, signing, meUnderLogin, forgot, signup).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -24,9 +24,10 @@ import { provisionTenant } from '../src/modules/tenants/provision.js'
 import { createPasswordHasher, rawBcryptComparesPerSecond } from '../src/lib/hashing.js'
 import { seedOtpUsers, twoStepRequests } from './otp-login.js'
 import { PASSKEY_ORIGIN, PASSKEY_RP_ID, passkeyRequests, registerPasskeys } from './passkey-login.js'
-import { rssOf, ticksOf, withChildren } from './proc.js'
+import { rssOf, startFlags, ticksOf, withChildren } from './proc.js'
 import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
 import { benchIp, prepareSignups, SIGNUP_ORIGIN } from './signup.js'
+import { captureResponse, replayServer } from './replay-ceiling.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 // BENCH_ONLY=refresh,me runs just those service workloads (and no machine limits): for iterating.
@@ -44,6 +45,7 @@ type Workload =
   | 'refresh'
   | 'me'
   | 'validate'
+  | 'validateReplayed'
   | 'validateEdDSA'
   | 'validateES256'
   | 'meUnderLogin'
@@ -127,15 +129,6 @@ async function waitForHealth(): Promise<void> {
   throw new Error(`server did not start; its log ends:\n${readFileSync(SERVER_LOG, 'utf8').slice(-2000)}`)
 }
 
-/** The node flags of `npm start` (heap sizing), so the bench runs the server exactly as it is started. */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
-  const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
-  if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
-  const [, flags = ''] = m
-  return flags.split(' ').filter(Boolean)
-}
-
 /** The reference point: a bare Fastify route doing one primary-key lookup with pg. */
 async function bareRoute(userId: string): Promise<Row> {
   const bare = Fastify()
@@ -213,6 +206,11 @@ function report(
   if (v)
     console.log(
       `  POST /validate / bare PK route ${pct(v.rps, bare?.rps)}  (${v.rps.toFixed(0)}/s, target >= 12000/s)`,
+    )
+  const replayed = rows.validateReplayed
+  if (v && replayed)
+    console.log(
+      `  POST /validate / its replay    ${pct(v.rps, replayed.rps)}  (the load generator's ceiling for the same bytes: ${replayed.rps.toFixed(0)}/s)`,
     )
   if (mu) console.log(`  GET /me p99 while logins saturate bcrypt: ${mu.p99} ms (target < 50 ms)`)
 }
@@ -370,12 +368,25 @@ async function main(): Promise<void> {
         url: `${BASE}/api/v1/me`,
         headers: { authorization: `Bearer ${token}` },
       })
-    if (wanted('validate'))
+    if (wanted('validate')) {
       rows.validate = await run('POST /validate', {
         url: `${BASE}/api/v1/validate`,
         method: 'POST',
         headers: { authorization: `Bearer ${token}` },
       })
+      const authorization = `Bearer ${token}`
+      const reply = await captureResponse(PORT, 'POST', '/api/v1/validate', { authorization })
+      const replay = await replayServer(new Map([[authorization, reply]]))
+      try {
+        rows.validateReplayed = await run('POST /validate, replayed', {
+          url: `http://127.0.0.1:${replay.port}/api/v1/validate`,
+          method: 'POST',
+          headers: { authorization },
+        })
+      } finally {
+        await replay.stop()
+      }
+    }
 
     for (const alg of ['EdDSA', 'ES256'] as const) {
       if (!wanted(`validate${alg}`)) continue

@@ -24,6 +24,7 @@ import { openSession } from '../src/modules/authentication/session-queries.js'
 import { createPasswordHasher } from '../src/lib/hashing.js'
 import { runLoad, summarize, type Rec } from './cluster-load.js'
 import { checkAll, haproxyRetries, serviceErrors } from './cluster-checks.js'
+import { startFlags } from './proc.js'
 
 const SECONDS = Number(process.env.CLUSTER_SECONDS ?? 25)
 const BASE_PORT = Number(process.env.CLUSTER_BASE_PORT ?? 4100)
@@ -55,14 +56,6 @@ async function admin(sql: string): Promise<void> {
   await c.connect()
   await c.query(sql)
   await c.end()
-}
-
-/** The node flags of `npm start`, so each instance runs exactly as it is started (as bench/auth.ts). */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
-  const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
-  if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
-  return (m[1] ?? '').split(' ').filter(Boolean)
 }
 
 /** Starts instance i (its log appended to a file) and waits for its /health. */

@@ -33,3 +33,12 @@ export function rssOf(pid: number): number {
     return 0
   }
 }
+
+/** The node flags of `npm start` (heap sizing), so a bench runs the server exactly as it is started. */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
+  if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
+  const [, flags = ''] = m
+  return flags.split(' ').filter(Boolean)
+}

@@ -22,6 +22,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { createPasswordHasher } from '../src/lib/hashing.js'
 import { BENCH_LOGINS, firstKeyOf, firstUserOf, keyId, seedScale, userId, seedEmpty } from './scale-seed.js'
 import { measureRetention } from './scale-retention.js'
+import { startFlags } from './proc.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const ONLY = process.env.SCALE_ONLY?.split(',').filter(Boolean)
@@ -115,14 +116,6 @@ async function run(opts: autocannon.Options): Promise<Row> {
     p99: r.latency.p99,
     errors: r.non2xx + r.errors + r.timeouts,
   }
-}
-
-/** The node flags of `npm start`, as bench/auth.ts reads them. */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
-  const m = /\bnode ((?:--\S+ )*)dist\/server\.js/.exec(pkg.scripts.start)
-  if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
-  return (m[1] ?? '').split(' ').filter(Boolean)
 }
 
 /** A server as `npm start` runs it (bundle, node flags, default log level, log to a file), like bench/auth.ts. */
