@@ -8,7 +8,9 @@ import fastJsonStringify from 'fast-json-stringify'
 const addFormats = addFormatsModule.default
 
 function makeAjv(opts: Options): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, ...opts })
+  // addUsedSchema off, as in Fastify's own Ajv: a schema with an $id is not registered by it, so a second app's
+  // copy of such a schema could never clash with the first's in these shared instances.
+  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, addUsedSchema: false, ...opts })
   addFormats(ajv)
   return ajv
 }
@@ -16,13 +18,17 @@ function makeAjv(opts: Options): Ajv {
 // One Ajv per HTTP part, and one serializer per response schema, for every app of the process. Why shared: the
 // schemas are the generated route table's own objects, the same for every app, and compiling them is most of
 // building an app. A process builds one app in production, but a test process builds dozens, each paying
-// about 0.2 s of CPU for the same functions (2026-11-29: an app's build 0.59 s of CPU against 0.39 s).
-// Ajv keeps what it compiled by schema object; the serializers are kept the same way.
+// about 0.2 s of CPU for the same functions (2026-11-29: an app's build 0.59 s of CPU against 0.40 s).
+// Ajv keeps what it compiled by schema object; the serializers are kept the same way. So a route's schemas must
+// be objects that outlive the app (the route table's), not literals made anew at each build.
 const strict = makeAjv({ removeAdditional: false, coerceTypes: false })
 const coercing = makeAjv({ removeAdditional: false, coerceTypes: 'array' })
 const serializers = new WeakMap<object, (data: unknown) => string>()
 
-/** fast-json-stringify as Fastify's default compiler calls it (no shared schemas: the app adds none). */
+/**
+ * fast-json-stringify as Fastify's default compiler calls it here: the app adds no shared schemas (addSchema) and
+ * sets no serializerOpts, both of which this compiler would ignore.
+ */
 function serializerFor(schema: object): (data: unknown) => string {
   let serialize = serializers.get(schema)
   if (!serialize) {
