@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+// The copy Fastify's own compiler uses: package.json asks for the same major, and `npm ls fast-json-stringify`
+// shows one copy. Why it matters: answers must serialize as they did under Fastify's default compiler.
 import fastJsonStringify from 'fast-json-stringify'
 
 // Why: ajv-formats is CommonJS; under NodeNext its function is the `default` property.
