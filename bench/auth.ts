@@ -369,12 +369,12 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${token}` },
       })
     if (wanted('validate')) {
+      const authorization = `Bearer ${token}`
       rows.validate = await run('POST /validate', {
         url: `${BASE}/api/v1/validate`,
         method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization },
       })
-      const authorization = `Bearer ${token}`
       const reply = await captureResponse(PORT, 'POST', '/api/v1/validate', { authorization })
       const replay = await replayServer(new Map([[authorization, reply]]))
       try {

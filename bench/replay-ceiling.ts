@@ -25,18 +25,23 @@ export async function captureResponse(
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(request))
     let received = Buffer.alloc(0)
-    socket.on('error', reject)
+    // Whatever ends the capture closes the socket; a server that closes it first leaves the capture failed.
+    const settle = (outcome: () => void) => {
+      socket.destroy()
+      outcome()
+    }
+    socket.on('error', (err) => settle(() => reject(err)))
+    socket.on('close', () => reject(new Error('the service closed the connection before a whole answer')))
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk])
       const end = received.indexOf('\r\n\r\n')
       if (end < 0) return
       const head = received.subarray(0, end).toString('latin1')
       const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1]
-      if (length === undefined) return reject(new Error(`no content-length in:\n${head}`))
+      if (length === undefined) return settle(() => reject(new Error(`no content-length in:\n${head}`)))
       const total = end + 4 + Number(length)
       if (received.length < total) return
-      socket.destroy()
-      resolve(received.subarray(0, total))
+      settle(() => resolve(received.subarray(0, total)))
     })
   })
 }
