@@ -10,7 +10,9 @@ import type { AccessTokenVerifier } from './security/access-token.js'
 import type { KeyVerifier } from './security/key-verifier.js'
 import type { ChangeChannel, ChangeMessage } from './db/change-channel.js'
 import type { AuthConfig, LockoutConfig } from './security/auth-config.js'
-import type { DirectoryTenant, TenantDirectory } from './security/lookups.js'
+import type { DirectoryTenant, SessionLookup, TenantDirectory } from './security/lookups.js'
+import type { Principal } from './security/principal.js'
+import { assertRecentSignIn } from './security/recent-auth.js'
 
 // What the context holds that modules implement, declared here as interfaces (as src/security/lookups.ts
 // declares the credential checks' lookups): createContext hands the modules' classes in, and nothing below
@@ -143,6 +145,8 @@ export interface AppContext {
   readonly keys: KeyVerifier
   /** Per-tenant database routing: moves, deletions, and the routes followed from the main database. */
   readonly routing: Routing
+  /** A live session's login time (the recent-sign-in check's second half; contract section 26). */
+  readonly liveSession: SessionLookup
   /** The tenant id a refresh token carries (read from its text, nothing looked up), or null. */
   readonly refreshTokenTenant: (token: string) => string | null
   readonly hasher: PasswordHasher
@@ -190,4 +194,16 @@ declare module 'fastify' {
  */
 export function tdb(ctx: Pick<AppContext, 'dbs'>, actor: { readonly tenantId: string }): Kysely<Database> {
   return ctx.dbs.forTenant(actor.tenantId)
+}
+
+/**
+ * The check of `x-recent-auth` (src/security/recent-auth.ts), for a service whose need for it depends on the
+ * body (a scope added to a Client Key, a link host changed): 401 REAUTHENTICATION_REQUIRED for a user whose
+ * sign-in is not recent; Client Keys and the operator pass.
+ */
+export function requireRecentSignIn(
+  ctx: Pick<AppContext, 'clock' | 'liveSession'>,
+  actor: Principal,
+): Promise<void> {
+  return assertRecentSignIn(actor, ctx.clock.now(), ctx.liveSession)
 }

@@ -13,6 +13,7 @@ import { AccessTokenVerifier } from '../security/access-token.js'
 import { KeyVerifier } from '../security/key-verifier.js'
 import { Keystore } from '../security/keystore.js'
 import { refreshTokenTenant } from '../modules/authentication/refresh-token.js'
+import { liveSessionLogin } from '../modules/authentication/live-session-queries.js'
 import { findKeyByHash } from '../modules/client-keys/auth-queries.js'
 import { ensureSetting } from '../modules/system/queries.js'
 import { TenantCache } from '../modules/tenants/cache.js'
@@ -114,6 +115,8 @@ export async function createContext(
     tokens: new AccessTokenVerifier(keystore, tenants),
     keys,
     routing: new TenantRouting({ dbs, config, secretsKey, clock, log: options.log }),
+    liveSession: (tenantId, sessionId, userId, nowMs) =>
+      liveSessionLogin(dbs.forTenant(tenantId), tenantId, sessionId, userId, new Date(nowMs)),
     refreshTokenTenant,
     hasher,
     secretsKey,

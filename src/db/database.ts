@@ -77,6 +77,27 @@ export const AUDIT_ACTIONS = [
   'EMAIL_VERIFIED',
   'PASSKEY_ADDED',
   'PASSKEY_REMOVED',
+  'EMAIL_CHANGE_REQUESTED',
+  'EMAIL_CHANGED',
+  'ROLE_CREATE',
+  'ROLE_UPDATE',
+  'ROLE_DELETE',
+  'PERMISSION_CREATE',
+  'PERMISSION_UPDATE',
+  'PERMISSION_DELETE',
+  'USER_UPDATE',
+  'TENANT_CREATE',
+  'TENANT_UPDATE',
+  'TENANT_DELETE',
+  'TENANT_CONFIG_UPDATE',
+  'TENANT_DATABASE_ROUTE',
+  'CLIENT_KEY_CREATE',
+  'CLIENT_KEY_UPDATE',
+  'CLIENT_KEY_ROTATE',
+  'CLIENT_KEY_REVOKE',
+  'PUBLISHABLE_KEY_CREATE',
+  'PUBLISHABLE_KEY_UPDATE',
+  'PUBLISHABLE_KEY_REVOKE',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -132,6 +153,8 @@ export interface UsersTable {
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
   email_verified: Generated<boolean>
   otp_enabled: Generated<boolean>
+  /** Bumped by a trigger when the password, email or status changes (migration 0015): mail tokens die with it. */
+  security_version: Generated<number>
   created_at: CreatedAt
   updated_at: CreatedAt
   last_login_at: NullableTimestamp
@@ -226,6 +249,8 @@ export interface ClientKeysTable {
   created_by_id: string | null
   /** The user whose authority stands behind the key (its creator, or its creating key's); null: operator. */
   behalf_user_id: string | null
+  /** Every user who received a value of the key: its creator, each rotator (contract section 26). */
+  behind_user_ids: JsonArrayColumn<string>
   created_at: CreatedAt
   updated_at: CreatedAt
   revoked_at: NullableTimestamp
@@ -336,12 +361,14 @@ export interface EmailTokensTable {
   id: Generated<string>
   tenant_id: string
   user_id: string
-  purpose: 'reset' | 'verify'
+  purpose: 'reset' | 'verify' | 'change'
   token_hash: string
   /** The address the token was sent to: a verification token is void once the user's email changes. */
   email: string
   expires_at: ColumnType<Date, Date | string, Date | string>
   used_at: NullableTimestamp
+  /** The user's security_version at issuance: the token is void once it moves. */
+  user_version: Generated<number>
   created_at: CreatedAt
 }
 
@@ -393,6 +420,8 @@ export interface PublishableKeysTable {
   allowed_origins: JsonArrayColumn<string>
   default_roles: JsonArrayColumn<string>
   signups_per_hour: number
+  /** The user who created the key; null for the operator or a Client Key. */
+  created_by: string | null
   status: ColumnType<PublishableKeyStatus, PublishableKeyStatus | undefined, PublishableKeyStatus>
   created_at: CreatedAt
   updated_at: CreatedAt

@@ -132,7 +132,7 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
       throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
     }
     // Why after the permission: signing in again would not help a caller who may not do this at all.
-    if (spec.recentAuth) assertRecentSignIn(principal, app.ctx.clock.now())
+    if (spec.recentAuth) await assertRecentSignIn(principal, app.ctx.clock.now(), app.ctx.liveSession)
   })
 }
 

@@ -67,3 +67,14 @@ export interface SigningLookup {
     tenantId: string,
   ): Promise<Pick<Selectable<TenantSecretsTable>, 'kid' | 'secret_enc' | 'retired_at' | 'expires_at'>[]>
 }
+
+/**
+ * The login time (seconds since the epoch) of the session `sessionId` when it is a live session of `userId`
+ * in the tenant, else undefined; implemented by modules/authentication/live-session-queries.ts.
+ */
+export type SessionLookup = (
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  nowMs: number,
+) => Promise<number | undefined>

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import type { SessionLookup } from './lookups.js'
 import type { Principal } from './principal.js'
 
 /** How long a sign-in counts as recent for the operations marked `x-recent-auth` (contract section 22). */
@@ -8,18 +9,24 @@ const RECENT_AUTH_SECONDS = 600
 // login; the same 60 s that `iat` is allowed covers clocks a little apart.
 const AHEAD_SECONDS = 60
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const reauthenticate = () =>
+  new AppError('REAUTHENTICATION_REQUIRED', 'Sign in again: this needs a sign-in of the last 10 minutes')
+
 /**
  * For an operation that needs a recent sign-in: an access token whose `auth_time` is absent or more than
- * RECENT_AUTH_SECONDS old is 401 REAUTHENTICATION_REQUIRED. Client Keys (no sign-in behind them) and the
- * operator pass.
+ * RECENT_AUTH_SECONDS old is 401 REAUTHENTICATION_REQUIRED, and so is one whose `sid` names no live session of
+ * its user opened at that `auth_time` (contract section 26: whoever holds the tenant's secret can sign any
+ * `auth_time`, but cannot open a session). One session lookup, only for these operations and only once the
+ * time passed. Client Keys (no sign-in behind them) and the operator pass.
  */
-export function assertRecentSignIn(p: Principal, nowMs: number): void {
+export async function assertRecentSignIn(p: Principal, nowMs: number, sessions: SessionLookup): Promise<void> {
   if (p.kind !== 'user') return
-  const age = Math.floor(nowMs / 1000) - (p.authTime ?? Number.NEGATIVE_INFINITY)
-  if (!(age <= RECENT_AUTH_SECONDS && age >= -AHEAD_SECONDS)) {
-    throw new AppError(
-      'REAUTHENTICATION_REQUIRED',
-      'Sign in again: this needs a sign-in of the last 10 minutes',
-    )
-  }
+  const authTime = p.authTime ?? Number.NEGATIVE_INFINITY
+  const age = Math.floor(nowMs / 1000) - authTime
+  if (!(age <= RECENT_AUTH_SECONDS && age >= -AHEAD_SECONDS)) throw reauthenticate()
+  if (!UUID.test(p.sessionId)) throw reauthenticate()
+  const loginAt = await sessions(p.tenantId, p.sessionId, p.userId, nowMs)
+  if (loginAt !== authTime) throw reauthenticate()
 }

@@ -13,6 +13,7 @@ import { email } from './0011_email.js'
 import { publishableKeys } from './0012_publishable_keys.js'
 import { passkeys } from './0013_passkeys.js'
 import { auditRollup } from './0014_audit_rollup.js'
+import { thirdReview } from './0015_third_review.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_publishable_keys': publishableKeys,
   '0013_passkeys': passkeys,
   '0014_audit_rollup': auditRollup,
+  '0015_third_review': thirdReview,
 }

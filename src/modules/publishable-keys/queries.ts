@@ -20,6 +20,7 @@ export const keyColumns = [
   'signups_per_hour',
   'status',
   'created_at',
+  'created_by',
   'revoked_at',
 ] as const
 

@@ -28,6 +28,7 @@ function toDto(r: q.PublishableKeyRow): PublishableKeyDto {
     signupsPerHour: r.signups_per_hour,
     status: r.status,
     createdAt: new Date(r.created_at).toISOString(),
+    createdBy: r.created_by,
     revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
   }
 }
