@@ -4362,6 +4362,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
             404: components["responses"]["NotFound"];
+            /** @description USER_ALREADY_EXISTS: a token of `POST /me/email` whose new address another user of the tenant took since; nothing changes and the token is used. */
+            409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */

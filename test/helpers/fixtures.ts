@@ -137,6 +137,10 @@ export async function tokenFor(
   const tenant = await ctx.tenants.byId(user.tenant.id)
   if (!tenant) throw new Error('tenant missing')
   const grants = await loadGrants(ctx.dbs.forTenant(tenant.id), tenant.id, user.id, tenant.isPlatform)
+  const authTime = opts.authTime === undefined ? Math.floor(ctx.clock.now() / 1000) : opts.authTime
+  // Why a session row: a recent sign-in counts only when `sid` names a live session of the user opened at
+  // `auth_time` (contract section 26), as a login's token does; a token with no `auth_time` gets none.
+  const sessionId = authTime === null ? randomUUID() : await openSession(app, user, authTime)
   const { accessToken } = await issueAccessToken(
     ctx.keystore,
     {
@@ -147,13 +151,31 @@ export async function tokenFor(
       username: null,
       roles: grants.roles,
       permissions: grants.permissions,
-      sessionId: randomUUID(),
-      authTime: opts.authTime === undefined ? Math.floor(ctx.clock.now() / 1000) : opts.authTime,
+      sessionId,
+      authTime,
     },
     lifetimeSeconds,
     ctx.clock.now(),
   )
   return accessToken
+}
+
+/** A live session row of the user, opened at `authTime` (seconds since the epoch), as a login opens one. */
+async function openSession(app: FastifyInstance, user: UserFx, authTime: number): Promise<string> {
+  const openedAt = new Date(authTime * 1000)
+  const row = await app.ctx.dbs
+    .forTenant(user.tenant.id)
+    .insertInto('sessions')
+    .values({
+      tenant_id: user.tenant.id,
+      user_id: user.id,
+      created_at: openedAt,
+      last_used_at: openedAt,
+      expires_at: new Date(app.ctx.clock.now() + 86_400_000),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return row.id
 }
 
 /**
