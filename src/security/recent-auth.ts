@@ -21,7 +21,11 @@ const reauthenticate = () =>
  * `auth_time`, but cannot open a session). One session lookup, only for these operations and only once the
  * time passed. Client Keys (no sign-in behind them) and the operator pass.
  */
-export async function assertRecentSignIn(p: Principal, nowMs: number, sessions: SessionLookup): Promise<void> {
+export async function assertRecentSignIn(
+  p: Principal,
+  nowMs: number,
+  sessions: SessionLookup,
+): Promise<void> {
   if (p.kind !== 'user') return
   const authTime = p.authTime ?? Number.NEGATIVE_INFINITY
   const age = Math.floor(nowMs / 1000) - authTime

@@ -55,6 +55,13 @@ export interface AuditEntry {
     method?: 'email' | 'passkey'
     /** The passkey a PASSKEY_ADDED or PASSKEY_REMOVED row is about. */
     passkeyId?: string
+    /** An administrative event's object (contract section 25). */
+    target?: {
+      type: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key'
+      id: string
+    }
+    /** The names of the fields the call set, never their values (section 25). */
+    changed?: string[]
   }
   readonly meta: RequestMeta
 }

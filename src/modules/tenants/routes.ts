@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
+import { requestMeta } from '../audit/write.js'
 import { principalOf, userOf } from '../../security/request-principal.js'
 import { getSecurityMetrics, getTenantMetrics } from './metrics.js'
 import { clearJwtSecret, generateJwtSecret, getJwtSecret, setJwtSecret } from './secrets.js'
@@ -32,7 +33,7 @@ export default async function tenantsRoutes(app: FastifyInstance): Promise<void>
   )
   defineRoute(app, 'deleteTenant', async (req) => deleteTenant(ctx, principalOf(req), req.params.id))
   defineRoute(app, 'updateTenantConfig', async (req) =>
-    updateTenantConfig(ctx, principalOf(req), req.params.id, req.body),
+    updateTenantConfig(ctx, principalOf(req), req.params.id, req.body, requestMeta(req)),
   )
 
   defineRoute(app, 'getJwtSecret', async (req) => getJwtSecret(ctx, userOf(req).tenantId))

@@ -1,8 +1,9 @@
 import { newUserIdentifiers } from '../users/new-identifiers.js'
 import type { Transaction } from 'kysely'
-import type { AppContext } from '../../context.js'
+import { requireRecentSignIn, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
-import { fail } from '../../errors.js'
+import { AppError, fail } from '../../errors.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { isSuperAdmin, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
@@ -175,29 +176,68 @@ export async function updateTenant(
   return tenantDto(ctx, tenantId)
 }
 
-/** PATCH /tenants/:id/config: merges the patch key by key (nested objects too; arrays replaced). */
+/** The `email` fields that say where mailed links point: whoever sets them could collect the tokens. */
+const LINK_FIELDS = ['resetUrl', 'verifyUrl'] as const
+
+/** True when the patch moves a mailed link's host or path away from what the tenant has now. */
+async function movesMailLinks(ctx: AppContext, tenantId: string, patch: AuthConfigPatch): Promise<boolean> {
+  const email = patch.email
+  if (typeof email !== 'object' || email === null) return false
+  const current = (await ctx.tenants.byId(tenantId))?.authConfig.email
+  return LINK_FIELDS.some((f) => f in email && (email as Record<string, unknown>)[f] !== current?.[f])
+}
+
+/**
+ * PATCH /tenants/:id/config: merges the patch key by key (nested objects too; arrays replaced). Moving the
+ * mailed links (`email.resetUrl`, `email.verifyUrl`) needs a recent sign-in (contract section 26). One
+ * TENANT_CONFIG_UPDATE row (section 25) in the tenant's log, and in the caller's when it acts from another
+ * tenant: the top-level keys set, never their values.
+ */
 export async function updateTenantConfig(
   ctx: AppContext,
   p: Principal,
   tenantId: string,
   patch: AuthConfigPatch,
+  meta: RequestMeta,
 ): Promise<AuthConfig> {
-  assertTenantScope(p, tenantId)
-  assertMaySetRateLimits(p, patch)
-  assertEmailConfigPatch(patch)
-  const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
-    const row = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
-    const before = resolveAuthConfig(row.auth_config)
-    const next = mergeAuthConfig(before, patch)
-    // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
-    assertWebauthnConfig(next.webauthn, 'body')
-    await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
-    // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
-    await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
-    return next
+  const row = (success: boolean, errorMessage?: string) => ({
+    action: 'TENANT_CONFIG_UPDATE' as const,
+    success,
+    actor: p,
+    errorMessage,
+    metadata: { target: { type: 'tenant' as const, id: tenantId }, changed: Object.keys(patch).sort() },
+    meta,
   })
-  await ctx.changed({ tenant: tenantId, signing: tenantId })
-  return merged
+  const logs = async (success: boolean, errorMessage?: string) => {
+    // Why only a tenant that exists: an unknown id (or another tenant's, for a tenant admin) has no log.
+    const target = (await ctx.tenants.byId(tenantId)) && (isSuperAdmin(p) || tenantId === p.tenantId)
+    const ids = new Set(target ? [tenantId, p.tenantId] : [p.tenantId])
+    for (const id of ids)
+      await writeAudit(ctx.dbs.forTenant(id), { tenantId: id, ...row(success, errorMessage) })
+  }
+  try {
+    assertTenantScope(p, tenantId)
+    assertMaySetRateLimits(p, patch)
+    assertEmailConfigPatch(patch)
+    if (await movesMailLinks(ctx, tenantId, patch)) await requireRecentSignIn(ctx, p)
+    const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
+      const locked = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
+      const before = resolveAuthConfig(locked.auth_config)
+      const next = mergeAuthConfig(before, patch)
+      // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
+      assertWebauthnConfig(next.webauthn, 'body')
+      await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
+      // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
+      await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
+      return next
+    })
+    await ctx.changed({ tenant: tenantId, signing: tenantId })
+    await logs(true)
+    return merged
+  } catch (err) {
+    await logs(false, err instanceof AppError ? err.code : 'INTERNAL_ERROR').catch(() => undefined)
+    throw err
+  }
 }
 
 /**
