@@ -9,6 +9,7 @@ export type OperationAuth = 'public' | 'jwt' | 'jwt-or-key' | 'metrics' | 'publi
 export const operations = {
   addRolePermissions: { method: 'post', path: '/api/v1/roles/{id}/permissions', auth: 'jwt-or-key' },
   assignRole: { method: 'post', path: '/api/v1/roles/assign', auth: 'jwt-or-key' },
+  changeMyEmail: { method: 'post', path: '/api/v1/me/email', auth: 'jwt' },
   changeMyPassword: { method: 'post', path: '/api/v1/me/password', auth: 'jwt' },
   checkPermission: { method: 'post', path: '/api/v1/permissions/check', auth: 'jwt-or-key' },
   clearJwtSecret: { method: 'post', path: '/api/v1/tenants/me/jwt-secret/clear', auth: 'jwt' },

@@ -84,7 +84,7 @@ export interface paths {
         head?: never;
         /**
          * Update a Client Key
-         * @description Changes a key's name, scopes, allowlists or expiry; lists are replaced. A caller can give only scopes it holds itself (its effective permissions; a Client Key: its scopes), and `admin:*` only inside the platform tenant.
+         * @description Changes a key's name, scopes, allowlists or expiry; lists are replaced. A caller can give only scopes it holds itself (its effective permissions; a Client Key: its scopes), and `admin:*` only inside the platform tenant. A body that adds a scope the key does not have needs a recent sign-in from a user caller (401 REAUTHENTICATION_REQUIRED otherwise); renaming, narrowing, allowlists and expiry do not.
          */
         patch: operations["updateClientKey"];
         trace?: never;
@@ -140,7 +140,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a Client Key
-         * @description Extension. Issues a new value for the key and returns it this once; the old value keeps working for `gracePeriodSeconds` (default 0, at most 7 days). The caller must hold every scope of the key. The body is optional.
+         * @description Extension. Issues a new value for the key and returns it this once; the old value keeps working for `gracePeriodSeconds` (default 0, at most 7 days). The caller must hold every scope of the key. The body is optional. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED. The rotating user (for a Client Key caller: every user behind it) becomes a user behind the key: the key can then change none of their passwords, second factors, passkeys, identifiers or status, nor unlock them.
          */
         post: operations["rotateClientKey"];
         delete?: never;
@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm an email address
-         * @description Marks the address a verification token (from a verification mail) was sent to as verified. The token is single use and bound to that address: once the user's email changed, it is void. Writes one `EMAIL_VERIFIED` audit row when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
+         * @description Marks the address a verification token (from a verification mail) was sent to as verified. The token is single use and bound to that address: once the user's email, password or status changed after it was issued (even when changed back), it is void. A token of `POST /me/email` makes the change: the user's email becomes the new address, verified, and the old address gets a notice without a link; that writes one `EMAIL_CHANGED` row instead. Writes one `EMAIL_VERIFIED` audit row when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
          */
         post: operations["verifyEmail"];
         delete?: never;
@@ -383,6 +383,26 @@ export interface paths {
         get: operations["getMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change my email address
+         * @description Starts a change of the calling user's email (contract section 26): mails a link to the new address, and changes nothing until it is used. `POST /email/verify` with that link's token makes the change and marks the address verified; the old address then gets a notice, without a link. At most 3 such mails per hour per user; past that, the same 202 and no mail. Needs a recent sign-in. One's own identifiers change only here: `PATCH /users/{userId}` refuses them for the credential's own user. Writes one `EMAIL_CHANGE_REQUESTED` audit row, success or failure (never the address).
+         */
+        post: operations["changeMyEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -672,7 +692,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset link
-         * @description Sets the password of the user a reset token (from `POST /password/forgot`'s mail) was issued to. The token is single use: of concurrent calls with one token exactly one succeeds. The tenant's password policy applies. Success revokes every session of the user, clears account throttling (`auth_config.lockout`) for the user's identifiers and sets `emailVerified` to true (the user proved the mailbox). Writes one `PASSWORD_RESET` audit row (`metadata.method` = `email`) when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
+         * @description Sets the password of the user a reset token (from `POST /password/forgot`'s mail) was issued to. The token is single use: of concurrent calls with one token exactly one succeeds. The tenant's password policy applies. Success revokes every session of the user, clears account throttling (`auth_config.lockout`) for the user's identifiers and sets `emailVerified` to true (the user proved the mailbox). When `emailVerified` was false, this is the first proof of the mailbox (contract section 26): whatever another person could have set up on the account before is removed too, its passkeys, second factor and recovery codes, linked identities, and the Client Keys the user is behind (revoked); a reset of a verified user keeps them. Writes one `PASSWORD_RESET` audit row (`metadata.method` = `email`) when the token names a user of the tenant. Counts against the per-IP login budget (5 per minute).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -1068,7 +1088,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up with a publishable key
-         * @description Creates a user in the key's tenant, with the same steps as `POST /register` (the tenant's identifier kinds and password policy, bcrypt, a `REGISTER` audit row with `metadata = { via: "publishable_key", keyId }`), once the ALTCHA solution in `altcha` checks out. The user gets the key's `defaultRoles`, never more, and `emailVerified = false`; when the tenant's email verification is on, the verification mail goes out. The roles are checked again here: a role that has since gained `admin:*` or a `users:`, `roles:`, `tenants:` or `client-keys:` permission refuses the sign-up (403 FORBIDDEN) rather than grant it. Budgets: 10 sign-ups per hour per client IP (an IPv6 /64) and the key's `signupsPerHour`, shared by every instance; past either, 429 with `Retry-After` in seconds (up to 3600). CORS: answers carry `Vary: Origin`; an allowed origin gets `Access-Control-Allow-Origin` with that origin, whatever `CORS_ORIGINS` says. The preflight (`OPTIONS`) is answered for the key's own origins only, allowing `X-Publishable-Key` and `Content-Type`: a browser's preflight carries no header values, so it is answered for an origin listed by some active publishable key, and the request itself is then checked against its own key's list.
+         * @description Creates a user in the key's tenant, with the same steps as `POST /register` (the tenant's identifier kinds and password policy, bcrypt, a `REGISTER` audit row with `metadata = { via: "publishable_key", keyId }`), once the ALTCHA solution in `altcha` checks out. The user gets the key's `defaultRoles`, never more, and `emailVerified = false`; when the tenant's email verification is on, the verification mail goes out. The roles are checked again here: a role that has since gained `admin:*` or a `users:`, `roles:`, `tenants:` or `client-keys:` permission refuses the sign-up (403 FORBIDDEN) rather than grant it. Budgets: 10 sign-ups per hour per client IP (an IPv6 /64) and the key's `signupsPerHour`, shared by every instance, charged in this order: the address's budget, then the solution is marked used (a replayed one is 400 INVALID_CHALLENGE and costs the key nothing), then the key's; past either, 429 with `Retry-After` in seconds (up to 3600). CORS: answers carry `Vary: Origin`; an allowed origin gets `Access-Control-Allow-Origin` with that origin, whatever `CORS_ORIGINS` says. The preflight (`OPTIONS`) is answered for the key's own origins only, allowing `X-Publishable-Key` and `Content-Type`: a browser's preflight carries no header values, so it is answered for an origin listed by some active publishable key, and the request itself is then checked against its own key's list.
          */
         post: operations["signup"];
         delete?: never;
@@ -1164,7 +1184,7 @@ export interface paths {
         head?: never;
         /**
          * Update a tenant's auth configuration
-         * @description Merges the patch key by key into the tenant's `auth_config` (nested `passwordPolicy` and `rateLimits` too; arrays are replaced) and returns the result. Only platform principals may set `rateLimits`. Platform principals holding `admin:*` may act on any tenant; any other caller only on its own tenant (another tenant's id is TENANT_NOT_FOUND).
+         * @description Merges the patch key by key into the tenant's `auth_config` (nested `passwordPolicy` and `rateLimits` too; arrays are replaced) and returns the result. Only platform principals may set `rateLimits`. Platform principals holding `admin:*` may act on any tenant; any other caller only on its own tenant (another tenant's id is TENANT_NOT_FOUND). Changing `email.resetUrl` or `email.verifyUrl` (where the mailed links point, and so who could collect their tokens) needs a recent sign-in from a user caller: 401 REAUTHENTICATION_REQUIRED otherwise. Every call that passes authentication writes one `TENANT_CONFIG_UPDATE` audit row (success or failure) whose `metadata.changed` lists the top-level `auth_config` keys the call set, never their values.
          */
         patch: operations["updateTenantConfig"];
         trace?: never;
@@ -1238,7 +1258,7 @@ export interface paths {
         };
         /**
          * Get the signing secret
-         * @description Shows the state of the caller's tenant signing secret, including the secret itself when one is configured; the service default secret is never shown. Whoever reads the secret can sign access tokens for any user of this tenant, with any roles and permissions of this tenant: grant `tenants:read` accordingly. It gives no power outside the tenant: a token signed with it never verifies for another tenant, and never carries the platform powers (`admin:*`, `tenants:create`, `tenants:delete`), which only credentials of the platform tenant hold.
+         * @description Shows the state of the caller's tenant signing secret, including the secret itself when one is configured; the service default secret is never shown. Whoever reads the secret can sign access tokens for any user of this tenant, with any roles and permissions of this tenant: grant `tenants:read` accordingly. It gives no power outside the tenant: a token signed with it never verifies for another tenant, and never carries the platform powers (`admin:*`, `tenants:create`, `tenants:delete`), which only credentials of the platform tenant hold. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED.
          */
         get: operations["getJwtSecret"];
         put?: never;
@@ -1260,7 +1280,7 @@ export interface paths {
         put?: never;
         /**
          * Clear the signing secret
-         * @description Returns the caller's tenant to the service default signing secret; tokens signed with the former secret stay valid for a 7-day overlap. Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds. Takes no input: send no body or an empty JSON object.
+         * @description Returns the caller's tenant to the service default signing secret; tokens signed with the former secret stay valid for a 7-day overlap. Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds. Takes no input: send no body or an empty JSON object. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED.
          */
         post: operations["clearJwtSecret"];
         delete?: never;
@@ -1280,7 +1300,7 @@ export interface paths {
         put?: never;
         /**
          * Generate a new signing secret
-         * @description Generates a new signing secret for the caller's tenant (a 43-character base64url string, 256 random bits) and makes it current; tokens signed with the former secret stay valid for a 7-day overlap. Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds. Takes no input: send no body or an empty JSON object.
+         * @description Generates a new signing secret for the caller's tenant (a 43-character base64url string, 256 random bits) and makes it current; tokens signed with the former secret stay valid for a 7-day overlap. Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds. Takes no input: send no body or an empty JSON object. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED.
          */
         post: operations["generateJwtSecret"];
         delete?: never;
@@ -1300,7 +1320,7 @@ export interface paths {
         put?: never;
         /**
          * Set the signing secret
-         * @description Makes the given secret (at least 32 bytes, used as the UTF-8 bytes of the string) the current signing secret of the caller's tenant; tokens signed with the former secret stay valid for a 7-day overlap, and every older secret stops verifying at once (only the current and one previous secret are ever honoured). Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds.
+         * @description Makes the given secret (at least 32 bytes, used as the UTF-8 bytes of the string) the current signing secret of the caller's tenant; tokens signed with the former secret stay valid for a 7-day overlap, and every older secret stops verifying at once (only the current and one previous secret are ever honoured). Rotation is recorded in tenant metadata, not in the audit log, and reaches every instance within 5 seconds. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED.
          */
         post: operations["setJwtSecret"];
         delete?: never;
@@ -1380,7 +1400,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the tenant's signing key
-         * @description Replaces the caller's tenant's signing key: for EdDSA or ES256 a new key pair (the private key sealed at rest with `SECRETS_KEY`), for HS256 a new secret (as `POST /tenants/me/jwt-secret/generate`). The replaced key keeps verifying for 7 days, and only it: a rotation ends every older key at once. The JWKS shows the new key at once on this instance and within 5 seconds on every other. Takes no input: send no body or an empty JSON object.
+         * @description Replaces the caller's tenant's signing key: for EdDSA or ES256 a new key pair (the private key sealed at rest with `SECRETS_KEY`), for HS256 a new secret (as `POST /tenants/me/jwt-secret/generate`). The replaced key keeps verifying for 7 days, and only it: a rotation ends every older key at once. The JWKS shows the new key at once on this instance and within 5 seconds on every other. Takes no input: send no body or an empty JSON object. A user caller needs a recent sign-in (contract sections 22 and 26): an access token whose `auth_time` is more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time, is 401 REAUTHENTICATION_REQUIRED.
          */
         post: operations["rotateSigningKey"];
         delete?: never;
@@ -1452,7 +1472,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. `otpEnabled: true` makes the user's logins need a second factor (one who has not enrolled enrolls at the next login); `otpEnabled: false` removes its authenticator and recovery codes (the lost-device reset; one `OTP_DISABLED` audit row). Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh: setting such a status also revokes every session of the user at once (access tokens already issued stay valid until `exp`). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt.
+         * @description Changes exactly these fields of a user: `email`, `username`, `status`, `emailVerified`, `otpEnabled`. `otpEnabled: true` makes the user's logins need a second factor (one who has not enrolled enrolls at the next login); `otpEnabled: false` removes its authenticator and recovery codes (the lost-device reset; one `OTP_DISABLED` audit row). Any other property (including `password`) is a VALIDATION_ERROR and changes nothing; the password is never changed here. A user whose status is not ACTIVE can no longer log in or refresh: setting such a status also revokes every session of the user at once (access tokens already issued stay valid until `exp`). Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. A credential never changes the identifiers, status or second factor of its own user (contract section 26): 403 FORBIDDEN, whatever its permissions.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1728,10 +1748,10 @@ export interface components {
         /** @description An exact origin a sign-up page is served from: `https://host[:port]`, or `http://` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`). A trailing `/` is accepted and dropped; stored in serialized form (lowercase, default port dropped). */
         AllowedOrigin: string;
         /**
-         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`) and the passkey ones (`PASSKEY_ADDED`, `PASSKEY_REMOVED`).
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`) and the passkey ones (`PASSKEY_ADDED`, `PASSKEY_REMOVED`), the email change's (`EMAIL_CHANGE_REQUESTED`, `EMAIL_CHANGED`) and the administrative events of contract section 25.
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED" | "PASSKEY_ADDED" | "PASSKEY_REMOVED";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED" | "PASSKEY_ADDED" | "PASSKEY_REMOVED" | "EMAIL_CHANGE_REQUESTED" | "EMAIL_CHANGED" | "ROLE_CREATE" | "ROLE_UPDATE" | "ROLE_DELETE" | "PERMISSION_CREATE" | "PERMISSION_UPDATE" | "PERMISSION_DELETE" | "USER_UPDATE" | "TENANT_CREATE" | "TENANT_UPDATE" | "TENANT_DELETE" | "TENANT_CONFIG_UPDATE" | "TENANT_DATABASE_ROUTE" | "CLIENT_KEY_CREATE" | "CLIENT_KEY_UPDATE" | "CLIENT_KEY_ROTATE" | "CLIENT_KEY_REVOKE" | "PUBLISHABLE_KEY_CREATE" | "PUBLISHABLE_KEY_UPDATE" | "PUBLISHABLE_KEY_REVOKE";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -1955,6 +1975,14 @@ export interface components {
         AuthenticatorAttachment: "platform" | "cross-platform";
         /** @description Bytes in base64url (RFC 4648 section 5). */
         Base64Url: string;
+        /**
+         * @example {
+         *       "email": "bob.new@acme.test"
+         *     }
+         */
+        ChangeMyEmailRequest: {
+            email: components["schemas"]["Email"];
+        };
         /**
          * @example {
          *       "currentPassword": "correct horse battery staple",
@@ -2812,6 +2840,8 @@ export interface components {
         PublishableKey: {
             allowedOrigins: components["schemas"]["StoredOrigin"][];
             createdAt: components["schemas"]["Timestamp"];
+            /** @description The user whose access token created the key; null for a key made by a Client Key or the operator. */
+            createdBy: components["schemas"]["NullableUuid"];
             defaultRoles: components["schemas"]["RoleName"][];
             id: components["schemas"]["Uuid"];
             key: components["schemas"]["PublishableKeyValue"];
@@ -3985,7 +4015,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: `id` is not a UUID, or the body has the wrong shape or unknown properties, or `expiresAt` is not in the future. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the body adds a scope and the user's sign-in is not recent (`auth_time` more than 600 seconds old or absent, or no live session of that sign-in). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope). Also FORBIDDEN: a scope the caller does not hold, or `admin:*` outside the platform tenant. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
@@ -4144,7 +4174,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: `id` is not a UUID, or `gracePeriodSeconds` is out of range or the body has unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope), or the key holds a scope the caller does not hold (the new value would hand it over). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
@@ -4328,10 +4358,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or purpose, its user is no longer ACTIVE, or the user's email is no longer the address it was sent to. */
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or purpose, its user is no longer ACTIVE, the user's email, password or status changed after it was issued, or the user's email is no longer the address it was sent to. */
             400: components["responses"]["BadRequest"];
             /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
             404: components["responses"]["NotFound"];
+            /** @description USER_ALREADY_EXISTS: a token of `POST /me/email` whose new address another user of the tenant took since; nothing changes and the token is used. */
+            409: components["responses"]["Conflict"];
             /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
@@ -4719,6 +4751,57 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changeMyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeMyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailAccepted"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties, `email` is not an address, the tenant does not sign in by email, or it is the user's email already. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a sign-in (`auth_time`) more than 600 seconds old or absent, or whose `sid` names no live session of that user opened at that time; log in again. */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_NOT_FOUND: the user was deleted while its access token is still valid. */
+            404: components["responses"]["NotFound"];
+            /** @description USER_ALREADY_EXISTS: another user of the tenant has that email. */
+            409: components["responses"]["Conflict"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5527,7 +5610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. PASSWORD_POLICY_VIOLATION: `newPassword` fails the tenant's policy (`details`: the failed rule names). INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or of another purpose, or its user is no longer ACTIVE. */
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. PASSWORD_POLICY_VIOLATION: `newPassword` fails the tenant's policy (`details`: the failed rule names). INVALID_EMAIL_TOKEN: the token is unknown, used, expired, of another tenant or of another purpose, its user is no longer ACTIVE, or the user's email, password or status changed after it was issued (even when changed back). */
             400: components["responses"]["BadRequest"];
             /** @description TENANT_NOT_FOUND: unknown tenant code, or the tenant is INACTIVE (as at login). */
             404: components["responses"]["NotFound"];
@@ -6076,7 +6159,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `client-keys:create` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `client-keys:create` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. ROLE_HIERARCHY_VIOLATION: a `defaultRoles` role the caller may not assign by the hierarchy rule (a user caller: a `level` at or above its own rank; a Client Key: a permission outside its scopes; holders of `admin:*` are exempt). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
             404: components["responses"]["NotFound"];
@@ -6176,7 +6259,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key (a publishable key is no credential here). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `client-keys:update` (a Client Key: the scope). Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. ROLE_HIERARCHY_VIOLATION: a `defaultRoles` role the caller may not assign by the hierarchy rule (a user caller: a `level` at or above its own rank; a Client Key: a permission outside its scopes; holders of `admin:*` are exempt). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description CLIENT_KEY_NOT_FOUND: no such publishable key in the caller's tenant. ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
             404: components["responses"]["NotFound"];
@@ -7230,7 +7313,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: `id` is not a UUID, or the patch has the wrong shape, out-of-range values or unknown properties. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the body changes `email.resetUrl` or `email.verifyUrl` and the user's sign-in is not recent (see `x-recent-auth`). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the credential lacks `tenants:update` (a Client Key: the scope). Also FORBIDDEN: `rateLimits` set by a caller outside the platform tenant. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
@@ -7411,7 +7494,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: a query parameter was sent; this operation takes none. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the access token lacks `tenants:read`. */
             403: components["responses"]["Forbidden"];
@@ -7456,7 +7539,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: a body that is not an empty JSON object, or malformed JSON. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the access token lacks `tenants:update`. */
             403: components["responses"]["Forbidden"];
@@ -7505,7 +7588,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: a body that is not an empty JSON object, or malformed JSON. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the access token lacks `tenants:update`. */
             403: components["responses"]["Forbidden"];
@@ -7554,7 +7637,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: `secret` is missing, shorter than 32 UTF-8 bytes, one character repeated, or contains a control character, or the body is malformed. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the access token lacks `tenants:update`. */
             403: components["responses"]["Forbidden"];
@@ -7726,7 +7809,7 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the body is not empty, or a query parameter was sent. */
             400: components["responses"]["BadRequest"];
-            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            /** @description UNAUTHORIZED: no access token, a malformed or badly signed one, or a Client Key (this endpoint takes a JWT only). TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user's access token whose sign-in (`auth_time`) is more than 600 seconds old, or that has none, or whose `sid` names no live session of that user opened at that time; log in again (a refresh keeps the old sign-in time). */
             401: components["responses"]["Unauthorized"];
             /** @description FORBIDDEN: the token lacks `tenants:update`. */
             403: components["responses"]["Forbidden"];
@@ -7978,7 +8061,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or sets `otpEnabled` to false on its own user: an access token on its user (it uses `DELETE /me/otp`, which asks for a code), a Client Key on the user who created it. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or acts on its own user: it changes `email`, `username`, `cpf_cnpj` or `status`, or sets `otpEnabled` to false, on the user an access token belongs to (who uses `POST /me/email` and `DELETE /me/otp`, which ask for proof) or on a user behind a Client Key (its creator, or anyone who rotated it). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
