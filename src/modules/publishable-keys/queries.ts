@@ -33,6 +33,8 @@ export interface NewPublishableKey {
   allowedOrigins: readonly string[]
   defaultRoles: readonly string[]
   signupsPerHour: number
+  /** The creating user; null (or absent) for a Client Key or the operator. */
+  createdBy?: string | null
 }
 
 /** Stores a new key; undefined when its value already exists (a fresh value has 256 random bits). */
@@ -46,6 +48,7 @@ export function insertPublishableKey(db: Kysely<Database>, k: NewPublishableKey)
       allowed_origins: jsonb(k.allowedOrigins),
       default_roles: jsonb(k.defaultRoles),
       signups_per_hour: k.signupsPerHour,
+      created_by: k.createdBy ?? null,
     })
     .onConflict((oc) => oc.column('key').doNothing())
     .returning(keyColumns)

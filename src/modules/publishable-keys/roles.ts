@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
 import { holds, isSuperAdmin, type Principal } from '../../security/principal.js'
+import { assertMayGiveRole } from '../permissions/hierarchy.js'
 import { findRolesByName, permissionsOfRoles, type RoleRow } from '../roles/queries.js'
 
 // A publishable key's defaultRoles (contract section 20): a sign-up must never make anyone who can
@@ -39,8 +40,11 @@ function assertNoManagement(roles: readonly RoleRow[], perms: Map<string, string
 }
 
 /**
- * At creation or edit: every name is a role of the caller's tenant (ROLE_NOT_FOUND), the caller holds
- * every permission of each, and none carries a management permission (FORBIDDEN).
+ * At creation or edit: every name is a role of the caller's tenant (ROLE_NOT_FOUND), none carries a
+ * management permission and the caller holds every permission of each (FORBIDDEN), and the caller may
+ * assign each by the hierarchy rule (ROLE_HIERARCHY_VIOLATION: for a user, no level above its rank).
+ * Why the hierarchy too: a key hands its roles to everyone who signs up, so giving them to a key is
+ * assigning them, and must not let a caller give roles it could not assign itself (contract section 26).
  */
 export async function assertGivableDefaultRoles(
   db: Kysely<Database>,
@@ -60,6 +64,8 @@ export async function assertGivableDefaultRoles(
     const lacking = (perms.get(r.id) ?? []).filter((p) => !holds(actor.permissions, p))
     if (lacking.length > 0) throw new AppError('FORBIDDEN', `The caller does not hold: ${lacking.join(', ')}`)
   }
+  for (const r of roles)
+    await assertMayGiveRole(db, actor, { level: r.level, permissions: perms.get(r.id) ?? [] })
 }
 
 /**

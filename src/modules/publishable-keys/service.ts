@@ -77,7 +77,7 @@ function newPublishableKeyValue(): string {
   return `pk_${randomToken(32)}`
 }
 
-/** POST /publishable-keys: a key of the caller's tenant, its default roles checked (roles.ts). */
+/** POST /publishable-keys: a key of the caller's tenant, its default roles checked (roles.ts), its creating user kept. */
 export async function createPublishableKey(
   ctx: AppContext,
   actor: Principal,
@@ -93,6 +93,8 @@ export async function createPublishableKey(
     allowedOrigins,
     defaultRoles,
     signupsPerHour: body.signupsPerHour ?? DEFAULT_SIGNUPS_PER_HOUR,
+    // Why not a key's behalf user: createdBy names who acted, and a Client Key is no user.
+    createdBy: actor.kind === 'user' ? actor.userId : null,
   })
   // Why this cannot happen in practice: a fresh value has 256 random bits; the unique index guards anyway.
   if (!row) throw new Error('publishable key value collision')

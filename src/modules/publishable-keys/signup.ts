@@ -32,11 +32,10 @@ export async function getSignupChallenge(ctx: AppContext, key: SignupKey) {
 }
 
 /**
- * Charges the two hourly budgets (the address's, then the key's) on the shared counters. Why under the
- * platform tenant for the address: its budget spans every key and tenant, and the counters are kept
- * per tenant (their rows reference one).
+ * Charges the address's hourly budget on the shared counters. Why under the platform tenant: the budget
+ * spans every key and tenant, and the counters are kept per tenant (their rows reference one).
  */
-async function chargeBudgets(ctx: AppContext, key: SignupKey, ip: string, now: number): Promise<void> {
+async function chargeAddress(ctx: AppContext, key: SignupKey, ip: string, now: number): Promise<void> {
   const platform = await ctx.tenants.byCode(ctx.config.platformTenantCode)
   const byIp = await ctx.counters.charge(
     platform?.id ?? key.tenantId,
@@ -46,6 +45,10 @@ async function chargeBudgets(ctx: AppContext, key: SignupKey, ip: string, now: n
     now,
   )
   if (!byIp.taken) throw budgetSpentError(byIp.retryAfterMs)
+}
+
+/** Charges the key's hourly budget (its signupsPerHour) on the shared counters. */
+async function chargeKey(ctx: AppContext, key: SignupKey, now: number): Promise<void> {
   const byKey = await ctx.counters.charge(
     key.tenantId,
     `signup-key:${key.id}`,
@@ -57,10 +60,12 @@ async function chargeBudgets(ctx: AppContext, key: SignupKey, ip: string, now: n
 }
 
 /**
- * POST /signup: the proof of work (ours, for this key, unexpired), the budgets, the solution claimed once
- * across instances, then createAccount, the steps of POST /register, with the key's default roles as
- * they are now (roles.ts) and `emailVerified = false`. Why this order: a forged or stale proof costs
- * one HMAC and spends no budget; a valid one spends budget before it is claimed, so replays count too.
+ * POST /signup: the proof of work (ours, for this key, unexpired), the address's budget, the solution
+ * claimed once across instances, the key's budget, then createAccount, the steps of POST /register, with
+ * the key's default roles as they are now (roles.ts) and `emailVerified = false`. Why this order
+ * (contract section 26): a forged or stale proof costs one HMAC and spends no budget; a replayed one
+ * spends its sender's address budget, so replays still cost the one who sends them, but is refused
+ * before the key's, which a replayer would otherwise drain for every honest visitor of the page.
  * Refusals before createAccount write no audit row: they are a bot's, not an account's.
  */
 export async function signup(
@@ -72,8 +77,9 @@ export async function signup(
   const now = ctx.clock.now()
   const solution = await checkSolution(challengeHmacKey(ctx.secretsKey), body.altcha, key.id, now)
   if (!solution) fail('INVALID_CHALLENGE')
-  await chargeBudgets(ctx, key, meta.clientIp, now)
+  await chargeAddress(ctx, key, meta.clientIp, now)
   if (!(await ctx.usedSolutions.claim(solution.signature, solution.expiresAt, now))) fail('INVALID_CHALLENGE')
+  await chargeKey(ctx, key, now)
   const { altcha: _proof, ...identity } = body
   return createAccount(ctx, {
     tenantId: key.tenantId,
