@@ -7,6 +7,10 @@ import { holds, type Principal } from '../security/principal.js'
 import { assertRecentSignIn } from '../security/recent-auth.js'
 import { bucketOf, DEFAULT_BUDGET, type Bucket } from './rate-limit.js'
 
+const userGone = () => new AppError('USER_NOT_FOUND', 'The user no longer exists')
+
+const OWN_USER_PATH = /^\/api\/v1\/me(\/|$)/
+
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
 /** True when the raw header list names Authorization or X-Client-Key more than once. */
@@ -132,7 +136,17 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
       throw new AppError('FORBIDDEN', `Missing permission ${spec.permission}`)
     }
     // Why after the permission: signing in again would not help a caller who may not do this at all.
-    if (spec.recentAuth) await assertRecentSignIn(principal, app.ctx.clock.now(), app.ctx.liveSession)
+    if (spec.recentAuth) {
+      // Why only /me: those operations act on the caller's own user and answer USER_NOT_FOUND once it is
+      // deleted; elsewhere a token of a user that does not exist has no sign-in behind it, and is refused.
+      const declares404 = OWN_USER_PATH.test(spec.path) && spec.schema.response?.['404'] !== undefined
+      await assertRecentSignIn(
+        principal,
+        app.ctx.clock.now(),
+        app.ctx.liveSession,
+        declares404 ? userGone : undefined,
+      )
+    }
   })
 }
 

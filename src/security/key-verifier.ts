@@ -19,6 +19,7 @@ interface KeyRecord {
   readonly ipAllowed: ((ip: string) => boolean) | null
   readonly origins: ReadonlySet<string> | null
   readonly behalfUserId: string | null
+  readonly behindUserIds: readonly string[]
 }
 
 // Why: a revocation on another instance must bite within 5 s (revokeClientKey; docs/decisions.md D1);
@@ -59,6 +60,7 @@ export class KeyVerifier {
       ipAllowed: ips.length ? compileAllowlist(ips) : null,
       origins: origins.length ? new Set(origins) : null,
       behalfUserId: row.behalf_user_id,
+      behindUserIds: asList(row.behind_user_ids),
     }
   }
 
@@ -86,6 +88,7 @@ export class KeyVerifier {
       isPlatform: rec.tenantCode === this.platformCode,
       permissions: rec.scopes,
       behalfUserId: rec.behalfUserId,
+      behindUserIds: rec.behindUserIds,
     }
   }
 

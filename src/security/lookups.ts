@@ -38,6 +38,7 @@ export type StoredKey = Pick<
   | 'status'
   | 'expires_at'
   | 'behalf_user_id'
+  | 'behind_user_ids'
 > & { readonly tenant_code: string; readonly tenant_status: TenantStatus }
 
 /**
@@ -68,13 +69,21 @@ export interface SigningLookup {
   ): Promise<Pick<Selectable<TenantSecretsTable>, 'kid' | 'secret_enc' | 'retired_at' | 'expires_at'>[]>
 }
 
+/** What the recent-sign-in check learns of a token's user and session. */
+export interface LiveSession {
+  /** False once the user was deleted (its sessions went with it). */
+  readonly userExists: boolean
+  /** The login time (seconds since the epoch) of the named session while it is live, else undefined. */
+  readonly loginAt: number | undefined
+}
+
 /**
- * The login time (seconds since the epoch) of the session `sessionId` when it is a live session of `userId`
- * in the tenant, else undefined; implemented by modules/authentication/live-session-queries.ts.
+ * Whether `userId` exists in the tenant, and the login time of the session `sessionId` when it is a live
+ * session of that user; implemented by modules/authentication/live-session-queries.ts.
  */
 export type SessionLookup = (
   tenantId: string,
   sessionId: string,
   userId: string,
   nowMs: number,
-) => Promise<number | undefined>
+) => Promise<LiveSession>

@@ -37,6 +37,12 @@ export interface KeyPrincipal extends PrincipalBase {
    * key, that key's; null for the operator's keys (CLI, bootstrap).
    */
   readonly behalfUserId: string | null
+  /**
+   * Every user who has received a value of the key (contract section 26): its creator and each user who
+   * rotated it; a key made or rotated by a key adds that key's set. The key may change the credentials of
+   * none of them. Empty for the operator's keys.
+   */
+  readonly behindUserIds: readonly string[]
 }
 
 /**
@@ -103,12 +109,27 @@ export function credentialUser(p: Principal): string | null {
 }
 
 /**
- * A credential never raises its own user (contract section 22): the password and second factor of the
- * user it stands for change through `/me`, with proof, or by another principal. FORBIDDEN otherwise,
- * `hint` saying where to go.
+ * The users behind a credential, deduplicated: an access token's own user; a Client Key's `behindUserIds`
+ * and `behalfUserId`; nobody for the operator. A key made or rotated by this credential hands its value to
+ * all of them.
+ */
+export function usersBehind(p: Principal): readonly string[] {
+  if (p.kind === 'user') return [p.userId]
+  if (p.kind === 'operator') return []
+  const ids = new Set(p.behindUserIds)
+  if (p.behalfUserId !== null) ids.add(p.behalfUserId)
+  return [...ids]
+}
+
+/**
+ * The own-user rule (contract sections 22 and 26), the one check of every act that changes a user's
+ * password, second factor, passkeys, email, username or status, or unlocks a user: FORBIDDEN, `hint` saying
+ * where to go, when the user is behind the credential (see usersBehind). Those change through `/me`, with
+ * proof, or by another principal. Holds whatever the permissions (`admin:*` included) and whatever the
+ * hierarchy rule, which exempts acts on oneself, says; call it before anything is written.
  */
 export function assertNotOwnUser(p: Principal, userId: string, hint: string): void {
-  if (credentialUser(p) === userId) throw new AppError('FORBIDDEN', hint)
+  if (usersBehind(p).includes(userId)) throw new AppError('FORBIDDEN', hint)
 }
 
 /** The audit actor fields for a principal. */

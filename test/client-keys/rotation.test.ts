@@ -11,6 +11,9 @@ const app = await buildTestApp(t, {}, { clock })
 const tenant = await createTenant(app)
 const admin = await createUser(app, tenant, { roles: ['admin'] })
 const jwt = await tokenFor(app, admin, 86_400)
+// Why a new token per rotation: rotating needs a sign-in of the last 600 s (contract section 26), and the
+// manual clock runs past that; the other calls take the day-long `jwt`.
+const signedIn = async () => ({ token: await tokenFor(app, admin, 86_400) })
 const probe = (key: string) => call(app, 'listTenantClientKeys', { key }).then((r) => r.status)
 
 /** A new key, created with a token of a fresh sign-in: the manual clock runs past 600 s (section 22). */
@@ -30,7 +33,7 @@ t.test(
   async (t) => {
     const k = await newKey()
     t.equal(await probe(k.key), 200, 'old value cached as valid')
-    const r = await call(app, 'rotateClientKey', { token: jwt }, { params: { id: k.id } })
+    const r = await call(app, 'rotateClientKey', await signedIn(), { params: { id: k.id } })
     t.equal(r.status, 200)
     const rotated = r.body.data
     t.match(rotated.key, KEY_SHAPE)
@@ -48,12 +51,10 @@ t.test(
 
 t.test('rotateClientKey: 200 with grace, the old value works until the grace ends', async (t) => {
   const k = await newKey()
-  const r = await call(
-    app,
-    'rotateClientKey',
-    { token: jwt },
-    { params: { id: k.id }, body: { gracePeriodSeconds: 3600 } },
-  )
+  const r = await call(app, 'rotateClientKey', await signedIn(), {
+    params: { id: k.id },
+    body: { gracePeriodSeconds: 3600 },
+  })
   t.equal(r.status, 200)
   const fresh = r.body.data.key
   t.equal(await probe(k.key), 200, 'old value inside the grace')
@@ -67,8 +68,12 @@ t.test('rotateClientKey: 200 with grace, the old value works until the grace end
 
 /** Rotates the key with a grace of 600 seconds; returns the new value. */
 const rotate600 = async (id: string): Promise<string> =>
-  (await call(app, 'rotateClientKey', { token: jwt }, { params: { id }, body: { gracePeriodSeconds: 600 } }))
-    .data.key
+  (
+    await call(app, 'rotateClientKey', await signedIn(), {
+      params: { id },
+      body: { gracePeriodSeconds: 600 },
+    })
+  ).data.key
 
 t.test('rotateClientKey: a second rotation keeps only the value it replaced', async (t) => {
   const k = await newKey()
@@ -90,17 +95,15 @@ t.test('rotateClientKey: revoking ends the grace too', async (t) => {
 t.test('rotateClientKey: 400 VALIDATION_ERROR', async (t) => {
   const k = await newKey()
   for (const payload of [{ gracePeriodSeconds: 604_801 }, { gracePeriodSeconds: -1 }, { grace: 5 }]) {
-    const r = await call(app, 'rotateClientKey', { token: jwt }, { params: { id: k.id }, body: payload })
+    const r = await call(app, 'rotateClientKey', await signedIn(), { params: { id: k.id }, body: payload })
     t.equal(r.status, 400, JSON.stringify(payload))
     t.equal(r.body.code, 'VALIDATION_ERROR')
   }
   t.equal(await probe(k.key), 200, 'nothing rotated')
-  const max = await call(
-    app,
-    'rotateClientKey',
-    { token: jwt },
-    { params: { id: k.id }, body: { gracePeriodSeconds: 604_800 } },
-  )
+  const max = await call(app, 'rotateClientKey', await signedIn(), {
+    params: { id: k.id },
+    body: { gracePeriodSeconds: 604_800 },
+  })
   t.equal(max.status, 200, 'seven days is allowed')
 })
 

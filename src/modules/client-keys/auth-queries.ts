@@ -20,6 +20,7 @@ export function findKeyByHash(db: Kysely<Database>, hash: string) {
       'client_keys.status',
       'client_keys.expires_at',
       'client_keys.behalf_user_id',
+      'client_keys.behind_user_ids',
     ])
     .where((eb) =>
       eb.or([eb('client_keys.key_hash', '=', hash), eb('client_keys.previous_key_hash', '=', hash)]),

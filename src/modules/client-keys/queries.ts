@@ -15,6 +15,8 @@ export interface NewKey {
   createdBy?: { type: 'user' | 'client_key'; id: string } | null
   /** The user whose authority stands behind the key (client_keys.behalf_user_id); null: the operator's. */
   behalfUserId?: string | null
+  /** Every user who receives the value (client_keys.behind_user_ids); none for the operator's keys. */
+  behindUserIds?: readonly string[]
 }
 
 /**
@@ -41,6 +43,7 @@ export async function insertClientKey(
       created_by_type: k.createdBy?.type ?? null,
       created_by_id: k.createdBy?.id ?? null,
       behalf_user_id: k.behalfUserId ?? null,
+      behind_user_ids: jsonb([...new Set(k.behindUserIds ?? [])]),
     })
     .onConflict((oc) => oc.column('key_hash').doNothing())
     .returning('id')
@@ -165,6 +168,7 @@ export async function revokeKey(db: Kysely<Database>, tenantId: string, id: stri
 /**
  * Gives one key of the tenant a new value (stores its hash and prefix). With `graceUntil` the current
  * value becomes the previous one, honoured until then; without it the current value stops at once.
+ * `receivers` (the users who get the new value) join `behind_user_ids`, each once.
  */
 export function rotateKey(
   db: Kysely<Database>,
@@ -172,7 +176,13 @@ export function rotateKey(
   id: string,
   value: string,
   graceUntil: Date | null,
+  receivers: readonly string[],
 ) {
+  // Why in this UPDATE, from the row's own column: two rotations at once must both be recorded; a set
+  // computed from an earlier read would lose one of them.
+  const added = sql<string>`behind_user_ids || (select coalesce(jsonb_agg(r.id), '[]'::jsonb)
+    from jsonb_array_elements_text(${jsonb([...new Set(receivers)])}::jsonb) as r(id)
+    where not (behind_user_ids ? r.id))`
   return db
     .updateTable('client_keys')
     .set((eb) => ({
@@ -180,6 +190,7 @@ export function rotateKey(
       prefix: keyPrefix(value),
       previous_key_hash: graceUntil ? eb.ref('key_hash') : null,
       previous_key_expires_at: graceUntil,
+      behind_user_ids: added,
       updated_at: sql<Date>`now()`,
     }))
     .where('tenant_id', '=', tenantId)
@@ -198,4 +209,31 @@ export async function countActiveKeys(db: Kysely<Database>, tenantId: string, no
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .executeTakeFirstOrThrow()
   return Number(row.n)
+}
+
+/**
+ * Revokes every unrevoked key of the tenant that the user is behind (in behind_user_ids, or its behalf
+ * user), rotated-out values too; returns how many. Main database: call it after the tenant's commit.
+ */
+export async function revokeKeysBehindUser(db: Kysely<Database>, tenantId: string, userId: string, at: Date) {
+  const rows = await db
+    .updateTable('client_keys')
+    .set({
+      status: 'REVOKED',
+      revoked_at: at,
+      previous_key_hash: null,
+      previous_key_expires_at: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('status', '<>', 'REVOKED')
+    .where((eb) =>
+      eb.or([
+        sql<boolean>`behind_user_ids @> jsonb_build_array(${userId}::text)`,
+        eb('behalf_user_id', '=', userId),
+      ]),
+    )
+    .returning('id')
+    .execute()
+  return rows.length
 }

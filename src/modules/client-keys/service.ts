@@ -1,8 +1,15 @@
 import type { components } from '../../../generated/openapi.js'
-import { tdb, type AppContext } from '../../context.js'
+import { requireRecentSignIn, tdb, type AppContext } from '../../context.js'
 import type { ClientKeyStatus } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
-import { credentialUser, isSuperAdmin, type Principal } from '../../security/principal.js'
+import {
+  credentialPermissions,
+  credentialUser,
+  holds,
+  isSuperAdmin,
+  usersBehind,
+  type Principal,
+} from '../../security/principal.js'
 import { isValidCidr } from '../../lib/cidr.js'
 import { newClientKeyValue } from '../../lib/tokens.js'
 import type { PageParams } from '../../db/paginate.js'
@@ -139,6 +146,8 @@ export async function createClientKey(
           ? { type: 'client_key', id: actor.keyId }
           : null,
     behalfUserId: credentialUser(actor),
+    // Why the creating key's whole set: whoever holds that key's value gets this one too.
+    behindUserIds: usersBehind(actor),
   })
   // Why this cannot happen in practice: a fresh value has 256 random bits; the unique hash guards anyway.
   if (!created) throw new Error('client key value collision')
@@ -152,8 +161,17 @@ export async function getClientKey(ctx: AppContext, actor: Principal, id: string
 }
 
 /**
+ * True when `scopes` grants something the key's current scopes do not (read as the verifier reads them):
+ * narrowing from a wildcard to one of its permissions adds nothing.
+ */
+function addsScopes(current: q.KeyRow, scopes: readonly string[], isPlatform: boolean): boolean {
+  const held = credentialPermissions(asList(current.scopes), isPlatform)
+  return scopes.some((s) => !holds(held, s))
+}
+
+/**
  * PATCH /client-keys/:id: name, scopes (containment rule), allowlists or expiry; takes effect at once on
- * this instance.
+ * this instance. Adding scopes needs a user caller's recent sign-in (contract section 26).
  */
 export async function updateClientKey(
   ctx: AppContext,
@@ -163,9 +181,11 @@ export async function updateClientKey(
 ): Promise<ClientKeyDto> {
   const now = ctx.clock.now()
   const input = checkInput(now, body)
-  await ownKey(ctx, actor, id)
+  const current = await ownKey(ctx, actor, id)
   if (body.scopes !== undefined) {
     await assertMayGiveScopes(tdb(ctx, actor), actor, ownTenant(actor), body.scopes)
+    // Why after the containment check: a scope the caller may not give is refused whatever its sign-in.
+    if (addsScopes(current, body.scopes, actor.isPlatform)) await requireRecentSignIn(ctx, actor)
   }
   const row =
     (await q.updateKey(ctx.dbs.main, actor.tenantId, id, {
@@ -193,7 +213,8 @@ export async function revokeClientKey(ctx: AppContext, actor: Principal, id: str
 
 /**
  * POST /client-keys/:id/rotate: issues a new value; the old one keeps working for `graceSeconds` (0: stops
- * at once). The caller must hold every scope of the key, since the new value hands those scopes to it.
+ * at once). The caller must hold every scope of the key, since the new value hands those scopes to it, and
+ * its users become users behind the key (both values see the new set at once on this instance).
  */
 export async function rotateClientKey(
   ctx: AppContext,
@@ -206,8 +227,10 @@ export async function rotateClientKey(
   assertHoldsAll(actor, asList(current.scopes))
   const value = newClientKeyValue()
   const graceUntil = graceSeconds > 0 ? new Date(now + graceSeconds * 1000) : null
+  // Why the rotator's users join the key's: they receive the new value (a key rotating hands it to its own set).
   const row =
-    (await q.rotateKey(ctx.dbs.main, actor.tenantId, id, value, graceUntil)) ?? fail('CLIENT_KEY_NOT_FOUND')
+    (await q.rotateKey(ctx.dbs.main, actor.tenantId, id, value, graceUntil, usersBehind(actor))) ??
+    fail('CLIENT_KEY_NOT_FOUND')
   await ctx.changed({ clientKeys: true })
   return { ...toKeyDto(row, now), key: value }
 }

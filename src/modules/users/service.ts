@@ -85,12 +85,29 @@ function changesOf(input: UpdateUserInput): UserChanges {
 }
 
 /**
+ * True when the PATCH changes the stored email, username or status (a value sent as it is stored changes
+ * nothing: the console sends the status on every save).
+ */
+function changesIdentifiers(
+  current: { email: string | null; username: string | null; status: string },
+  changes: UserChanges,
+): boolean {
+  return (
+    (changes.email !== undefined && changes.email !== current.email) ||
+    (changes.username !== undefined && changes.username !== current.username) ||
+    (changes.status !== undefined && changes.status !== current.status)
+  )
+}
+
+/**
  * PATCH /users/:userId: changes exactly email, username, status, emailVerified, otpEnabled (the schema
- * refuses anything else). Hierarchy rule applies; `otpEnabled: false` on the user the credential stands
- * for (its own, or a key's creator) is FORBIDDEN. `otpEnabled: false` also removes the user's second
- * factor (one OTP_DISABLED row); `true` makes its next login need one (and enroll when it has none). Setting a status other than ACTIVE also revokes every
- * session of the user in the same transaction, so its refresh tokens stop working at once (its access
- * tokens stay valid until `exp`, like after logout); setting ACTIVE again revives none of them.
+ * refuses anything else). Hierarchy rule applies. On a user behind the credential (its own, or one behind
+ * a key: contract section 26) `otpEnabled: false` and a change of email, username or status are FORBIDDEN,
+ * whatever the permissions. `otpEnabled: false` also removes the user's second factor (one OTP_DISABLED
+ * row); `true` makes its next login need one (and enroll when it has none). Setting a status other than
+ * ACTIVE also revokes every session of the user in the same transaction, so its refresh tokens stop
+ * working at once (its access tokens stay valid until `exp`, like after logout); setting ACTIVE again
+ * revives none of them.
  */
 export async function updateUser(
   ctx: AppContext,
@@ -114,6 +131,14 @@ export async function updateUser(
           // Why the user row first: logins lock it before sessions too (one lock order, no deadlock), and a
           // login waiting on it sees the new status and opens no session.
           const current = (await lockUser(trx, tenantId, userId)) ?? fail('USER_NOT_FOUND')
+          // Why before the hierarchy rule: it lets a user act on itself; this rule holds for every credential.
+          if (changesIdentifiers(current, changes)) {
+            assertNotOwnUser(
+              actor,
+              userId,
+              'Your own email changes with POST /me/email; your username and status, by another administrator',
+            )
+          }
           await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })
           const row = await updateUserRow(trx, tenantId, userId, clearVerifiedOnEmailChange(current, changes))
           // otpEnabled false is the lost-device reset: the secret and recovery codes go with the flag.
