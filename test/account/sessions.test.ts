@@ -183,7 +183,7 @@ t.test('listMySessions: GET /me/sessions', async (t) => {
 
   t.test('listMySessions: 200 with no items for a user without sessions', async (t) => {
     const tenant = await createTenant(app)
-    const user = await userWithToken(app, tenant, { roles: ['user'] })
+    const user = await userWithToken(app, tenant, { roles: ['user'], authTime: null })
     const res = await call(app, 'listMySessions', user.cred)
     t.equal(res.status, 200)
     t.same(res.data, { items: [] })

@@ -1,14 +1,16 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
-import type { Database, OutboxStatus } from '../../db/database.js'
+import type { Database, EmailTokensTable, OutboxStatus } from '../../db/database.js'
 
 type Db = Kysely<Database>
+/** What a mail token is for: a reset, a verification, or an email change (its `email` is the new address). */
+export type TokenPurpose = EmailTokensTable['purpose']
 
 /** Tokens of one purpose a user was sent since `since`, used or not: the hourly cap. */
 export async function countRecentTokens(
   db: Db,
   tenantId: string,
   userId: string,
-  purpose: 'reset' | 'verify',
+  purpose: TokenPurpose,
   since: Date,
 ): Promise<number> {
   const row = await db
@@ -27,7 +29,7 @@ export async function voidTokens(
   trx: Transaction<Database>,
   tenantId: string,
   userId: string,
-  purpose: 'reset' | 'verify',
+  purpose: TokenPurpose,
   now: Date,
 ): Promise<void> {
   await trx
@@ -40,15 +42,44 @@ export async function voidTokens(
     .execute()
 }
 
-/** Writes a token and the outbox row of its message, in the caller's transaction. */
+/** One message for the outbox, rendered and encrypted; `tokenId` names the token it carries, if any. */
+interface OutboxMail {
+  outboxId: string
+  tenantId: string
+  tokenId: string | null
+  recipient: string
+  messageEnc: string
+  expiresAt: Date
+  now: Date
+}
+
+/** Writes an outbox row in the caller's transaction: a notice without a token, or a token's message. */
+export async function insertMail(trx: Transaction<Database>, m: OutboxMail): Promise<void> {
+  await trx
+    .insertInto('mail_outbox')
+    .values({
+      id: m.outboxId,
+      tenant_id: m.tenantId,
+      token_id: m.tokenId,
+      recipient: m.recipient,
+      message_enc: m.messageEnc,
+      expires_at: m.expiresAt,
+      next_attempt_at: m.now,
+      created_at: m.now,
+    })
+    .execute()
+}
+
+/** Writes a token (with the user's security_version) and the outbox row of its message, in the caller's transaction. */
 export async function insertTokenAndMail(
   trx: Transaction<Database>,
   t: {
     tenantId: string
     userId: string
-    purpose: 'reset' | 'verify'
+    purpose: TokenPurpose
     tokenHash: string
     email: string
+    userVersion: number
     expiresAt: Date
     now: Date
     outboxId: string
@@ -63,48 +94,55 @@ export async function insertTokenAndMail(
       purpose: t.purpose,
       token_hash: t.tokenHash,
       email: t.email,
+      user_version: t.userVersion,
       expires_at: t.expiresAt,
       created_at: t.now,
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  await trx
-    .insertInto('mail_outbox')
-    .values({
-      id: t.outboxId,
-      tenant_id: t.tenantId,
-      token_id: token.id,
-      recipient: t.email,
-      message_enc: t.messageEnc,
-      expires_at: t.expiresAt,
-      next_attempt_at: t.now,
-      created_at: t.now,
-    })
-    .execute()
+  await insertMail(trx, {
+    outboxId: t.outboxId,
+    tenantId: t.tenantId,
+    tokenId: token.id,
+    recipient: t.email,
+    messageEnc: t.messageEnc,
+    expiresAt: t.expiresAt,
+    now: t.now,
+  })
+}
+
+/** A used token: whom and what it was for, the address it went to, the user's security_version then. */
+export interface UsedToken {
+  userId: string
+  email: string
+  purpose: TokenPurpose
+  userVersion: number
 }
 
 /**
- * Uses a token: marks it used if it is of this tenant and purpose, unused and unexpired, and returns
- * its user and address. One conditional UPDATE: of concurrent uses exactly one gets the row.
+ * Uses a token: marks it used if it is of this tenant and one of `purposes`, unused and unexpired, and
+ * returns it. One conditional UPDATE: of concurrent uses exactly one gets the row.
  */
 export async function consumeToken(
   trx: Transaction<Database>,
   tenantId: string,
   tokenHash: string,
-  purpose: 'reset' | 'verify',
+  purposes: readonly TokenPurpose[],
   now: Date,
-): Promise<{ userId: string; email: string } | undefined> {
+): Promise<UsedToken | undefined> {
   const row = await trx
     .updateTable('email_tokens')
     .set({ used_at: now })
     .where('token_hash', '=', tokenHash)
     .where('tenant_id', '=', tenantId)
-    .where('purpose', '=', purpose)
+    .where('purpose', 'in', purposes)
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
-    .returning(['user_id', 'email'])
+    .returning(['user_id', 'email', 'purpose', 'user_version'])
     .executeTakeFirst()
-  return row ? { userId: row.user_id, email: row.email } : undefined
+  return row
+    ? { userId: row.user_id, email: row.email, purpose: row.purpose, userVersion: row.user_version }
+    : undefined
 }
 
 /** A due outbox row a sender has leased. */

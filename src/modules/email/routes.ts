@@ -5,6 +5,7 @@ import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { Mailer, mailerOf, setMailer, type MailResult } from './sender.js'
 import { createMailTransport } from './transport.js'
+import { changeMyEmail } from './change.js'
 import {
   forgotPassword,
   resetPassword,
@@ -16,7 +17,7 @@ import {
 const RESULTS: MailResult[] = ['sent', 'retry', 'failed', 'expired']
 
 /**
- * Email module (openapi/paths/email.yaml): the five operations, and, when SMTP_URL is set, the outbox's
+ * Email module (openapi/paths/email.yaml): the six operations, and, when SMTP_URL is set, the outbox's
  * sender (started with the app, stopped on close) and its metrics.
  */
 export default async function emailRoutes(app: FastifyInstance): Promise<void> {
@@ -38,6 +39,9 @@ export default async function emailRoutes(app: FastifyInstance): Promise<void> {
   )
   defineRoute(app, 'sendUserEmailVerification', async (req) =>
     sendUserEmailVerification(ctx, principalOf(req), req.params.userId, requestMeta(req)),
+  )
+  defineRoute(app, 'changeMyEmail', async (req) =>
+    changeMyEmail(ctx, userOf(req), req.body, requestMeta(req)),
   )
 }
 

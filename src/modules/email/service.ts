@@ -1,34 +1,32 @@
-import { randomUUID } from 'node:crypto'
 import type { Transaction } from 'kysely'
-import type { AppContext } from '../../context.js'
+import type { AppContext, TenantInfo } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
 import type { Principal, UserPrincipal } from '../../security/principal.js'
 import { assertMayActOnUser } from '../permissions/hierarchy.js'
-import { encryptSecret } from '../../lib/crypto-box.js'
 import { classifyIdentifier } from '../../lib/identifiers.js'
+import { isUniqueViolation } from '../../lib/db-errors.js'
 import { checkPassword } from '../../lib/password-policy.js'
-import { randomToken, sha256Hex } from '../../lib/tokens.js'
+import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type AuditAction, type RequestMeta } from '../audit/write.js'
 import { endUserSessions, countActive } from '../authentication/session-queries.js'
 import { userThrottleKeys } from '../account/lockout.js'
-import type { TenantInfo } from '../../context.js'
-import { findUserForLogin, lockUser, setPasswordHash } from '../users/queries.js'
-import { linkFor } from './config.js'
-import { consumeToken, countRecentTokens, insertTokenAndMail, voidTokens } from './queries.js'
-import { mailerOf, messageContext, type Mailer } from './sender.js'
-import { renderMessage, type Purpose } from './templates.js'
-import { markEmailVerified } from '../users/queries.js'
+import { revokeKeysBehindUser } from '../client-keys/queries.js'
+import { removeOtp } from '../otp/queries.js'
+import { deleteUserPasskeys } from '../passkeys/queries.js'
+import {
+  findUserForLogin,
+  lockUserWithVersion,
+  markEmailVerified,
+  setPasswordHash,
+} from '../users/queries.js'
+import { applyEmailChange } from './change.js'
+import { HOURLY_CAP, hourAgo, queueMail, requireMailer } from './outbox.js'
+import { consumeToken, countRecentTokens, type TokenPurpose, type UsedToken } from './queries.js'
+import { mailerOf } from './sender.js'
 
-/** Mails of one purpose that reach one user in an hour, at most (contract section 18). */
-const HOURLY_CAP = 3
 /** The id no user has: the statements run for an unknown identifier, as for a known one. */
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
-
-/** The mailer, or 503 MAIL_NOT_CONFIGURED when SMTP_URL is unset. */
-function requireMailer(ctx: AppContext): Mailer {
-  return mailerOf(ctx) ?? fail('MAIL_NOT_CONFIGURED')
-}
 
 /** An ACTIVE tenant by code, else 404 TENANT_NOT_FOUND (as at login). */
 async function activeTenant(ctx: AppContext, code: string): Promise<TenantInfo> {
@@ -36,48 +34,6 @@ async function activeTenant(ctx: AppContext, code: string): Promise<TenantInfo> 
   if (!tenant || tenant.status !== 'ACTIVE') fail('TENANT_NOT_FOUND')
   return tenant
 }
-
-/**
- * Makes a token and writes it with its message's outbox row in `trx`: the message is rendered now and
- * stored encrypted (it carries the link), so the raw token exists nowhere else at rest.
- */
-async function queueMail(
-  ctx: AppContext,
-  trx: Transaction<Database>,
-  p: { tenant: TenantInfo; userId: string; email: string; purpose: Purpose },
-): Promise<void> {
-  const cfg = p.tenant.authConfig.email
-  const now = new Date(ctx.clock.now())
-  const ttl = p.purpose === 'reset' ? cfg.passwordResetTtlSeconds : cfg.verificationTtlSeconds
-  const token = randomToken(32)
-  const link = linkFor(
-    p.purpose === 'reset' ? cfg.resetUrl : cfg.verifyUrl,
-    p.purpose === 'reset' ? 'reset-password' : 'verify-email',
-    { publicUrl: ctx.config.publicUrl, tenantCode: p.tenant.code, token },
-  )
-  const message = renderMessage({
-    purpose: p.purpose,
-    locale: cfg.locale,
-    tenantName: p.tenant.name,
-    link,
-    minutes: Math.floor(ttl / 60),
-    recipient: p.email,
-  })
-  if (p.purpose === 'reset') await voidTokens(trx, p.tenant.id, p.userId, 'reset', now)
-  await insertTokenAndMail(trx, {
-    tenantId: p.tenant.id,
-    userId: p.userId,
-    purpose: p.purpose,
-    tokenHash: sha256Hex(token),
-    email: p.email,
-    expiresAt: new Date(now.getTime() + ttl * 1000),
-    now,
-    outboxId: randomUUID(),
-    messageEnc: encryptSecret(JSON.stringify(message), ctx.secretsKey, messageContext(p.tenant.id)),
-  })
-}
-
-const hourAgo = (ctx: AppContext) => new Date(ctx.clock.now() - 3_600_000)
 
 /**
  * POST /password/forgot. The request itself does the same work whoever the identifier names: the tenant
@@ -116,13 +72,14 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
   const user = enabled ? found : undefined
   const refused = await db.transaction().execute(async (trx): Promise<string | null> => {
     // Why the user's row lock: concurrent requests (on any instance) count the cap one after another.
-    const locked = await lockUser(trx, tenant.id, user?.id ?? NIL_UUID)
+    const locked = await lockUserWithVersion(trx, tenant.id, user?.id ?? NIL_UUID)
     const recent = await countRecentTokens(trx, tenant.id, user?.id ?? NIL_UUID, 'reset', hourAgo(ctx))
     if (!user || !locked) return 'unknown identifier'
     if (!user.email) return 'no email'
     if (user.status !== 'ACTIVE') return 'not active'
     if (recent >= HOURLY_CAP) return 'hourly cap'
-    await queueMail(ctx, trx, { tenant, userId: user.id, email: user.email, purpose: 'reset' })
+    const userVersion = locked.security_version
+    await queueMail(ctx, trx, { tenant, userId: user.id, userVersion, email: user.email, purpose: 'reset' })
     await writeAudit(trx, {
       tenantId: tenant.id,
       action: 'PASSWORD_RESET_REQUESTED',
@@ -161,10 +118,36 @@ async function auditFailure(
 }
 
 /**
+ * The user a used token names, its row locked: 400 INVALID_EMAIL_TOKEN unless it is ACTIVE and its
+ * security_version is the one the token was issued at (its email, password and status unchanged since,
+ * even if changed back).
+ */
+async function tokenUser(trx: Transaction<Database>, tenantId: string, token: UsedToken) {
+  const user = await lockUserWithVersion(trx, tenantId, token.userId)
+  if (!user || user.status !== 'ACTIVE' || user.security_version !== token.userVersion) {
+    fail('INVALID_EMAIL_TOKEN')
+  }
+  return user
+}
+
+/**
+ * The first proof of a mailbox (contract section 26): whatever someone could have set up on an account
+ * made with another person's address goes, in the reset's transaction: passkeys, second factor and recovery
+ * codes. Sessions end with every reset; the Client Keys are the main database's, revoked after the commit.
+ * Linked identities (section 24) are not implemented yet; they belong here once they are.
+ */
+async function clearUnprovenSetup(trx: Transaction<Database>, tenantId: string, userId: string) {
+  await deleteUserPasskeys(trx, tenantId, userId)
+  await removeOtp(trx, tenantId, userId)
+}
+
+/**
  * POST /password/reset. Policy first (a refused password leaves the token usable), the hash off the
  * event loop, then one transaction: the token is used by one conditional UPDATE (of concurrent resets
- * exactly one wins), the hash replaced, every session revoked, the address marked verified. After the
- * commit the user's login throttling is cleared. One PASSWORD_RESET row (metadata.method "email").
+ * exactly one wins), checked against the user's security_version, the hash replaced, every session
+ * revoked, the address marked verified; when it was not verified before, also the passkeys, second factor
+ * and recovery codes removed. After the commit: that case's Client Keys revoked, then the user's login
+ * throttling cleared. One PASSWORD_RESET row (metadata.method "email").
  */
 export async function resetPassword(
   ctx: AppContext,
@@ -177,20 +160,22 @@ export async function resetPassword(
   if (rules.length > 0) fail('PASSWORD_POLICY_VIOLATION', undefined, rules)
   const hash = await ctx.hasher.hash(input.newPassword)
   const db = ctx.dbs.forTenant(tenant.id)
-  let userId: string | null = null
+  const seen: { userId: string | null } = { userId: null }
+  let out: { user: { id: string }; throttleKeys: string[]; sessionsRevoked: number; firstProof: boolean }
   try {
-    const out = await db.transaction().execute(async (trx) => {
+    out = await db.transaction().execute(async (trx) => {
       const now = new Date(ctx.clock.now())
-      const token = await consumeToken(trx, tenant.id, sha256Hex(input.token), 'reset', now)
+      const token = await consumeToken(trx, tenant.id, sha256Hex(input.token), ['reset'], now)
       if (!token) fail('INVALID_EMAIL_TOKEN')
-      userId = token.userId
-      const user = await lockUser(trx, tenant.id, token.userId)
-      if (!user || user.status !== 'ACTIVE') fail('INVALID_EMAIL_TOKEN')
+      seen.userId = token.userId
+      const user = await tokenUser(trx, tenant.id, token)
+      // Why after tokenUser: the new hash moves security_version, which the check must read unmoved.
       await setPasswordHash(trx, tenant.id, user.id, hash)
       // Why only for the same address: the mailbox the link went to is the one proven.
-      if (user.email && user.email.toLowerCase() === token.email.toLowerCase()) {
-        await markEmailVerified(trx, tenant.id, user.id)
-      }
+      const proven = user.email !== null && user.email.toLowerCase() === token.email.toLowerCase()
+      const firstProof = proven && !user.email_verified
+      if (proven) await markEmailVerified(trx, tenant.id, user.id)
+      if (firstProof) await clearUnprovenSetup(trx, tenant.id, user.id)
       const sessionsRevoked = countActive(
         await endUserSessions(trx, tenant.id, user.id, 'password_changed', now),
         now,
@@ -203,19 +188,31 @@ export async function resetPassword(
         metadata: { sessionsRevoked, method: 'email' },
         meta,
       })
-      return { user, sessionsRevoked }
+      return { user, throttleKeys: userThrottleKeys(user), sessionsRevoked, firstProof }
     })
-    // Why after the commit: the counters live in Redis or the main database, not in this transaction.
-    await ctx.lockout.clear(tenant.id, userThrottleKeys(out.user))
-    return { changed: true as const, sessionsRevoked: out.sessionsRevoked }
   } catch (err) {
-    return auditFailure(ctx, tenant.id, 'PASSWORD_RESET', userId, err, meta)
+    return auditFailure(ctx, tenant.id, 'PASSWORD_RESET', seen.userId, err, meta)
   }
+  // Why after the commit: client_keys lives in the main database, not in the tenant's transaction.
+  if (out.firstProof) {
+    const revoked = await revokeKeysBehindUser(
+      ctx.dbs.main,
+      tenant.id,
+      out.user.id,
+      new Date(ctx.clock.now()),
+    )
+    if (revoked > 0) await ctx.changed({ clientKeys: true })
+  }
+  // Why after the commit: the counters live in Redis or the main database, not in this transaction.
+  await ctx.lockout.clear(tenant.id, out.throttleKeys)
+  return { changed: true as const, sessionsRevoked: out.sessionsRevoked }
 }
 
 /**
- * POST /email/verify. The token is used and the user marked verified in one transaction, only while the
- * user's email is still the address the token was sent to. One EMAIL_VERIFIED row.
+ * POST /email/verify. The token (a verification's or an email change's) is used and checked against the
+ * user's security_version in one transaction. A verification marks the address verified while it is still
+ * the user's email (one EMAIL_VERIFIED row); a change sets the new address (change.ts, one EMAIL_CHANGED
+ * row), or, when another user took the address since, commits the used token and answers 409.
  */
 export async function verifyEmail(
   ctx: AppContext,
@@ -225,15 +222,17 @@ export async function verifyEmail(
   requireMailer(ctx)
   const tenant = await activeTenant(ctx, input.tenantCode)
   const db = ctx.dbs.forTenant(tenant.id)
-  let userId: string | null = null
+  const tokenHash = sha256Hex(input.token)
+  const seen: { userId: string | null; purpose: TokenPurpose } = { userId: null, purpose: 'verify' }
   try {
-    await db.transaction().execute(async (trx) => {
+    const outcome = await db.transaction().execute(async (trx) => {
       const now = new Date(ctx.clock.now())
-      const token = await consumeToken(trx, tenant.id, sha256Hex(input.token), 'verify', now)
+      const token = await consumeToken(trx, tenant.id, tokenHash, ['verify', 'change'], now)
       if (!token) fail('INVALID_EMAIL_TOKEN')
-      userId = token.userId
-      const user = await lockUser(trx, tenant.id, token.userId)
-      if (!user || user.status !== 'ACTIVE') fail('INVALID_EMAIL_TOKEN')
+      seen.userId = token.userId
+      seen.purpose = token.purpose
+      const user = await tokenUser(trx, tenant.id, token)
+      if (token.purpose === 'change') return applyEmailChange(ctx, trx, tenant, user, token.email, meta)
       if (user.email?.toLowerCase() !== token.email.toLowerCase()) fail('INVALID_EMAIL_TOKEN')
       await markEmailVerified(trx, tenant.id, user.id)
       await writeAudit(trx, {
@@ -243,10 +242,20 @@ export async function verifyEmail(
         userId: user.id,
         meta,
       })
+      return 'verified' as const
     })
+    if (outcome === 'taken') fail('USER_ALREADY_EXISTS', 'Another user of the tenant has that email')
+    if (outcome === 'changed') mailerOf(ctx)?.nudge()
     return { emailVerified: true as const }
   } catch (err) {
-    return auditFailure(ctx, tenant.id, 'EMAIL_VERIFIED', userId, err, meta)
+    const action: AuditAction = seen.purpose === 'change' ? 'EMAIL_CHANGED' : 'EMAIL_VERIFIED'
+    if (!isUniqueViolation(err)) return auditFailure(ctx, tenant.id, action, seen.userId, err, meta)
+    // The address was taken between the check and the update: the token is used all the same, as when
+    // the check saw it taken.
+    const now = new Date(ctx.clock.now())
+    await db.transaction().execute((trx) => consumeToken(trx, tenant.id, tokenHash, ['change'], now))
+    const conflict = new AppError('USER_ALREADY_EXISTS', 'Another user of the tenant has that email')
+    return auditFailure(ctx, tenant.id, action, seen.userId, conflict, meta)
   }
 }
 
@@ -276,7 +285,7 @@ async function sendVerification(
   let capped = false
   try {
     await db.transaction().execute(async (trx) => {
-      const user = (await lockUser(trx, tenant.id, userId)) ?? fail('USER_NOT_FOUND')
+      const user = (await lockUserWithVersion(trx, tenant.id, userId)) ?? fail('USER_NOT_FOUND')
       if (authorize) await authorize(trx)
       if (!user.email)
         fail('VALIDATION_ERROR', 'The user has no email', [
@@ -287,7 +296,8 @@ async function sendVerification(
         capped = true
         return
       }
-      await queueMail(ctx, trx, { tenant, userId, email: user.email, purpose: 'verify' })
+      const userVersion = user.security_version
+      await queueMail(ctx, trx, { tenant, userId, userVersion, email: user.email, purpose: 'verify' })
       await writeAudit(trx, row(true))
     })
   } catch (err) {

@@ -180,3 +180,14 @@ export async function deletePasskey(db: Db, tenantId: string, userId: string, id
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** Deletes every passkey of a user (the first proof of a mailbox, contract section 26); returns how many. */
+export async function deleteUserPasskeys(db: Db, tenantId: string, userId: string): Promise<number> {
+  const rows = await db
+    .deleteFrom('passkeys')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .returning('id')
+    .execute()
+  return rows.length
+}

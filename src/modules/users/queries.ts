@@ -257,3 +257,28 @@ export async function markEmailVerified(
     .where('id', '=', userId)
     .execute()
 }
+
+/**
+ * Locks one user row (FOR UPDATE), as lockUser does, and reads its security_version too: a mail token
+ * records it at issuance and is void once it moves. Never returns password_hash.
+ */
+export function lockUserWithVersion(trx: Transaction<Database>, tenantId: string, userId: string) {
+  return userById(trx, tenantId, userId).select('users.security_version').forUpdate().executeTakeFirst()
+}
+
+/** Whether a user of the tenant other than `userId` has this email (compared lowercase, as its unique index). */
+export async function emailTakenByOther(
+  db: Kysely<Database>,
+  tenantId: string,
+  email: string,
+  userId: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('id', '<>', userId)
+    .executeTakeFirst()
+  return row !== undefined
+}
