@@ -38,7 +38,9 @@ async function setActionCheck(db: Kysely<unknown>, actions: typeof ACTIONS_0013)
 export const thirdReview: Migration = {
   async up(db: Kysely<unknown>) {
     await setActionCheck(db, ACTIONS_0015)
-    await sql`alter table client_keys add column behind_user_ids jsonb not null default '[]'::jsonb`.execute(db)
+    await sql`alter table client_keys add column behind_user_ids jsonb not null default '[]'::jsonb`.execute(
+      db,
+    )
     await sql`update client_keys set behind_user_ids = jsonb_build_array(behalf_user_id)
       where behalf_user_id is not null`.execute(db)
     await sql`alter table users add column security_version integer not null default 0`.execute(db)
