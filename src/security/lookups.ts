@@ -79,7 +79,7 @@ export interface LiveSession {
 
 /**
  * Whether `userId` exists in the tenant, and the login time of the session `sessionId` when it is a live
- * session of that user; implemented by modules/authentication/live-session-queries.ts.
+ * session of that user; implemented by modules/sessions/queries.ts.
  */
 export type SessionLookup = (
   tenantId: string,

@@ -7,7 +7,7 @@ import { assertMayActOnUser } from '../permissions/hierarchy.js'
 import { checkPassword, type PasswordRule } from '../../lib/password-policy.js'
 import { audited } from '../audit/audited.js'
 import type { RequestMeta } from '../audit/write.js'
-import { countActive, endUserSessions } from '../authentication/session-queries.js'
+import { countActive, endUserSessions } from '../sessions/queries.js'
 import { findUserPassword, lockUserPassword, setPasswordHash } from '../users/queries.js'
 import { SecretCheck } from './secret-check.js'
 

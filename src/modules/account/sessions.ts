@@ -10,7 +10,7 @@ import {
   findActiveSession,
   listActiveSessions,
   revokeSessions,
-} from '../authentication/session-queries.js'
+} from '../sessions/queries.js'
 import { findUserById, lockUser } from '../users/queries.js'
 
 type SessionRow = Awaited<ReturnType<typeof listActiveSessions>>[number]
@@ -111,7 +111,7 @@ export async function revokeUserSessions(
     { tenantId, action: 'SESSIONS_REVOKED', actor, meta, note: { userId: null, metadata: {} } },
     {
       act: async (trx, note) => {
-        // Why the user row first: the lock order every session writer follows (see authentication/session-queries.ts).
+        // Why the user row first: the lock order every session writer follows (see sessions/queries.ts).
         if (!(await lockUser(trx, tenantId, userId))) fail('USER_NOT_FOUND')
         note.userId = userId
         await assertMayActOnUser(trx, actor, { tenantId, userId, isPlatform: actor.isPlatform })

@@ -6,10 +6,10 @@ import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
-import { admitUser, completeLogin, loginFailure, tokensFor } from './complete-login.js'
-import { newRefreshTokenFor, refreshTokenTenant } from './refresh-token.js'
+import { admitUser, completeLogin, loginFailure, tokensFor } from '../sessions/complete-login.js'
+import { newRefreshTokenFor, refreshTokenTenant } from '../sessions/refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
-import { findRefreshToken, revokeSessions, rotateRefreshToken } from './session-queries.js'
+import { findRefreshToken, revokeSessions, rotateRefreshToken } from '../sessions/queries.js'
 
 export interface LoginInput {
   tenantCode: string

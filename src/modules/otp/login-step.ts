@@ -15,8 +15,8 @@ import {
   insertMfaToken,
   lockMfaToken,
 } from './queries.js'
-import { completeLogin, loginFailure } from '../authentication/complete-login.js'
-import { newRefreshTokenFor, refreshTokenTenant } from '../authentication/refresh-token.js'
+import { completeLogin, loginFailure } from '../sessions/complete-login.js'
+import { newRefreshTokenFor, refreshTokenTenant } from '../sessions/refresh-token.js'
 
 // The second step of a login that needs a second factor (openapi/paths/otp.yaml, docs/decisions.md D13).
 

@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/tokens.js'
 import type { components } from '../../../generated/openapi.js'
 import type { RequestMeta } from '../audit/write.js'
 import { countLoginFailure, lockedError, userThrottleKeys } from '../account/lockout.js'
-import { admitUser, completeLogin, loginFailure } from '../authentication/complete-login.js'
+import { admitUser, completeLogin, loginFailure } from '../sessions/complete-login.js'
 import { webauthnOf } from './config.js'
 import { findPasskeyForLogin, insertChallenge, recordPasskeyUse, takeChallenge } from './queries.js'
 import {
@@ -17,7 +17,7 @@ import {
 } from './webauthn.js'
 
 // Logging in with a passkey (contract section 21): a discoverable credential names its user, and the login
-// ends in the same completion step as a password login (authentication/complete-login.ts).
+// ends in the same completion step as a password login (sessions/complete-login.ts).
 
 type Schemas = components['schemas']
 

@@ -11,7 +11,7 @@ import {
   deleteRevokedSessions,
   deleteSpentRefreshTokens,
   givenLifetimes,
-} from '../authentication/sweep-queries.js'
+} from '../sessions/sweep-queries.js'
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'

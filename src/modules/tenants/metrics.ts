@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import { countFailedLogins, failuresByIp, loginSummary } from '../audit/login-stats-queries.js'
-import { countActiveSessions } from '../authentication/session-queries.js'
+import { countActiveSessions } from '../sessions/queries.js'
 import { countActiveKeys } from '../client-keys/queries.js'
 import { countCustomPermissions } from '../permissions/queries.js'
 import { countRoles } from '../roles/queries.js'

@@ -8,7 +8,7 @@ import { isSuperAdmin, type Principal, type UserPrincipal } from '../../security
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
-import { revokeTenantSessions } from '../authentication/session-queries.js'
+import { revokeTenantSessions } from '../sessions/queries.js'
 import { checkPassword } from '../../lib/password-policy.js'
 import {
   defaultAuthConfig,

@@ -201,7 +201,7 @@ export function insertUser(db: Kysely<Database>, values: Insertable<UsersTable>)
 
 /**
  * The user's status, its row locked: the first statement of opening a session (lock order: user row,
- * session rows, refresh tokens; see authentication/session-queries.ts).
+ * session rows, refresh tokens; see sessions/queries.ts).
  */
 export function lockUserStatus(trx: Transaction<Database>, tenantId: string, userId: string) {
   return trx

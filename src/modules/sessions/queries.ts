@@ -1,54 +1,38 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
+import type { LiveSession } from '../../security/lookups.js'
 import type { Database } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
-import { lockUserStatus } from '../users/queries.js'
-import { newRefreshTokenFor } from './refresh-token.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
 
-/**
- * Opens a session for a user, first revoking its oldest active sessions so that at most `max` stay
- * active. Locks the user row, so two concurrent logins of one user never exceed the limit, and a
- * deactivation that committed while the caller checked the password wins: returns null when the user
- * is no longer ACTIVE (or gone), and then nothing was written.
- * Lock order (the one every session writer follows): user row, session rows by id, refresh tokens.
- */
-export async function openSession(
+/** The user's active (not revoked, not expired) sessions' ids, oldest first. */
+export function activeSessionIds(trx: Transaction<Database>, tenantId: string, userId: string, now: Date) {
+  return trx
+    .selectFrom('sessions')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute()
+}
+
+/** Inserts a session row opened at `now`; returns its id. */
+export async function insertSession(
   trx: Transaction<Database>,
   s: {
     tenantId: string
     userId: string
-    max: number
     now: Date
     expiresAt: Date
     ip: string | null
     userAgent: string | null
   },
-): Promise<{ sessionId: string; refreshToken: string } | null> {
-  const user = await lockUserStatus(trx, s.tenantId, s.userId)
-  if (user?.status !== 'ACTIVE') return null
-  const active = await trx
-    .selectFrom('sessions')
-    .select('id')
-    .where('tenant_id', '=', s.tenantId)
-    .where('user_id', '=', s.userId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', s.now)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute()
-  const excess = active.length - (s.max - 1)
-  if (excess > 0) {
-    await revokeSessions(
-      trx,
-      s.tenantId,
-      active.slice(0, excess).map((r) => r.id),
-      'session_limit',
-      s.now,
-    )
-  }
-  const session = await trx
+): Promise<string> {
+  const row = await trx
     .insertInto('sessions')
     .values({
       tenant_id: s.tenantId,
@@ -61,31 +45,25 @@ export async function openSession(
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  const refreshToken = await insertRefreshToken(trx, s.tenantId, session.id, s.now, s.expiresAt)
-  return { sessionId: session.id, refreshToken }
+  return row.id
 }
 
-/** Stores a new refresh token (its SHA-256 only) for a session and returns the value. */
+/** Stores a refresh token's SHA-256 (never the value) for a session. */
 export async function insertRefreshToken(
   trx: Kysely<Database>,
-  tenantId: string,
-  sessionId: string,
-  now: Date,
-  expiresAt: Date,
-): Promise<string> {
-  const value = newRefreshTokenFor(tenantId)
+  t: { tenantId: string; sessionId: string; value: string; now: Date; expiresAt: Date },
+): Promise<void> {
   await trx
     .insertInto('refresh_tokens')
     .values({
-      id: uuidV7(now.getTime()),
-      tenant_id: tenantId,
-      session_id: sessionId,
-      token_hash: sha256Hex(value),
-      created_at: now,
-      expires_at: expiresAt,
+      id: uuidV7(t.now.getTime()),
+      tenant_id: t.tenantId,
+      session_id: t.sessionId,
+      token_hash: sha256Hex(t.value),
+      created_at: t.now,
+      expires_at: t.expiresAt,
     })
     .execute()
-  return value
 }
 
 // Lock order, shared by every writer of sessions and refresh tokens (logins, refreshes, logouts, reuse
@@ -389,4 +367,28 @@ export function findActiveSession(
     .where('revoked_at', 'is', null)
     .where('expires_at', '>', p.now)
     .executeTakeFirst()
+}
+
+/**
+ * Whether the user exists, and the login time (seconds since the epoch, as `auth_time` is minted) of the
+ * session `sessionId` when it is live now: of this user, not revoked, not expired. One statement; the
+ * recent-sign-in check reads it (contract section 26).
+ */
+export async function liveSessionLogin(
+  db: Kysely<Database>,
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<LiveSession> {
+  // Why a raw statement from users: a user deleted since its token was issued is told apart from a
+  // session that is not live (the caller answers 404 where the operation declares it), in the same trip.
+  const { rows } = await sql<{ login_at: string | number | null }>`
+    select (select floor(extract(epoch from s.created_at))::bigint from sessions s
+             where s.tenant_id = u.tenant_id and s.id = ${sessionId} and s.user_id = u.id
+               and s.revoked_at is null and s.expires_at > ${now}) as login_at
+      from users u where u.tenant_id = ${tenantId} and u.id = ${userId}`.execute(db)
+  const row = rows[0]
+  if (!row) return { userExists: false, loginAt: undefined }
+  return { userExists: true, loginAt: row.login_at === null ? undefined : Number(row.login_at) }
 }

@@ -9,7 +9,7 @@ import { retryOnContention } from '../../db/contention.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { recordLogin } from '../users/queries.js'
 import { loginNeedsVerifiedEmail } from '../email/service.js'
-import { openSession } from './session-queries.js'
+import { openSession } from './open.js'
 
 /**
  * Writes one failed LOGIN row through `db` (outside any rolled-back transaction: commit, then fail) and
