@@ -4,8 +4,8 @@ import type { ChartColumns } from './lib/chart-data'
 
 /**
  * Successful and failed logins as two lines (uPlot: canvas, ~20 KB gzip). The same numbers are in a
- * table under the chart, for screen readers and for reading exact values. `what` and `names` let the
- * Keys screen draw a key's answered and refused requests with the same chart.
+ * table under the chart, for screen readers and for reading exact values. `what` and `names` let a
+ * Client Key's page draw the key's answered and refused requests with the same chart.
  */
 export function LoginChart({
   title,

@@ -2,7 +2,7 @@ import { createContext, useContext, useRef, useState, type FormEvent, type React
 import { ReauthenticationRequired, SecondFactorRequired } from '@tessera/client'
 import { signedInAs, tessera } from './api'
 import { useSession } from './session'
-import { ErrorBox } from './ui'
+import { FormFooter } from './ui/FormFooter'
 
 type Reauth = <R>(act: () => Promise<R>) => Promise<R>
 const ReauthContext = createContext<Reauth>((act) => act())
@@ -85,13 +85,11 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
                 <input ref={password} type="password" autoComplete="current-password" required autoFocus />
               </label>
             )}
-            <ErrorBox error={error} />
-            <div className="row">
-              <button type="submit">Confirm</button>
-              <button type="button" onClick={() => close(new Error('Cancelled: the action was not made.'))}>
-                Cancel
-              </button>
-            </div>
+            <FormFooter
+              submit="Confirm"
+              error={error}
+              onCancel={() => close(new Error('Cancelled: the action was not made.'))}
+            />
           </form>
         </div>
       )}

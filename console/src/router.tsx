@@ -1,7 +1,8 @@
 import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 'react'
 
-// A router of a dozen lines instead of a library: the console has ten flat screens, each its own URL
-// under /console, and needs only push, back/forward and links.
+// A router of a few lines instead of a library: every screen and every item's page has its own URL under
+// /console (/users, /users/{id}), App.tsx matches the path, and the console needs only push, back/forward
+// and links.
 const BASE = '/console'
 
 function current(): string {

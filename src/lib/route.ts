@@ -44,12 +44,15 @@ export function runtimeSchema(spec: RouteSpec): RouteSpec['schema'] {
 }
 
 /** What every operation's registration takes from the route table: method, url, schemas, config. */
-function tableOptions(id: OperationId) {
+function tableOptions(id: OperationId, { validateQuery = true }: RawRouteOptions = {}) {
   const spec = routes[id]
+  const schema = runtimeSchema(spec)
+  // Why the key is left out, not set to undefined: Fastify warns about a schema part given as undefined.
+  const { querystring: _unread, ...withoutQuery } = schema
   return {
     method: spec.method,
     url: spec.url,
-    schema: runtimeSchema(spec),
+    schema: validateQuery ? schema : withoutQuery,
     config: {
       operationId: id,
       spec,
@@ -94,16 +97,29 @@ export function defineRoute<K extends OperationId>(
   })
 }
 
+/** How defineRawRoute may depart from the route table. */
+export interface RawRouteOptions {
+  /**
+   * false (default true): the query is not validated, for a handler that reads none of it and answers
+   * the same whatever it holds: the mail links' pages (the console's script reads `tenant` and `token`
+   * from its own address, and an incomplete or malformed link gets the page, which says so) and
+   * getMetrics. `req.query` is then whatever the client sent.
+   */
+  readonly validateQuery?: boolean
+}
+
 /**
  * Registers an operation whose answer is not the envelope: the discovery documents (issuer metadata and
- * JWKS, read by standard JWT libraries, cacheable, 304 on a matching ETag). Everything but the answer
- * comes from the route table as for defineRoute (request typed from the document, schemas, gate); the
- * handler sets status, headers and body on `reply` itself.
+ * JWKS, read by standard JWT libraries, cacheable, 304 on a matching ETag), the mail links' pages (the
+ * console's index.html), the metrics (Prometheus text). Everything but the answer comes from the route
+ * table as for defineRoute (request typed from the document, schemas, gate); the handler sets status,
+ * headers and body on `reply` itself.
  */
 export function defineRawRoute<K extends OperationId>(
   app: FastifyInstance,
   id: K,
   handler: (req: Req<K>, reply: FastifyReply) => Promise<FastifyReply>,
+  options: RawRouteOptions = {},
 ): void {
-  app.route<RouteTypes<K>>({ ...tableOptions(id), handler })
+  app.route<RouteTypes<K>>({ ...tableOptions(id, options), handler })
 }

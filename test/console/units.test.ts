@@ -333,6 +333,49 @@ t.test(
 )
 
 t.test(
+  'the console’s modules: no import cycle, and ui/ (the kit) imports nothing of the console but ui/',
+  async (t) => {
+    const { existsSync, readdirSync, readFileSync, statSync } = await import('node:fs')
+    const { dirname, join, relative } = await import('node:path')
+    const root = join(import.meta.dirname, '../../console/src')
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => /\.tsx?$/.test(f))
+    const isFile = (f: string) => existsSync(f) && statSync(f).isFile()
+    /** Each module's relative imports of modules (a stylesheet is not one), as paths below console/src. */
+    const imports = new Map<string, string[]>()
+    const unresolved: string[] = []
+    for (const file of files) {
+      const source = readFileSync(join(root, file), 'utf8')
+      const deps: string[] = []
+      for (const m of source.matchAll(/^(?:import|export)[^'"]*['"](\.[^'"]+)['"]/gm)) {
+        if (m[1]!.endsWith('.css')) continue
+        const base = join(dirname(join(root, file)), m[1]!.replace(/\.js$/, ''))
+        const hit = ['.ts', '.tsx', '/index.ts', '/index.tsx'].map((ext) => base + ext).find(isFile)
+        if (hit) deps.push(relative(root, hit))
+        else unresolved.push(`${file}: ${m[1]}`)
+      }
+      imports.set(file, deps)
+    }
+    t.ok(imports.size >= 50, `${imports.size} modules read`)
+    t.same(unresolved, [], 'every relative import is a module of console/src')
+    const outside = [...imports]
+      .filter(([file]) => file.startsWith('ui/'))
+      .flatMap(([file, deps]) => deps.filter((d) => !d.startsWith('ui/')).map((d) => `${file} → ${d}`))
+    t.same(outside, [], 'ui/ imports only React, the SDK and ui/')
+    // Depth-first, with the path so far: a module met again on its own path closes a cycle.
+    const cycles: string[] = []
+    const done = new Set<string>()
+    const visit = (file: string, path: string[]) => {
+      if (path.includes(file)) return void cycles.push([...path.slice(path.indexOf(file)), file].join(' → '))
+      if (done.has(file)) return
+      for (const dep of imports.get(file) ?? []) visit(dep, [...path, file])
+      done.add(file)
+    }
+    for (const file of imports.keys()) visit(file, [])
+    t.same(cycles, [], 'no module imports itself through others')
+  },
+)
+
+t.test(
   'precompress: a .br and a .gz beside every text file of the build, the same bytes inside',
   async (t) => {
     const { mkdirSync, readFileSync, readdirSync, writeFileSync } = await import('node:fs')

@@ -2,7 +2,10 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { Passkey } from '@tessera/client'
 import { tessera } from '../api'
-import { ConfirmButton, Empty, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { FormFooter } from '../ui/FormFooter'
+import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
 import { createPasskey } from './webauthn'
 
@@ -32,10 +35,7 @@ function Item(props: {
             New name
             <input name="name" defaultValue={passkey.name} maxLength={64} required autoFocus />
           </label>
-          <button type="submit">Save name</button>
-          <button type="button" onClick={() => setRenaming(false)}>
-            Cancel
-          </button>
+          <FormFooter submit="Save name" onCancel={() => setRenaming(false)} layout="inline" />
         </form>
       </li>
     )
@@ -110,18 +110,22 @@ export function MyPasskeys() {
         <PasskeysOff />
       ) : (
         <>
-          <PasskeyError error={list.error ?? add.error ?? rename.error ?? remove.error} />
-          {list.isPending ? (
-            <Loading what="your passkeys" />
-          ) : items.length === 0 ? (
-            !list.error && <Empty>No passkey yet.</Empty>
-          ) : (
-            <ul className="list">
-              {items.map((p) => (
-                <Item key={p.id} passkey={p} rename={rename.run} remove={remove.run} />
-              ))}
-            </ul>
-          )}
+          <List
+            what="your passkeys"
+            error={list.error ?? add.error ?? rename.error ?? remove.error}
+            showError={(error) => <PasskeyError error={error} />}
+            pending={list.isPending}
+            items={items}
+            empty={list.error ? null : 'No passkey yet.'}
+          >
+            {(passkeys) => (
+              <ul className="list">
+                {passkeys.map((p) => (
+                  <Item key={p.id} passkey={p} rename={rename.run} remove={remove.run} />
+                ))}
+              </ul>
+            )}
+          </List>
           {total > items.length && (
             <p className="muted">
               The newest {items.length} of your {total} passkeys are shown.
@@ -134,9 +138,7 @@ export function MyPasskeys() {
                 Name of the new passkey (optional)
                 <input name="name" maxLength={64} />
               </label>
-              <button type="submit" disabled={add.pending}>
-                Add a passkey
-              </button>
+              <FormFooter submit="Add a passkey" pending={add.pending} layout="inline" />
             </form>
           )}
         </>

@@ -2,7 +2,9 @@ import { useState } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useSession } from '../session'
-import { ConfirmButton, Empty, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
 
 /**
@@ -39,28 +41,32 @@ export function UserPasskeys({ userId }: { userId: string }) {
         <PasskeysOff />
       ) : (
         <>
-          <PasskeyError error={list.error ?? remove.error} />
-          {list.isPending ? (
-            <Loading what="passkeys" />
-          ) : items.length === 0 ? (
-            !list.error && <Empty>No passkey.</Empty>
-          ) : (
-            <ul className="list">
-              {items.map((p) => (
-                <li key={p.id}>
-                  <PasskeyFacts passkey={p} />
-                  {removable && (
-                    <ConfirmButton
-                      label={`Remove ${p.name}`}
-                      confirm="Remove now"
-                      warning="The user can no longer sign in with it."
-                      onConfirm={() => void remove.run(p.id)}
-                    />
-                  )}
-                </li>
-              ))}
-            </ul>
-          )}
+          <List
+            what="passkeys"
+            error={list.error ?? remove.error}
+            showError={(error) => <PasskeyError error={error} />}
+            pending={list.isPending}
+            items={items}
+            empty={list.error ? null : 'No passkey.'}
+          >
+            {(passkeys) => (
+              <ul className="list">
+                {passkeys.map((p) => (
+                  <li key={p.id}>
+                    <PasskeyFacts passkey={p} />
+                    {removable && (
+                      <ConfirmButton
+                        label={`Remove ${p.name}`}
+                        confirm="Remove now"
+                        warning="The user can no longer sign in with it."
+                        onConfirm={() => void remove.run(p.id)}
+                      />
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </List>
           {total > items.length && (
             <p className="muted">
               The newest {items.length} of {total} passkeys are shown.

@@ -1,5 +1,6 @@
 import { isTesseraError, type Passkey } from '@tessera/client'
-import { ErrorBox, when } from '../ui'
+import { ErrorBox } from '../ui/feedback'
+import { when } from '../ui/format'
 import { browserProblem } from '../lib/webauthn-errors'
 
 /** 409 PASSKEYS_DISABLED: the tenant has no auth_config.webauthn. Not a failure: a fact about the tenant. */

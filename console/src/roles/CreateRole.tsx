@@ -2,7 +2,8 @@ import type { FormEvent } from 'react'
 import { useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { navigate } from '../router'
-import { ErrorBox, useAction } from '../ui'
+import { useAction } from '../action'
+import { FormFooter } from '../ui/FormFooter'
 import { PermissionChecks } from './PermissionChecks'
 
 /** The new role's name, description, level and permissions; then its own page. */
@@ -54,15 +55,7 @@ export function CreateRole({ onClose }: { onClose: () => void }) {
         A rank: people may manage only roles at or below their own highest level.
       </p>
       <PermissionChecks />
-      <ErrorBox error={create.error} />
-      <div className="row">
-        <button type="submit" disabled={create.pending}>
-          Create
-        </button>
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
   )
 }

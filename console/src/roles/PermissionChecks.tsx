@@ -1,4 +1,4 @@
-import { Loading, ErrorBox } from '../ui'
+import { ErrorBox, Loading } from '../ui/feedback'
 import { usePermissionNames } from '../permission-names'
 import { choices } from '../lib/role-diff'
 

@@ -4,7 +4,11 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { navigate } from '../router'
 import { useSession } from '../session'
-import { ConfirmButton, ErrorBox, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { ErrorBox } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
 
 type Role = components['schemas']['Role']
 
@@ -77,13 +81,7 @@ export function RoleDetails({ role }: { role: Role }) {
             Level
             <input name="level" type="number" min={0} max={1000} step={1} defaultValue={role.level} />
           </label>
-          <ErrorBox error={save.error} />
-          <div className="row">
-            <button type="submit" disabled={save.pending}>
-              Save role
-            </button>
-            <span role="status">{saved}</span>
-          </div>
+          <FormFooter submit="Save role" error={save.error} pending={save.pending} status={saved} />
         </form>
       )}
       {!role.isSystem && session.can('roles:delete') && (

@@ -4,7 +4,12 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { qrSource } from '../lib/qr'
 import { MyPasskeys } from '../passkeys/MyPasskeys'
-import { ConfirmButton, Empty, ErrorBox, Loading, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List } from '../ui/List'
 
 type Setup = components['schemas']['OtpSetup']
 
@@ -34,11 +39,13 @@ function Password() {
           New password
           <input name="new" type="password" autoComplete="new-password" required />
         </label>
-        <ErrorBox error={change.error} />
-        <p role="status">{done}</p>
-        <button type="submit" disabled={change.pending}>
-          Change password
-        </button>
+        <FormFooter
+          submit="Change password"
+          error={change.error}
+          pending={change.pending}
+          status={done}
+          layout="stacked"
+        />
       </form>
     </section>
   )
@@ -61,32 +68,35 @@ function Sessions() {
   return (
     <section aria-labelledby="my-sessions" className="panel">
       <h2 id="my-sessions">Sessions</h2>
-      <ErrorBox error={sessions.error ?? revoke.error ?? others.error} />
-      {sessions.isPending ? (
-        <Loading what="sessions" />
-      ) : items.length === 0 ? (
-        <Empty>No active session.</Empty>
-      ) : (
-        <ul className="list">
-          {items.map((s) => (
-            <li key={s.id}>
-              <span>
-                {s.current ? <strong>This session</strong> : 'Session'} · last used {when(s.lastUsedAt)} from{' '}
-                {s.ip ?? 'an unknown address'} · {s.userAgent ?? 'unknown browser'}
-              </span>
-              {!s.current && (
-                <button
-                  type="button"
-                  onClick={() => void revoke.run(s.id)}
-                  aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}
-                >
-                  Revoke
-                </button>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
+      <List
+        what="sessions"
+        error={sessions.error ?? revoke.error ?? others.error}
+        pending={sessions.isPending}
+        items={items}
+        empty="No active session."
+      >
+        {(rows) => (
+          <ul className="list">
+            {rows.map((s) => (
+              <li key={s.id}>
+                <span>
+                  {s.current ? <strong>This session</strong> : 'Session'} · last used {when(s.lastUsedAt)}{' '}
+                  from {s.ip ?? 'an unknown address'} · {s.userAgent ?? 'unknown browser'}
+                </span>
+                {!s.current && (
+                  <button
+                    type="button"
+                    onClick={() => void revoke.run(s.id)}
+                    aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}
+                  >
+                    Revoke
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </List>
       {items.length > 1 && (
         <button type="button" onClick={() => void others.run()}>
           Sign out all other sessions
@@ -157,7 +167,7 @@ function SecondFactor() {
             Code
             <input name="code" autoComplete="one-time-code" inputMode="numeric" required />
           </label>
-          <button type="submit">Turn on</button>
+          <FormFooter submit="Turn on" layout="stacked" />
         </form>
       )}
       {otp.data?.enrolled && (
@@ -168,7 +178,7 @@ function SecondFactor() {
               Code
               <input name="code" autoComplete="one-time-code" required />
             </label>
-            <button type="submit">Turn off the second factor</button>
+            <FormFooter submit="Turn off the second factor" layout="inline" />
           </form>
         </>
       )}

@@ -4,7 +4,10 @@ import { auditActions } from 'virtual:tessera-schemas'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { toCsv } from '../lib/csv'
-import { Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List, usePage } from '../ui/List'
 
 type Row = components['schemas']['AuditRow']
 type Filters = {
@@ -66,19 +69,21 @@ async function exportCsv(filters: Filters): Promise<number> {
 
 export function AuditLog() {
   const [filters, setFilters] = useState<Filters>({})
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LIMIT)
   const [open, setOpen] = useState<string | null>(null)
   const [exported, setExported] = useState('')
   const rows = useQuery({
-    queryKey: ['auth-logs', filters, offset],
+    queryKey: ['auth-logs', filters, page.offset],
     queryFn: () =>
-      tessera.GET('/api/v1/auth-logs', { params: { query: { ...filters, limit: LIMIT, offset } } }),
+      tessera.GET('/api/v1/auth-logs', {
+        params: { query: { ...filters, limit: page.limit, offset: page.offset } },
+      }),
   })
   const exporting = useAction(exportCsv, (n) => setExported(`Exported ${n} rows.`))
   const apply = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     setFilters(filtersOf(e.currentTarget))
-    setOffset(0)
+    page.onOffset(0)
   }
   return (
     <>
@@ -119,79 +124,65 @@ export function AuditLog() {
           Address
           <input name="ip" />
         </label>
-        <div className="row">
-          <button type="submit">Apply filters</button>
+        <FormFooter submit="Apply filters">
           <button type="button" onClick={() => void exporting.run(filters)} disabled={exporting.pending}>
             Export CSV
           </button>
-        </div>
+        </FormFooter>
       </form>
       <p role="status">{exporting.pending ? 'Exporting…' : exported}</p>
-      <ErrorBox error={rows.error ?? exporting.error} />
-      {rows.isPending ? (
-        <Loading what="the audit log" />
-      ) : rows.data && rows.data.items.length === 0 ? (
-        <Empty>No audit row matches these filters.</Empty>
-      ) : (
-        rows.data && (
-          <>
-            <div className="scroll">
-              <table>
-                <caption>{rows.data.total} rows</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Outcome</th>
-                    <th scope="col">Address</th>
-                    <th scope="col">Detail</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.data.items.map((r) => (
-                    <tr key={r.id}>
-                      <td>{when(r.created_at)}</td>
-                      <td>{r.action}</td>
-                      <td>
-                        {r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`}
-                      </td>
-                      <td>{r.ip_address ?? '—'}</td>
-                      <td>
-                        <button
-                          type="button"
-                          aria-expanded={open === r.id}
-                          onClick={() => setOpen(open === r.id ? null : r.id)}
-                        >
-                          Details
-                        </button>
-                        {open === r.id && (
-                          <dl className="facts">
-                            <dt>User</dt>
-                            <dd>{r.user_id ?? '—'}</dd>
-                            <dt>Actor</dt>
-                            <dd>
-                              {r.actor_type} {r.actor_id ?? ''}
-                            </dd>
-                            <dt>Browser</dt>
-                            <dd>{r.user_agent ?? '—'}</dd>
-                            <dt>Request id</dt>
-                            <dd>{r.request_id ?? '—'}</dd>
-                            <dt>Metadata</dt>
-                            <dd>
-                              <code>{JSON.stringify(r.metadata)}</code>
-                            </dd>
-                          </dl>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={rows.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+      <List
+        what="the audit log"
+        error={rows.error ?? exporting.error}
+        pending={rows.isPending}
+        items={rows.data?.items}
+        empty="No audit row matches these filters."
+        page={page}
+        total={rows.data?.total}
+        caption={(total) => `${total} rows`}
+        rowKey={(r) => r.id}
+        columns={[
+          { title: 'Time', cell: (r) => when(r.created_at) },
+          { title: 'Action', cell: (r) => r.action },
+          {
+            title: 'Outcome',
+            cell: (r) => (r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`),
+          },
+          { title: 'Address', cell: (r) => r.ip_address ?? '—' },
+          {
+            title: 'Detail',
+            cell: (r) => (
+              <>
+                <button
+                  type="button"
+                  aria-expanded={open === r.id}
+                  onClick={() => setOpen(open === r.id ? null : r.id)}
+                >
+                  Details
+                </button>
+                {open === r.id && (
+                  <dl className="facts">
+                    <dt>User</dt>
+                    <dd>{r.user_id ?? '—'}</dd>
+                    <dt>Actor</dt>
+                    <dd>
+                      {r.actor_type} {r.actor_id ?? ''}
+                    </dd>
+                    <dt>Browser</dt>
+                    <dd>{r.user_agent ?? '—'}</dd>
+                    <dt>Request id</dt>
+                    <dd>{r.request_id ?? '—'}</dd>
+                    <dt>Metadata</dt>
+                    <dd>
+                      <code>{JSON.stringify(r.metadata)}</code>
+                    </dd>
+                  </dl>
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
     </>
   )
 }

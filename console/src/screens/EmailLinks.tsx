@@ -2,7 +2,8 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react'
 import { TesseraError } from '@tessera/client'
 import { tessera } from '../api'
 import { Link } from '../router'
-import { ErrorBox } from '../ui'
+import { ErrorBox } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
 
 // The two public pages that finish section 18's flows from the link in a mail. They are screens of the
 // console like any other (one application, one CSP, no inline script), reachable signed in or not.
@@ -82,9 +83,7 @@ function LinkPage(props: {
           {!spent && (
             <form onSubmit={(e) => void submit(e)} className="stack">
               {props.children}
-              <button type="submit" disabled={pending}>
-                {props.button}
-              </button>
+              <FormFooter submit={props.button} pending={pending} layout="stacked" />
             </form>
           )}
           <ErrorBox error={error} />

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { tessera } from '../api'
 import { Link } from '../router'
-import { ErrorBox } from '../ui'
+import { FormFooter } from '../ui/FormFooter'
 
 /**
  * "Forgot your password?" (contract section 18): asks for the mail with a reset link. The answer is the
@@ -50,10 +50,7 @@ export function ForgotPassword() {
             Email, username or CPF/CNPJ
             <input name="identifier" autoComplete="username" required />
           </label>
-          <ErrorBox error={error} />
-          <button type="submit" disabled={pending}>
-            Send the link
-          </button>
+          <FormFooter submit="Send the link" error={error} pending={pending} layout="stacked" />
         </form>
       )}
       <p>

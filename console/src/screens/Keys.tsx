@@ -2,11 +2,16 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useSession } from '../session'
-import { PublishableKeys } from '../keys/PublishableKeys'
-import { ShownOnce } from '../keys/ShownOnce'
+import { useAction } from '../action'
 import { parseList } from '../lib/key-usage'
+import { PublishableKeys } from '../publishable-keys/PublishableKeys'
 import { Link } from '../router'
-import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List, usePage } from '../ui/List'
+import { ShownOnce } from '../ui/ShownOnce'
 
 const LIMIT = 20
 
@@ -62,15 +67,7 @@ function CreateKey({
         Allowed origins (comma separated; empty for any)
         <input name="origins" />
       </label>
-      <ErrorBox error={create.error} />
-      <div className="row">
-        <button type="submit" disabled={create.pending}>
-          Create
-        </button>
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
   )
 }
@@ -78,13 +75,16 @@ function CreateKey({
 export function Keys() {
   const session = useSession()
   const queries = useQueryClient()
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LIMIT)
   const [creating, setCreating] = useState(false)
   const [shown, setShown] = useState<{ name: string; key: string } | null>(null)
   const refresh = () => void queries.invalidateQueries({ queryKey: ['keys'] })
   const keys = useQuery({
-    queryKey: ['keys', offset],
-    queryFn: () => tessera.GET('/api/v1/client-keys/tenant', { params: { query: { limit: LIMIT, offset } } }),
+    queryKey: ['keys', page.offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/client-keys/tenant', {
+        params: { query: { limit: page.limit, offset: page.offset } },
+      }),
   })
   const rotate = useAction(
     (id: string) =>
@@ -125,63 +125,48 @@ export function Keys() {
             }}
           />
         )}
-        <ErrorBox error={keys.error ?? rotate.error ?? revoke.error} />
-        {keys.isPending ? (
-          <Loading what="keys" />
-        ) : keys.data && keys.data.items.length === 0 ? (
-          <Empty>No Client Key yet.</Empty>
-        ) : (
-          keys.data && (
-            <>
-              <div className="scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Prefix</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Scopes</th>
-                      <th scope="col">Last used</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {keys.data.items.map((k) => (
-                      <tr key={k.id}>
-                        <td>
-                          <Link to={`/keys/${k.id}`}>{k.name}</Link>
-                        </td>
-                        <td className="mono">{k.prefix}…</td>
-                        <td>{k.status}</td>
-                        <td>{k.scopes.join(', ')}</td>
-                        <td>{when(k.lastUsedAt)}</td>
-                        <td className="row">
-                          {k.status === 'ACTIVE' && session.can('client-keys:update') && (
-                            <ConfirmButton
-                              label={`Rotate ${k.name}`}
-                              confirm="Rotate now"
-                              warning="A new value is made; the old one stops at once."
-                              onConfirm={() => void rotate.run(k.id)}
-                            />
-                          )}
-                          {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
-                            <ConfirmButton
-                              label={`Revoke ${k.name}`}
-                              confirm="Revoke now"
-                              warning="Calls with this key stop at once."
-                              onConfirm={() => void revoke.run(k.id)}
-                            />
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager total={keys.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-            </>
-          )
-        )}
+        <List
+          what="keys"
+          error={keys.error ?? rotate.error ?? revoke.error}
+          pending={keys.isPending}
+          items={keys.data?.items}
+          empty="No Client Key yet."
+          page={page}
+          total={keys.data?.total}
+          rowKey={(k) => k.id}
+          columns={[
+            { title: 'Name', cell: (k) => <Link to={`/keys/${k.id}`}>{k.name}</Link> },
+            { title: 'Prefix', cell: (k) => `${k.prefix}…`, className: 'mono' },
+            { title: 'Status', cell: (k) => k.status },
+            { title: 'Scopes', cell: (k) => k.scopes.join(', ') },
+            { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
+            {
+              title: 'Actions',
+              className: 'row',
+              cell: (k) =>
+                k.status === 'ACTIVE' && (
+                  <>
+                    {session.can('client-keys:update') && (
+                      <ConfirmButton
+                        label={`Rotate ${k.name}`}
+                        confirm="Rotate now"
+                        warning="A new value is made; the old one stops at once."
+                        onConfirm={() => void rotate.run(k.id)}
+                      />
+                    )}
+                    {session.can('client-keys:revoke') && (
+                      <ConfirmButton
+                        label={`Revoke ${k.name}`}
+                        confirm="Revoke now"
+                        warning="Calls with this key stop at once."
+                        onConfirm={() => void revoke.run(k.id)}
+                      />
+                    )}
+                  </>
+                ),
+            },
+          ]}
+        />
       </section>
       {session.can('client-keys:read') && <PublishableKeys />}
     </>

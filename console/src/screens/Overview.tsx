@@ -4,7 +4,9 @@ import { LoginChart } from '../Chart'
 import { seriesOf, total, windowOf } from '../lib/chart-data'
 import { Link } from '../router'
 import { useSession } from '../session'
-import { Empty, ErrorBox, Loading, when } from '../ui'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { when } from '../ui/format'
+import { List } from '../ui/List'
 
 function Stat({ label, value }: { label: string; value: number | undefined }) {
   return (
@@ -62,7 +64,6 @@ export function Overview() {
       tessera.GET('/api/v1/auth-logs/stats', { params: { query: { bucket: 'day', ...windowOf(24 * 30) } } }),
     enabled: canLogs,
   })
-  const offenders = security.data?.ipAnalysis.topOffenders ?? []
   return (
     <>
       <h1>Overview</h1>
@@ -112,31 +113,20 @@ export function Overview() {
       {canMetrics && (
         <section aria-labelledby="failing">
           <h2 id="failing">Top failing addresses</h2>
-          <ErrorBox error={security.error} />
-          {security.isPending ? (
-            <Loading what="addresses" />
-          ) : offenders.length === 0 ? (
-            <Empty>No failed login in the last 24 hours.</Empty>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Address</th>
-                  <th scope="col">Failed logins (24 h)</th>
-                  <th scope="col">Last attempt</th>
-                </tr>
-              </thead>
-              <tbody>
-                {offenders.map((o) => (
-                  <tr key={o.ip}>
-                    <td>{o.ip}</td>
-                    <td>{o.failures}</td>
-                    <td>{when(o.lastAttemptAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <List
+            what="addresses"
+            error={security.error}
+            pending={security.isPending}
+            items={security.data?.ipAnalysis.topOffenders ?? []}
+            empty="No failed login in the last 24 hours."
+            scroll={false}
+            rowKey={(o) => o.ip}
+            columns={[
+              { title: 'Address', cell: (o) => o.ip },
+              { title: 'Failed logins (24 h)', cell: (o) => o.failures },
+              { title: 'Last attempt', cell: (o) => when(o.lastAttemptAt) },
+            ]}
+          />
         </section>
       )}
       {!canMetrics && !canLogs && (

@@ -1,12 +1,15 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
-import { CopyButton } from '../keys/CopyButton'
-import { PublishableKeyForm } from '../keys/PublishableKeyForm'
-import { SignupSnippet } from '../keys/SignupSnippet'
+import { useAction } from '../action'
+import { PublishableKeyForm } from '../publishable-keys/PublishableKeyForm'
+import { SignupSnippet } from '../publishable-keys/SignupSnippet'
 import { Link } from '../router'
 import { useSession } from '../session'
-import { ConfirmButton, ErrorBox, Loading, useAction, when } from '../ui'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { CopyButton } from '../ui/CopyButton'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { when } from '../ui/format'
 
 type PublishableKey = components['schemas']['PublishableKey']
 

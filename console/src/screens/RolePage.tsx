@@ -7,7 +7,9 @@ import { PermissionChecks } from '../roles/PermissionChecks'
 import { RoleDetails } from '../roles/RoleDetails'
 import { Link } from '../router'
 import { useSession } from '../session'
-import { ErrorBox, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
 
 type Role = components['schemas']['Role']
 
@@ -56,13 +58,7 @@ function RolePermissions({ role }: { role: Role }) {
       <h2 id="role-perms">Permissions</h2>
       <p className="muted">Checked: held by everyone with this role. You can give only what you hold.</p>
       <PermissionChecks held={role.permissions} legend="Permissions of this role" />
-      <ErrorBox error={save.error} />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Save permissions
-        </button>
-        <span role="status">{saved}</span>
-      </div>
+      <FormFooter submit="Save permissions" error={save.error} pending={save.pending} status={saved} />
     </form>
   )
 }

@@ -4,17 +4,18 @@ import { tessera } from '../api'
 import { CreateRole } from '../roles/CreateRole'
 import { Link } from '../router'
 import { useSession } from '../session'
-import { Empty, ErrorBox, Loading, Pager } from '../ui'
+import { List, usePage } from '../ui/List'
 
 const LIMIT = 50
 
 export function Roles() {
   const session = useSession()
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LIMIT)
   const [creating, setCreating] = useState(false)
   const roles = useQuery({
-    queryKey: ['roles', offset],
-    queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: LIMIT, offset } } }),
+    queryKey: ['roles', page.offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/roles', { params: { query: { limit: page.limit, offset: page.offset } } }),
   })
   return (
     <>
@@ -29,42 +30,30 @@ export function Roles() {
         </button>
       )}
       {creating && <CreateRole onClose={() => setCreating(false)} />}
-      <ErrorBox error={roles.error} />
-      {roles.isPending ? (
-        <Loading what="roles" />
-      ) : roles.data && roles.data.items.length === 0 ? (
-        <Empty>No role yet.</Empty>
-      ) : (
-        roles.data && (
-          <>
-            <div className="scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Role</th>
-                    <th scope="col">Level</th>
-                    <th scope="col">Permissions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {roles.data.items.map((r) => (
-                    <tr key={r.id}>
-                      <td>
-                        <Link to={`/roles/${r.id}`}>{r.name}</Link>
-                        {r.isSystem && <span className="muted"> (built in)</span>}
-                        {r.description && <div className="muted">{r.description}</div>}
-                      </td>
-                      <td>{r.level}</td>
-                      <td>{r.permissions.length ? r.permissions.join(', ') : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={roles.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+      <List
+        what="roles"
+        error={roles.error}
+        pending={roles.isPending}
+        items={roles.data?.items}
+        empty="No role yet."
+        page={page}
+        total={roles.data?.total}
+        rowKey={(r) => r.id}
+        columns={[
+          {
+            title: 'Role',
+            cell: (r) => (
+              <>
+                <Link to={`/roles/${r.id}`}>{r.name}</Link>
+                {r.isSystem && <span className="muted"> (built in)</span>}
+                {r.description && <div className="muted">{r.description}</div>}
+              </>
+            ),
+          },
+          { title: 'Level', cell: (r) => r.level },
+          { title: 'Permissions', cell: (r) => (r.permissions.length ? r.permissions.join(', ') : '—') },
+        ]}
+      />
     </>
   )
 }

@@ -6,7 +6,10 @@ import { tessera } from '../api'
 import { changes, validate } from '../lib/schema'
 import { SchemaFields, labelOf, setAt } from '../SchemaForm'
 import { useSession } from '../session'
-import { ConfirmButton, ErrorBox, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
 
 type Obj = Record<string, unknown>
 type AuthConfigPatch = components['schemas']['AuthConfigPatch']
@@ -65,13 +68,13 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
         errors={issues}
         onChange={(path, value) => setDraft((d) => setAt(d, path, value))}
       />
-      <ErrorBox error={save.error} />
-      <p role="status">{saved}</p>
-      {session.can('tenants:update') && (
-        <button type="submit" disabled={save.pending}>
-          Save settings
-        </button>
-      )}
+      <FormFooter
+        submit={session.can('tenants:update') ? 'Save settings' : undefined}
+        error={save.error}
+        pending={save.pending}
+        status={saved}
+        layout="stacked"
+      />
     </form>
   )
 }

@@ -2,7 +2,7 @@ import { useRef, useState, type FormEvent } from 'react'
 import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
 import { rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
-import { ErrorBox } from '../ui'
+import { FormFooter } from '../ui/FormFooter'
 import { Link } from '../router'
 import { qrSource } from '../lib/qr'
 import { PasskeySignIn } from '../passkeys/PasskeySignIn'
@@ -126,10 +126,7 @@ export function SignIn() {
             </label>
           </>
         )}
-        <ErrorBox error={error} />
-        <button type="submit" disabled={pending}>
-          Sign in
-        </button>
+        <FormFooter submit="Sign in" error={error} pending={pending} layout="stacked" />
       </form>
       {!mfa && <PasskeySignIn tenantCode={tenantCode} />}
       {!mfa && (

@@ -3,7 +3,11 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { useLocation } from '../router'
 import { useSession } from '../session'
-import { ConfirmButton, Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List, usePage } from '../ui/List'
 
 const LIMIT = 20
 
@@ -62,15 +66,7 @@ function CreateTenant({ onClose }: { onClose: () => void }) {
           <input name="password" type="password" required autoComplete="new-password" />
         </label>
       </fieldset>
-      <ErrorBox error={create.error} />
-      <div className="row">
-        <button type="submit" disabled={create.pending}>
-          Create
-        </button>
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
   )
 }
@@ -79,11 +75,12 @@ export function Tenants() {
   const { query } = useLocation()
   const session = useSession()
   const queries = useQueryClient()
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LIMIT)
   const [creating, setCreating] = useState(query.get('create') === '1')
   const tenants = useQuery({
-    queryKey: ['tenants', offset],
-    queryFn: () => tessera.GET('/api/v1/tenants', { params: { query: { limit: LIMIT, offset } } }),
+    queryKey: ['tenants', page.offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/tenants', { params: { query: { limit: page.limit, offset: page.offset } } }),
   })
   const setStatus = useAction(
     (id: string, status: 'ACTIVE' | 'INACTIVE') =>
@@ -99,66 +96,46 @@ export function Tenants() {
         </button>
       )}
       {creating && <CreateTenant onClose={() => setCreating(false)} />}
-      <ErrorBox error={tenants.error ?? setStatus.error} />
-      {tenants.isPending ? (
-        <Loading what="tenants" />
-      ) : tenants.data && tenants.data.items.length === 0 ? (
-        <Empty>No tenant yet.</Empty>
-      ) : (
-        tenants.data && (
-          <>
-            <div className="scroll">
-              <table>
-                <caption>{tenants.data.total} tenants</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Tenant</th>
-                    <th scope="col">Code</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Database</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {tenants.data.items.map((t) => (
-                    <tr key={t.id}>
-                      <td>{t.name}</td>
-                      <td>
-                        <code>{t.code}</code>
-                      </td>
-                      <td>{t.status}</td>
-                      <td>
-                        {t.database.dedicated
-                          ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}`
-                          : 'Shared'}
-                      </td>
-                      <td>{when(t.createdAt)}</td>
-                      <td>
-                        {t.code === session.tenantCode ? (
-                          <span className="muted">Your tenant</span>
-                        ) : t.status === 'ACTIVE' ? (
-                          <ConfirmButton
-                            label={`Deactivate ${t.name}`}
-                            confirm="Deactivate now"
-                            warning="Its users can no longer sign in."
-                            onConfirm={() => void setStatus.run(t.id, 'INACTIVE')}
-                          />
-                        ) : (
-                          <button type="button" onClick={() => void setStatus.run(t.id, 'ACTIVE')}>
-                            Reactivate {t.name}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={tenants.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+      <List
+        what="tenants"
+        error={tenants.error ?? setStatus.error}
+        pending={tenants.isPending}
+        items={tenants.data?.items}
+        empty="No tenant yet."
+        page={page}
+        total={tenants.data?.total}
+        caption={(total) => `${total} tenants`}
+        rowKey={(t) => t.id}
+        columns={[
+          { title: 'Tenant', cell: (t) => t.name },
+          { title: 'Code', cell: (t) => <code>{t.code}</code> },
+          { title: 'Status', cell: (t) => t.status },
+          {
+            title: 'Database',
+            cell: (t) =>
+              t.database.dedicated ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}` : 'Shared',
+          },
+          { title: 'Created', cell: (t) => when(t.createdAt) },
+          {
+            title: 'Actions',
+            cell: (t) =>
+              t.code === session.tenantCode ? (
+                <span className="muted">Your tenant</span>
+              ) : t.status === 'ACTIVE' ? (
+                <ConfirmButton
+                  label={`Deactivate ${t.name}`}
+                  confirm="Deactivate now"
+                  warning="Its users can no longer sign in."
+                  onConfirm={() => void setStatus.run(t.id, 'INACTIVE')}
+                />
+              ) : (
+                <button type="button" onClick={() => void setStatus.run(t.id, 'ACTIVE')}>
+                  Reactivate {t.name}
+                </button>
+              ),
+          },
+        ]}
+      />
     </>
   )
 }

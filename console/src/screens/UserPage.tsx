@@ -6,7 +6,11 @@ import { Link } from '../router'
 import { useSession } from '../session'
 import { UserPermissions } from '../users/UserPermissions'
 import { UserPasskeys } from '../passkeys/UserPasskeys'
-import { Empty, ErrorBox, Loading, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { Empty, ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List } from '../ui/List'
 
 type User = components['schemas']['User']
 type Status = User['status']
@@ -65,10 +69,7 @@ function Details({ user }: { user: User }) {
               <option value="SUSPENDED">Suspended</option>
             </select>
           </label>
-          <ErrorBox error={save.error} />
-          <button type="submit" disabled={save.pending}>
-            Save changes
-          </button>
+          <FormFooter submit="Save changes" error={save.error} pending={save.pending} layout="stacked" />
         </form>
       )}
     </section>
@@ -130,9 +131,7 @@ function Roles({ user }: { user: User }) {
               ))}
             </select>
           </label>
-          <button type="submit" disabled={assign.pending}>
-            Assign role
-          </button>
+          <FormFooter submit="Assign role" pending={assign.pending} layout="inline" />
         </form>
       )}
       <ErrorBox error={assign.error ?? remove.error} />
@@ -150,29 +149,32 @@ function Sessions({ user }: { user: User }) {
     () => tessera.DELETE('/api/v1/users/{userId}/sessions', { params: { path: { userId: user.id } } }),
     () => void queries.invalidateQueries({ queryKey: ['users', user.id, 'sessions'] }),
   )
-  const items = sessions.data?.items ?? []
   return (
     <section aria-labelledby="sessions" className="panel">
       <h2 id="sessions">Sessions</h2>
-      <ErrorBox error={sessions.error ?? revoke.error} />
-      {sessions.isPending ? (
-        <Loading what="sessions" />
-      ) : items.length === 0 ? (
-        <Empty>No active session.</Empty>
-      ) : (
-        <>
-          <ul>
-            {items.map((s) => (
-              <li key={s.id}>
-                {when(s.lastUsedAt)} from {s.ip ?? 'an unknown address'} ({s.userAgent ?? 'unknown browser'})
-              </li>
-            ))}
-          </ul>
-          <button type="button" onClick={() => void revoke.run()} disabled={revoke.pending}>
-            Revoke all sessions
-          </button>
-        </>
-      )}
+      <List
+        what="sessions"
+        error={sessions.error ?? revoke.error}
+        pending={sessions.isPending}
+        items={sessions.data?.items ?? []}
+        empty="No active session."
+      >
+        {(items) => (
+          <>
+            <ul>
+              {items.map((s) => (
+                <li key={s.id}>
+                  {when(s.lastUsedAt)} from {s.ip ?? 'an unknown address'} ({s.userAgent ?? 'unknown browser'}
+                  )
+                </li>
+              ))}
+            </ul>
+            <button type="button" onClick={() => void revoke.run()} disabled={revoke.pending}>
+              Revoke all sessions
+            </button>
+          </>
+        )}
+      </List>
     </section>
   )
 }
@@ -210,7 +212,7 @@ function Acts({ user }: { user: User }) {
           New password
           <input name="password" type="password" autoComplete="new-password" required />
         </label>
-        <button type="submit">Reset password</button>
+        <FormFooter submit="Reset password" layout="inline" />
       </form>
       <div className="row">
         <button type="button" onClick={() => void unlock.run()}>

@@ -3,7 +3,10 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { Link, navigate } from '../router'
 import { useSession } from '../session'
-import { Empty, ErrorBox, Loading, Pager, useAction, when } from '../ui'
+import { useAction } from '../action'
+import { FormFooter } from '../ui/FormFooter'
+import { when } from '../ui/format'
+import { List, usePage } from '../ui/List'
 
 const LIMIT = 20
 
@@ -43,15 +46,7 @@ function CreateUser({ onClose }: { onClose: () => void }) {
         Initial password
         <input name="password" type="password" autoComplete="new-password" required />
       </label>
-      <ErrorBox error={create.error} />
-      <div className="row">
-        <button type="submit" disabled={create.pending}>
-          Create
-        </button>
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
   )
 }
@@ -60,11 +55,11 @@ export function Users() {
   const session = useSession()
   const [q, setQ] = useState('')
   const [status, setStatus] = useState('')
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LIMIT)
   const [creating, setCreating] = useState(false)
   const query = {
-    limit: LIMIT,
-    offset,
+    limit: page.limit,
+    offset: page.offset,
     ...(q ? { q } : {}),
     ...(status ? { status: status as 'ACTIVE' | 'INACTIVE' | 'SUSPENDED' } : {}),
   }
@@ -77,7 +72,7 @@ export function Users() {
     const f = new FormData(e.currentTarget)
     setQ(String(f.get('q')).trim())
     setStatus(String(f.get('status')))
-    setOffset(0)
+    page.onOffset(0)
   }
   return (
     <>
@@ -106,43 +101,26 @@ export function Users() {
         )}
       </div>
       {creating && <CreateUser onClose={() => setCreating(false)} />}
-      <ErrorBox error={users.error} />
-      {users.isPending ? (
-        <Loading what="users" />
-      ) : users.data && users.data.items.length === 0 ? (
-        <Empty>{q || status ? 'No user matches this search.' : 'No user yet.'}</Empty>
-      ) : (
-        users.data && (
-          <>
-            <div className="scroll">
-              <table>
-                <caption>{users.data.total} users</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">User</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Roles</th>
-                    <th scope="col">Last login</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {users.data.items.map((u) => (
-                    <tr key={u.id}>
-                      <td>
-                        <Link to={`/users/${u.id}`}>{u.email ?? u.username ?? u.cpf_cnpj ?? u.id}</Link>
-                      </td>
-                      <td>{u.status}</td>
-                      <td>{u.roles.join(', ')}</td>
-                      <td>{when(u.lastLoginAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={users.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+      <List
+        what="users"
+        error={users.error}
+        pending={users.isPending}
+        items={users.data?.items}
+        empty={q || status ? 'No user matches this search.' : 'No user yet.'}
+        page={page}
+        total={users.data?.total}
+        caption={(total) => `${total} users`}
+        rowKey={(u) => u.id}
+        columns={[
+          {
+            title: 'User',
+            cell: (u) => <Link to={`/users/${u.id}`}>{u.email ?? u.username ?? u.cpf_cnpj ?? u.id}</Link>,
+          },
+          { title: 'Status', cell: (u) => u.status },
+          { title: 'Roles', cell: (u) => u.roles.join(', ') },
+          { title: 'Last login', cell: (u) => when(u.lastLoginAt) },
+        ]}
+      />
     </>
   )
 }

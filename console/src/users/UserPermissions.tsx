@@ -3,7 +3,9 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { usePermissionNames } from '../permission-names'
 import { useSession } from '../session'
-import { Empty, ErrorBox, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { Empty, ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
 
 type User = components['schemas']['User']
 
@@ -86,9 +88,7 @@ export function UserPermissions({ user }: { user: User }) {
                     ))}
                   </select>
                 </label>
-                <button type="submit" disabled={grant.pending}>
-                  Grant permission
-                </button>
+                <FormFooter submit="Grant permission" pending={grant.pending} layout="inline" />
               </form>
             )}
             <ErrorBox error={grant.error ?? revoke.error ?? known.error} />

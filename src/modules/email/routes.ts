@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
-import { defineRoute } from '../../lib/route.js'
+import { consoleNotBuilt, consoleScope, sendConsolePage } from '../../lib/console-page.js'
+import { defineRawRoute, defineRoute } from '../../lib/route.js'
 import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { Mailer, mailerOf, setMailer, type MailResult } from './sender.js'
@@ -17,8 +18,8 @@ import {
 const RESULTS: MailResult[] = ['sent', 'retry', 'failed', 'expired']
 
 /**
- * Email module (openapi/paths/email.yaml): the six operations, and, when SMTP_URL is set, the outbox's
- * sender (started with the app, stopped on close) and its metrics.
+ * Email module (openapi/paths/email.yaml): the six operations, the two pages the mails' links open, and,
+ * when SMTP_URL is set, the outbox's sender (started with the app, stopped on close) and its metrics.
  */
 export default async function emailRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
@@ -43,6 +44,28 @@ export default async function emailRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, 'changeMyEmail', async (req) =>
     changeMyEmail(ctx, userOf(req), req.body, requestMeta(req)),
   )
+  await app.register(mailLinkPages)
+}
+
+/**
+ * getResetPasswordPage, getVerifyEmailPage: the default `resetUrl` and `verifyUrl` (section 18), screens
+ * of the console. In a scope of their own, so the console's CSP and no-referrer reach these two routes
+ * only. Why the query is not validated: the server reads nothing of the link, the page does.
+ */
+async function mailLinkPages(pages: FastifyInstance): Promise<void> {
+  const root = pages.consoleRoot
+  await consoleScope(pages, root, { files: false })
+  defineRawRoute(pages, 'getResetPasswordPage', async (_req, reply) => sendMailLinkPage(reply, root), {
+    validateQuery: false,
+  })
+  defineRawRoute(pages, 'getVerifyEmailPage', async (_req, reply) => sendMailLinkPage(reply, root), {
+    validateQuery: false,
+  })
+}
+
+/** A mail link's page: the console's index.html, as the console plugin serves its screens; 503 unbuilt. */
+export async function sendMailLinkPage(reply: FastifyReply, root: string | null): Promise<FastifyReply> {
+  return root ? sendConsolePage(reply) : consoleNotBuilt(reply)
 }
 
 /** tessera_mail_sent_total{result} and tessera_mail_outbox_pending, on the metrics plugin's registry. */

@@ -6,7 +6,9 @@ import { parseList } from '../lib/key-usage'
 import { keyChanges, type KeyFields } from '../lib/publishable-keys'
 import { choices } from '../lib/role-diff'
 import { useSession } from '../session'
-import { ErrorBox, Loading, useAction } from '../ui'
+import { useAction } from '../action'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { FormFooter } from '../ui/FormFooter'
 
 type PublishableKey = components['schemas']['PublishableKey']
 type CreatePublishableKeyRequest = components['schemas']['CreatePublishableKeyRequest']
@@ -112,7 +114,6 @@ export function PublishableKeyForm({
     if (Object.keys(changes).length === 0) setStatus('Nothing changed.')
     else void update.run(k.id, changes)
   }
-  const pending = create.pending || update.pending
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{k ? 'Edit the key' : 'New publishable key'}</h2>
@@ -156,18 +157,13 @@ export function PublishableKeyForm({
           {problem}
         </p>
       )}
-      <ErrorBox error={create.error ?? update.error} />
-      <div className="row">
-        <button type="submit" disabled={pending}>
-          {k ? 'Save changes' : 'Create'}
-        </button>
-        {onClose && (
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        )}
-        <span role="status">{status}</span>
-      </div>
+      <FormFooter
+        submit={k ? 'Save changes' : 'Create'}
+        error={create.error ?? update.error}
+        pending={create.pending || update.pending}
+        onCancel={onClose}
+        status={status}
+      />
     </form>
   )
 }

@@ -4,7 +4,8 @@ import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { parseList } from '../lib/key-usage'
 import { useSession } from '../session'
-import { ErrorBox, useAction } from '../ui'
+import { useAction } from '../action'
+import { FormFooter } from '../ui/FormFooter'
 
 type ClientKey = components['schemas']['ClientKey']
 
@@ -70,13 +71,7 @@ export function KeyAllowlists({ k }: { k: ClientKey }) {
         Exact origins, one a line (https://app.example.com). Empty: any origin; a request without an Origin
         header is always allowed.
       </p>
-      <ErrorBox error={save.error} />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Save allowlists
-        </button>
-        <span role="status">{saved}</span>
-      </div>
+      <FormFooter submit="Save allowlists" error={save.error} pending={save.pending} status={saved} />
     </form>
   )
 }

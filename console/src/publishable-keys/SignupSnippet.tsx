@@ -1,6 +1,6 @@
 import type { components } from '@tessera/client'
 import { signupSnippet } from '../lib/publishable-keys'
-import { CopyButton } from './CopyButton'
+import { CopyButton } from '../ui/CopyButton'
 
 type PublishableKey = components['schemas']['PublishableKey']
 

@@ -1,10 +1,11 @@
-import { useState } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { LoginChart } from '../Chart'
 import { coversWindow, requestsPerHour } from '../lib/key-usage'
-import { Empty, ErrorBox, Loading, Pager, when } from '../ui'
+import { ErrorBox, Loading } from '../ui/feedback'
+import { when } from '../ui/format'
+import { List, usePage } from '../ui/List'
 
 type ClientKeyLog = components['schemas']['ClientKeyLog']
 
@@ -95,58 +96,36 @@ export function KeyUsage({ id }: { id: string }) {
 
 /** The key's request log, newest first, in pages. */
 export function KeyLog({ id }: { id: string }) {
-  const [offset, setOffset] = useState(0)
+  const page = usePage(LOG_LIMIT)
   const logs = useQuery({
-    queryKey: ['keys', id, 'logs', offset],
+    queryKey: ['keys', id, 'logs', page.offset],
     queryFn: () =>
       tessera.GET('/api/v1/client-keys/{id}/logs', {
-        params: { path: { id }, query: { limit: LOG_LIMIT, offset } },
+        params: { path: { id }, query: { limit: page.limit, offset: page.offset } },
       }),
   })
   return (
     <section aria-labelledby="request-log" className="panel wide">
       <h2 id="request-log">Request log</h2>
-      <ErrorBox error={logs.error} />
-      {logs.isPending ? (
-        <Loading what="the request log" />
-      ) : logs.data && logs.data.items.length === 0 ? (
-        <Empty>No request made with this key yet.</Empty>
-      ) : (
-        logs.data && (
-          <>
-            {/* Why focusable: the table is wider than its panel, and a keyboard user must be able to scroll it. */}
-            <div className="scroll" tabIndex={0} role="region" aria-label="Request log, scrollable">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Request</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Address</th>
-                    <th scope="col">Origin</th>
-                    <th scope="col">Request id</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {logs.data.items.map((r) => (
-                    <tr key={r.id}>
-                      <td>{when(r.createdAt)}</td>
-                      <td className="mono">
-                        {r.method} {r.route}
-                      </td>
-                      <td>{r.statusCode}</td>
-                      <td>{r.ip}</td>
-                      <td>{r.origin ?? '—'}</td>
-                      <td className="mono">{r.requestId ?? '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager total={logs.data.total} limit={LOG_LIMIT} offset={offset} onOffset={setOffset} />
-          </>
-        )
-      )}
+      <List
+        what="the request log"
+        error={logs.error}
+        pending={logs.isPending}
+        items={logs.data?.items}
+        empty="No request made with this key yet."
+        page={page}
+        total={logs.data?.total}
+        region="Request log, scrollable"
+        rowKey={(r) => r.id}
+        columns={[
+          { title: 'Time', cell: (r) => when(r.createdAt) },
+          { title: 'Request', cell: (r) => `${r.method} ${r.route}`, className: 'mono' },
+          { title: 'Status', cell: (r) => r.statusCode },
+          { title: 'Address', cell: (r) => r.ip },
+          { title: 'Origin', cell: (r) => r.origin ?? '—' },
+          { title: 'Request id', cell: (r) => r.requestId ?? '—', className: 'mono' },
+        ]}
+      />
     </section>
   )
 }
