@@ -9,7 +9,7 @@ import {
   revokeMyOtherSessions,
   revokeMySession,
   revokeUserSessions,
-} from './sessions.js'
+} from './session-management.js'
 import { unlockUser } from './unlock.js'
 
 /** Account lifecycle module: passwords, sessions and unlocking (openapi/paths/account.yaml). */

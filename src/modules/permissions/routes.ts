@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
 import { principalOf } from '../../security/request-principal.js'
-import * as grants from './grants.js'
+import * as grants from './user-grants.js'
 import * as permissions from './service.js'
 
 /** Permissions module: the catalogue and custom permissions (service.ts), direct grants and checks (grants.ts). */
