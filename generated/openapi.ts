@@ -1547,7 +1547,7 @@ export interface paths {
         get?: never;
         /**
          * Set a user's password
-         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies; the new password is never compared with the stored one (no `sameAsCurrent` here: the answer would tell whether a guess is the user's password, so the current password may be set again). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. No credential resets its own user's password here (403 FORBIDDEN): not an access token its own, nor a Client Key its creator's (see `createdBy`); a user uses `POST /me/password`, which asks for the current one. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
+         * @description Sets the password of a user of the caller's tenant (an administrator's reset; the user's current password is not needed). The tenant's password policy applies; the new password is never compared with the stored one (no `sameAsCurrent` here: the answer would tell whether a guess is the user's password, so the current password may be set again). With `revokeSessions` (default true) every session of the user is revoked in the same transaction as the new hash. No credential resets its own user's password here (403 FORBIDDEN): not an access token its own, nor a Client Key a user behind it (its creator, see `createdBy`, or anyone who rotated it); a user uses `POST /me/password`, which asks for the current one. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. Writes one `PASSWORD_RESET` audit row for every call that reaches the handler, success or failure.
          */
         put: operations["resetUserPassword"];
         post?: never;
@@ -1592,7 +1592,7 @@ export interface paths {
         put?: never;
         /**
          * Lift a user's login lock
-         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. It also clears the user's secret budget (the failed checks of second-factor codes and current password), whatever `auth_config.lockout` says. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. No credential unlocks its own user (an access token its user, a Client Key the user who created it): 403 FORBIDDEN, so a stolen credential cannot renew its own budget of guesses. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
+         * @description Clears the account-throttling state (`auth_config.lockout`) of every identifier of a user of the caller's tenant: a running lock ends at once and the failure count and lock doubling start again from zero. It also clears the user's secret budget (the failed checks of second-factor codes and current password), whatever `auth_config.lockout` says. Answers the same whether or not a lock was running. Takes no input: send no body or an empty JSON object. Hierarchy rule: a user caller may act only on a user whose rank (highest role `level`) is strictly below its own; a Client Key only on a user whose effective permissions are all within its scopes; holders of `admin:*` are exempt. No credential unlocks its own user (an access token its user, a Client Key a user behind it: its creator, or anyone who rotated it): 403 FORBIDDEN, so a stolen credential cannot renew its own budget of guesses. Writes one `ACCOUNT_UNLOCKED` audit row for every call that reaches the handler, success or failure.
          */
         post: operations["unlockUser"];
         delete?: never;
@@ -7315,7 +7315,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the body changes `email.resetUrl` or `email.verifyUrl` and the user's sign-in is not recent (see `x-recent-auth`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `tenants:update` (a Client Key: the scope). Also FORBIDDEN: `rateLimits` set by a caller outside the platform tenant. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `tenants:update` (a Client Key: the scope). Also FORBIDDEN: `rateLimits` set by a caller outside the platform tenant. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. Also FORBIDDEN: a Client Key that a user stands behind (its creator or a rotator) changing `email.resetUrl` or `email.verifyUrl`: it has no sign-in to check, and the links would hand it the reset tokens of the tenant (an operator's key, with nobody behind it, may). */
             403: components["responses"]["Forbidden"];
             /** @description TENANT_NOT_FOUND: unknown tenant id, or another tenant's id for a caller outside the platform tenant. */
             404: components["responses"]["NotFound"];
@@ -8276,7 +8276,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user: an access token its user (use `POST /me/password`), a Client Key the user who created it. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user: an access token its user (use `POST /me/password`), a Client Key a user behind it: its creator, or anyone who rotated it. ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];
@@ -8426,7 +8426,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];
-            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user (an access token its user, a Client Key the user who created it). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            /** @description FORBIDDEN: the credential lacks `users:update` (a Client Key: the scope), or names its own user (an access token its user, a Client Key a user behind it: its creator, or anyone who rotated it). ROLE_HIERARCHY_VIOLATION: the hierarchy rule forbids acting on this user. IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
             403: components["responses"]["Forbidden"];
             /** @description USER_NOT_FOUND: no such user in the caller's tenant. */
             404: components["responses"]["NotFound"];

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { mailerOf } from '../../src/modules/email/sender.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, type As } from '../helpers/call.js'
+import { call, login, mfaTokenIn, type As } from '../helpers/call.js'
 import {
   activeSessions,
   auditRows,
@@ -190,6 +190,34 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
     const { res } = await passkeyLogin(app, tenant, auth)
     t.equal(res.status, 200, 'the passkey still signs in')
   })
+
+  t.test(
+    'a second step begun with the old password dies with the reset (no pending mfaToken survives)',
+    async (t) => {
+      const tenant = await createTenant(app, WEBAUTHN)
+      const user = await createUser(app, tenant, { roles: ['user'] })
+      await db(tenant.id)
+        .updateTable('users')
+        .set({ email_verified: true })
+        .where('id', '=', user.id)
+        .execute()
+      await grant(tenant.id, user.id, ['client-keys:create', 'users:read'])
+      await setUpEverything({ token: await tokenFor(app, user) })
+      const stopped = await login(app, tenant.code, user.email)
+      t.equal(stopped.code, 'OTP_REQUIRED')
+      const mfaToken = mfaTokenIn(stopped)
+      t.equal((await forgotAndReset(tenant, user.email)).status, 200)
+      const left = await db(tenant.id)
+        .selectFrom('mfa_tokens')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .execute()
+      t.same(left, [], 'no pending second step is left')
+      const res = await call(app, 'verifyLoginOtp', {}, { body: { mfaToken, code: '000000' } })
+      t.equal(res.status, 401)
+      t.equal(res.code, 'INVALID_CREDENTIALS')
+    },
+  )
 
   t.test('the keys of other users are left alone', async (t) => {
     const tenant = await createTenant(app)

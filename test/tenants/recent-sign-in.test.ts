@@ -2,11 +2,12 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { signJwt } from '../../src/lib/jwt.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, loginTokens, logoutWith, type As } from '../helpers/call.js'
+import { call, loginTokens, logoutWith, newClientKey, type As } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
   createUser,
+  keyCred,
   sidOf,
   userWithToken,
   type TenantFx,
@@ -211,5 +212,33 @@ t.test(
       [[false, 'TENANT_NOT_FOUND']],
     )
     t.same(await auditRows(app, other.id, 'TENANT_CONFIG_UPDATE'), [], 'nothing in the other tenant’s log')
+  },
+)
+
+t.test(
+  'updateTenantConfig: 403 FORBIDDEN for a Client Key made by a user moving a mailed link; an operator’s key may',
+  async (t) => {
+    const tenant = await createTenant(app)
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+    const made = await newClientKey(app, admin.cred, { name: 'config', scopes: ['tenants:update'] })
+    const patch = (as: As, resetUrl: string) =>
+      call(app, 'updateTenantConfig', as, { params: { id: tenant.id }, body: { email: { resetUrl } } })
+    const refused = await patch({ key: made.key }, 'https://collector.example/r?t={token}')
+    t.equal(refused.status, 403)
+    t.equal(refused.code, 'FORBIDDEN')
+    const other = await call(
+      app,
+      'updateTenantConfig',
+      { key: made.key },
+      {
+        params: { id: tenant.id },
+        body: { accessTokenExpiresIn: 600 },
+      },
+    )
+    t.equal(other.status, 200, 'the key changes the other settings')
+    const operators = await keyCred(app, tenant, ['tenants:update'])
+    const ok = await patch(operators, 'https://links.example/r?t={token}')
+    t.equal(ok.status, 200, 'a key no user stands behind (the operator’s) moves them')
+    t.equal(ok.data.email.resetUrl, 'https://links.example/r?t={token}')
   },
 )

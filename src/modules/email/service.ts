@@ -12,7 +12,7 @@ import { writeAudit, type AuditAction, type RequestMeta } from '../audit/write.j
 import { endUserSessions, countActive } from '../sessions/queries.js'
 import { userThrottleKeys } from '../account/lockout.js'
 import { revokeKeysBehindUser } from '../client-keys/queries.js'
-import { removeOtp } from '../otp/queries.js'
+import { deleteUserMfaTokens, removeOtp } from '../otp/queries.js'
 import { deleteUserPasskeys } from '../passkeys/queries.js'
 import {
   findUserForLogin,
@@ -133,7 +133,8 @@ async function tokenUser(trx: Transaction<Database>, tenantId: string, token: Us
 /**
  * The first proof of a mailbox (contract section 26): whatever someone could have set up on an account
  * made with another person's address goes, in the reset's transaction: passkeys, second factor and recovery
- * codes. Sessions end with every reset; the Client Keys are the main database's, revoked after the commit.
+ * codes. Sessions and pending second steps end with every reset; the Client Keys the user is behind are
+ * revoked in the same commit, or right after it for a tenant routed to a database of its own.
  * Linked identities (section 24) are not implemented yet; they belong here once they are.
  */
 async function clearUnprovenSetup(trx: Transaction<Database>, tenantId: string, userId: string) {
@@ -146,8 +147,8 @@ async function clearUnprovenSetup(trx: Transaction<Database>, tenantId: string, 
  * event loop, then one transaction: the token is used by one conditional UPDATE (of concurrent resets
  * exactly one wins), checked against the user's security_version, the hash replaced, every session
  * revoked, the address marked verified; when it was not verified before, also the passkeys, second factor
- * and recovery codes removed. After the commit: that case's Client Keys revoked, then the user's login
- * throttling cleared. One PASSWORD_RESET row (metadata.method "email").
+ * and recovery codes removed and the Client Keys the user is behind revoked (after the commit for a routed
+ * tenant); every pending second step ends. After the commit the user's login throttling is cleared. One PASSWORD_RESET row (metadata.method "email").
  */
 export async function resetPassword(
   ctx: AppContext,
@@ -161,6 +162,8 @@ export async function resetPassword(
   const hash = await ctx.hasher.hash(input.newPassword)
   const db = ctx.dbs.forTenant(tenant.id)
   const seen: { userId: string | null } = { userId: null }
+  const sameDatabase = !ctx.dbs.routedFor(tenant.id)
+  let keysRevoked = 0
   let out: { user: { id: string }; throttleKeys: string[]; sessionsRevoked: number; firstProof: boolean }
   try {
     out = await db.transaction().execute(async (trx) => {
@@ -176,6 +179,10 @@ export async function resetPassword(
       const firstProof = proven && !user.email_verified
       if (proven) await markEmailVerified(trx, tenant.id, user.id)
       if (firstProof) await clearUnprovenSetup(trx, tenant.id, user.id)
+      // Why on every reset: a second step begun with the old password must not finish after it changed.
+      await deleteUserMfaTokens(trx, tenant.id, user.id)
+      // Why here when the tenant shares the main database: the keys go in the same commit as the rest.
+      if (firstProof && sameDatabase) keysRevoked = await revokeKeysBehindUser(trx, tenant.id, user.id, now)
       const sessionsRevoked = countActive(
         await endUserSessions(trx, tenant.id, user.id, 'password_changed', now),
         now,
@@ -193,16 +200,10 @@ export async function resetPassword(
   } catch (err) {
     return auditFailure(ctx, tenant.id, 'PASSWORD_RESET', seen.userId, err, meta)
   }
-  // Why after the commit: client_keys lives in the main database, not in the tenant's transaction.
-  if (out.firstProof) {
-    const revoked = await revokeKeysBehindUser(
-      ctx.dbs.main,
-      tenant.id,
-      out.user.id,
-      new Date(ctx.clock.now()),
-    )
-    if (revoked > 0) await ctx.changed({ clientKeys: true })
-  }
+  // Why after the commit for a routed tenant: client_keys lives in the main database, not in its own.
+  if (out.firstProof && !sameDatabase)
+    keysRevoked = await revokeKeysBehindUser(ctx.dbs.main, tenant.id, out.user.id, new Date(ctx.clock.now()))
+  if (keysRevoked > 0) await ctx.changed({ clientKeys: true })
   // Why after the commit: the counters live in Redis or the main database, not in this transaction.
   await ctx.lockout.clear(tenant.id, out.throttleKeys)
   return { changed: true as const, sessionsRevoked: out.sessionsRevoked }

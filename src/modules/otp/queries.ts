@@ -233,6 +233,11 @@ export async function failMfaToken(db: Kysely<Database>, tenantId: string, id: s
   }
 }
 
+/** Deletes every pending second step (mfaToken) of a user: a password reset ends what the old password began. */
+export async function deleteUserMfaTokens(trx: Transaction<Database>, tenantId: string, userId: string) {
+  await trx.deleteFrom('mfa_tokens').where('tenant_id', '=', tenantId).where('user_id', '=', userId).execute()
+}
+
 /** Retention: mfaTokens expired before `now`, of these tenants only when given; how many went. */
 export async function deleteExpiredMfaTokens(
   db: Kysely<Database>,

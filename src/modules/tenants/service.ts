@@ -4,7 +4,7 @@ import { requireRecentSignIn, type AppContext } from '../../context.js'
 import type { Database } from '../../db/database.js'
 import { AppError, fail } from '../../errors.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { isSuperAdmin, type Principal, type UserPrincipal } from '../../security/principal.js'
+import { isSuperAdmin, usersBehind, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import type { PageParams } from '../../db/paginate.js'
@@ -179,12 +179,29 @@ export async function updateTenant(
 /** The `email` fields that say where mailed links point: whoever sets them could collect the tokens. */
 const LINK_FIELDS = ['resetUrl', 'verifyUrl'] as const
 
-/** True when the patch moves a mailed link's host or path away from what the tenant has now. */
-async function movesMailLinks(ctx: AppContext, tenantId: string, patch: AuthConfigPatch): Promise<boolean> {
-  const email = patch.email
+/** True when `email` (a patch's) moves a mailed link away from what `current` says. */
+function movesMailLinks(email: unknown, current: { resetUrl: string | null; verifyUrl: string | null }) {
   if (typeof email !== 'object' || email === null) return false
-  const current = (await ctx.tenants.byId(tenantId))?.authConfig.email
-  return LINK_FIELDS.some((f) => f in email && (email as Record<string, unknown>)[f] !== current?.[f])
+  return LINK_FIELDS.some((f) => f in email && (email as Record<string, unknown>)[f] !== current[f])
+}
+
+/**
+ * Whether the caller may move the mailed links: a user with a recent sign-in, or a key no user stands behind
+ * (the operator's). A key made by a user is refused: it has no sign-in to check, and the links would hand it
+ * every reset token of the tenant, its own users' included (contract section 26). Checked before the
+ * transaction (the check reads the session), applied under the tenant's lock.
+ */
+async function mayMoveMailLinks(ctx: AppContext, p: Principal): Promise<AppError | null> {
+  if (p.kind === 'client_key' && usersBehind(p).length > 0) {
+    return new AppError('FORBIDDEN', 'A Client Key made by a user cannot move the mailed links; sign in')
+  }
+  return requireRecentSignIn(ctx, p).then(
+    () => null,
+    (err: unknown) => {
+      if (err instanceof AppError) return err
+      throw err
+    },
+  )
 }
 
 /**
@@ -219,10 +236,12 @@ export async function updateTenantConfig(
     assertTenantScope(p, tenantId)
     assertMaySetRateLimits(p, patch)
     assertEmailConfigPatch(patch)
-    if (await movesMailLinks(ctx, tenantId, patch)) await requireRecentSignIn(ctx, p)
+    // Why asked whenever the patch names a link, and judged under the lock: the cache may be behind the row.
+    const refusal = typeof patch.email === 'object' ? await mayMoveMailLinks(ctx, p) : null
     const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
       const locked = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
       const before = resolveAuthConfig(locked.auth_config)
+      if (refusal && movesMailLinks(patch.email, before.email)) throw refusal
       const next = mergeAuthConfig(before, patch)
       // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
       assertWebauthnConfig(next.webauthn, 'body')
