@@ -12,6 +12,7 @@ import {
   PASSWORD,
   tokenFor,
   UNKNOWN_ID,
+  userRow,
 } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { nextThrottle } from '../../src/modules/account/lockout.js'
@@ -163,13 +164,7 @@ t.test('unlockUser: POST /users/:userId/unlock', async (t) => {
 
   t.test('unlockUser: 200 lifts the lock of every identifier of the user, with an audit row', async (t) => {
     const user = await createUser(app, tenant, { roles: ['user'], username: `u${randomUUID().slice(0, 6)}` })
-    const username = (
-      await app.ctx.dbs.main
-        .selectFrom('users')
-        .select('username')
-        .where('id', '=', user.id)
-        .executeTakeFirstOrThrow()
-    ).username as string
+    const username = (await userRow(app, tenant.id, user.id)).username as string
     await lock(user.email)
     await lock(username.toUpperCase())
     t.equal((await login(app, tenant.code, user.email)).status, 429)

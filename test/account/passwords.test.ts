@@ -1,7 +1,8 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { byKey, bySelf, byUser, oneAuditRow } from '../helpers/audit.js'
-import { call, login, loginTokens, type As, type BodyOf, unchecked } from '../helpers/call.js'
+import { call, login, loginTokens, refresh, type As, type BodyOf, unchecked } from '../helpers/call.js'
+import { sessionsOf } from '../helpers/sessions.js'
 import {
   auditRows,
   createKey,
@@ -13,6 +14,7 @@ import {
   PASSWORD,
   sidOf,
   UNKNOWN_ID,
+  userRow,
   userWithToken,
   type UserFx,
 } from '../helpers/fixtures.js'
@@ -31,27 +33,7 @@ const changePassword = (token: string, body: BodyOf<'changeMyPassword'>, ip?: st
 const resetPassword = (as: As, userId: string, body: BodyOf<'resetUserPassword'>) =>
   call(app, 'resetUserPassword', as, { params: { userId }, body })
 
-const refresh = (refreshToken: string) => call(app, 'refresh', null, { body: { refreshToken } })
-
-const hashOf = async (user: UserFx) =>
-  (
-    await app.ctx.dbs
-      .forTenant(user.tenant.id)
-      .selectFrom('users')
-      .select('password_hash')
-      .where('tenant_id', '=', user.tenant.id)
-      .where('id', '=', user.id)
-      .executeTakeFirstOrThrow()
-  ).password_hash
-
-const sessionsOf = (user: UserFx) =>
-  app.ctx.dbs
-    .forTenant(user.tenant.id)
-    .selectFrom('sessions')
-    .select(['id', 'revoked_at', 'revoked_reason'])
-    .where('tenant_id', '=', user.tenant.id)
-    .where('user_id', '=', user.id)
-    .execute()
+const hashOf = async (user: UserFx) => (await userRow(app, user.tenant.id, user.id)).password_hash
 
 /** A fresh tenant's user logged in twice (the calling session and another), and its hash before the call. */
 const userWithTwoSessions = async () => {
@@ -104,15 +86,15 @@ t.test(
     t.same(res.data, { changed: true, sessionsRevoked: 2 })
     t.not(await hashOf(user), before, 'users.password_hash changed')
 
-    const calling = await refresh(mine.refreshToken)
+    const calling = await refresh(app, mine.refreshToken)
     t.equal(calling.status, 200, "the calling session's refresh token still refreshes")
     for (const s of [other1, other2]) {
-      const r = await refresh(s.refreshToken)
+      const r = await refresh(app, s.refreshToken)
       t.equal(r.status, 401, "another session's refresh token is dead")
       t.equal(r.code, 'INVALID_REFRESH_TOKEN')
     }
 
-    const sessions = await sessionsOf(user)
+    const sessions = await sessionsOf(app, user)
     const byId = new Map(sessions.map((s) => [s.id, s]))
     t.equal(byId.get(sidOf(mine.accessToken))?.revoked_at, null, 'the calling session is not revoked')
     for (const s of [other1, other2, expired]) {
@@ -148,7 +130,7 @@ t.test('changeMyPassword: 200 with no other session revokes none (sessionsRevoke
   const res = await changePassword(mine.accessToken, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD })
   t.equal(res.status, 200)
   t.same(res.data, { changed: true, sessionsRevoked: 0 })
-  t.equal((await refresh(mine.refreshToken)).status, 200)
+  t.equal((await refresh(app, mine.refreshToken)).status, 200)
 })
 
 t.test(
@@ -169,7 +151,7 @@ t.test(
       t.same(res.body.details, rules)
     }
     t.equal(await hashOf(user), before, 'the hash is unchanged')
-    t.equal((await refresh(other.refreshToken)).status, 200, 'no session was revoked')
+    t.equal((await refresh(app, other.refreshToken)).status, 200, 'no session was revoked')
 
     const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
     t.equal(rows.length, cases.length, 'one failure row per call')
@@ -229,7 +211,7 @@ t.test(
     t.equal(res.status, 401)
     t.equal(res.code, 'INVALID_CREDENTIALS')
     t.equal(await hashOf(user), before, 'users.password_hash unchanged')
-    t.equal((await refresh(other.refreshToken)).status, 200, 'no session was revoked')
+    t.equal((await refresh(app, other.refreshToken)).status, 200, 'no session was revoked')
     t.equal((await login(app, tenant.code, user.email, NEW_PASSWORD)).status, 401)
 
     await oneAuditRow(t, app, tenant.id, 'PASSWORD_CHANGED', {
@@ -263,8 +245,12 @@ t.test(
       200,
       "the winner's password",
     )
-    t.equal((await refresh(winnerTokens.refreshToken)).status, 200, "the winner's session stays")
-    t.equal((await refresh(loserTokens.refreshToken)).code, 'INVALID_REFRESH_TOKEN', "the loser's is revoked")
+    t.equal((await refresh(app, winnerTokens.refreshToken)).status, 200, "the winner's session stays")
+    t.equal(
+      (await refresh(app, loserTokens.refreshToken)).code,
+      'INVALID_REFRESH_TOKEN',
+      "the loser's is revoked",
+    )
     const rows = await auditRows(app, tenant.id, 'PASSWORD_CHANGED')
     t.same(rows.map((r) => r.success).sort(), [false, true], 'one success row, one failure row')
   },
@@ -371,11 +357,11 @@ t.test(
     t.same(res.data, { changed: true, sessionsRevoked: 2 })
     t.not(await hashOf(target), before, 'users.password_hash changed')
     for (const s of [s1, s2]) {
-      const r = await refresh(s.refreshToken)
+      const r = await refresh(app, s.refreshToken)
       t.equal(r.status, 401)
       t.equal(r.code, 'INVALID_REFRESH_TOKEN')
     }
-    const sessions = await sessionsOf(target)
+    const sessions = await sessionsOf(app, target)
     t.equal(sessions.length, 2)
     t.ok(
       sessions.every((s) => s.revoked_at !== null),
@@ -414,11 +400,11 @@ t.test(
     t.equal(res.status, 200)
     t.same(res.data, { changed: true, sessionsRevoked: 0 })
     t.same(
-      (await sessionsOf(target)).map((s) => s.revoked_at),
+      (await sessionsOf(app, target)).map((s) => s.revoked_at),
       [null],
       'the session row is not revoked',
     )
-    t.equal((await refresh(s1.refreshToken)).status, 200, 'its refresh token still refreshes')
+    t.equal((await refresh(app, s1.refreshToken)).status, 200, 'its refresh token still refreshes')
     t.equal(
       (await login(app, tenant.code, target.email, NEW_PASSWORD)).status,
       200,
@@ -439,7 +425,7 @@ t.test(
     const res = await resetPassword({ key: key.value }, target.id, { password: NEW_PASSWORD })
     t.equal(res.status, 200)
     t.same(res.data, { changed: true, sessionsRevoked: 1 })
-    t.equal((await refresh(s1.refreshToken)).code, 'INVALID_REFRESH_TOKEN')
+    t.equal((await refresh(app, s1.refreshToken)).code, 'INVALID_REFRESH_TOKEN')
     t.equal((await login(app, tenant.code, target.email, NEW_PASSWORD)).status, 200)
     await oneAuditRow(t, app, tenant.id, 'PASSWORD_RESET', {
       success: true,
@@ -470,7 +456,7 @@ t.test(
       t.same(res.body.details, rules)
     }
     t.equal(await hashOf(target), before, 'the hash is unchanged')
-    t.equal((await refresh(s1.refreshToken)).status, 200, 'no session was revoked')
+    t.equal((await refresh(app, s1.refreshToken)).status, 200, 'no session was revoked')
     const rows = await auditRows(app, tenant.id, 'PASSWORD_RESET')
     t.equal(rows.length, cases.length)
     for (const row of rows) {
@@ -626,7 +612,7 @@ t.test("resetUserPassword: 404 USER_NOT_FOUND for an unknown id and for another 
     t.equal(res.code, 'USER_NOT_FOUND')
   }
   t.equal(await hashOf(foreign), foreignHash, "the other tenant's user is untouched")
-  t.equal((await refresh(foreignSession.refreshToken)).status, 200, 'and its session too')
+  t.equal((await refresh(app, foreignSession.refreshToken)).status, 200, 'and its session too')
   t.same(await auditRows(app, other.id, 'PASSWORD_RESET'), [], "no row in the other tenant's log")
   const rows = await auditRows(app, tenant.id, 'PASSWORD_RESET')
   t.equal(rows.length, 3)

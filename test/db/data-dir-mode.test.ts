@@ -2,7 +2,9 @@ import t from 'tap'
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildAppOn, PLATFORM_KEY } from '../helpers/app.js'
+import { buildAppOn } from '../helpers/app.js'
+import { call } from '../helpers/call.js'
+import { platformKey } from '../helpers/fixtures.js'
 import { openDatabase } from '../../src/db/connect.js'
 import { tightenDataDir } from '../../src/db/data-dir-mode.js'
 
@@ -46,13 +48,8 @@ t.test('DATA_DIR under umask 022: after start and some writes, 0700 and no file 
   let closed = false
   t.teardown(() => (closed ? undefined : app.close()))
   // Writes: a tenant (rows, indexes, the WAL) through the API.
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/tenants',
-    headers: { 'x-client-key': PLATFORM_KEY },
-    payload: { code: 'mode-test', name: 'Mode test' },
-  })
-  t.equal(res.statusCode, 201)
+  const res = await call(app, 'createTenant', platformKey, { body: { code: 'mode-test', name: 'Mode test' } })
+  t.equal(res.status, 201)
   t.same(loose(dataDir), [], 'while running: nothing below DATA_DIR is open to group or others')
   await app.close()
   closed = true

@@ -72,10 +72,10 @@ t.test(
     t.notMatch(all, token, 'no token in any log line')
     t.notMatch(all, /reset-password\?/, 'no link in any log line')
 
-    const metrics = await app.inject({ method: 'GET', url: '/metrics' })
-    t.match(metrics.body, /tessera_mail_sent_total\{result="sent"\} 1/)
-    t.match(metrics.body, /tessera_mail_sent_total\{result="retry"\} 2/)
-    t.match(metrics.body, /tessera_mail_outbox_pending 0/)
+    const metrics = await call(app, 'getMetrics')
+    t.match(metrics.raw, /tessera_mail_sent_total\{result="sent"\} 1/)
+    t.match(metrics.raw, /tessera_mail_sent_total\{result="retry"\} 2/)
+    t.match(metrics.raw, /tessera_mail_outbox_pending 0/)
     const health = await call(app, 'getHealth')
     t.same(health.data.mail, { status: 'up', pending: 0, oldestPendingSeconds: 0 })
   },

@@ -6,8 +6,9 @@ import {
   createUser,
   keyCred,
   PASSWORD,
-  userWithToken,
   UNKNOWN_ID,
+  userRow,
+  userWithToken,
 } from '../helpers/fixtures.js'
 import { appWithMail, tokenFrom } from './smtp.js'
 
@@ -15,13 +16,7 @@ t.test('email verification over a real SMTP server', async (t) => {
   const { smtp, app, mailer } = await appWithMail(t, {}, 'Tessera <no-reply@example.test>')
   const db = (tenantId: string) => app.ctx.dbs.forTenant(tenantId)
   const verified = async (tenantId: string, userId: string) =>
-    (
-      await db(tenantId)
-        .selectFrom('users')
-        .select('email_verified')
-        .where('id', '=', userId)
-        .executeTakeFirstOrThrow()
-    ).email_verified
+    (await userRow(app, tenantId, userId)).email_verified
   const verify = (tenantCode: string, token: string) =>
     call(app, 'verifyEmail', {}, { body: { tenantCode, token } })
 

@@ -231,6 +231,18 @@ export function detailPaths(res: AnyRes): string[] {
   return Array.isArray(details) ? details.map((d: { path: string }) => d.path) : []
 }
 
+/**
+ * refresh with `refreshToken`, from a fresh address unless `as` gives one (and headers, such as a user
+ * agent, when given).
+ */
+export function refresh(
+  app: FastifyInstance,
+  refreshToken: string,
+  as: As | null = null,
+): Promise<Res<'refresh'>> {
+  return call(app, 'refresh', as, { body: { refreshToken } })
+}
+
 /** logout of the session `refreshToken` belongs to, `accessToken` the bearer, from a fresh address. */
 export function logoutWith(
   app: FastifyInstance,
@@ -280,12 +292,16 @@ export function loginAs(
   return call(app, 'login', { ip }, { body: otp === undefined ? body : { ...body, otp } })
 }
 
-/** Logs a fixture user in (fixture password, fresh address) and returns its tokens; throws unless 200. */
+/**
+ * Logs a fixture user in (fixture password, fresh address, `otp` when given) and returns its tokens;
+ * throws unless 200.
+ */
 export async function loginTokens(
   app: FastifyInstance,
   user: UserFx,
+  opts: { otp?: string } = {},
 ): Promise<{ accessToken: string; refreshToken: string }> {
-  const res = await login(app, user.tenant.code, user.email)
+  const res = await loginAs(app, user, opts)
   if (res.status !== 200) throw new Error(`login failed: ${res.raw}`)
   return res.data
 }

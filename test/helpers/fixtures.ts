@@ -8,7 +8,7 @@ import { loadGrants } from '../../src/modules/permissions/grant-queries.js'
 import { insertClientKey } from '../../src/modules/client-keys/queries.js'
 import { PLATFORM_KEY, type TestLike } from './app.js'
 import { openTestDatabase, type TestDatabase } from './db.js'
-import type { As } from './call.js'
+import { call, type As } from './call.js'
 
 export const PASSWORD = 'Tessera-fixture-pass-9'
 
@@ -192,13 +192,11 @@ export async function routeToOwnDatabase(
   // Why a password: routing refuses URLs without one (the test server trusts local connections).
   const url = new URL(target.url)
   url.password = 'unused-by-the-test-server'
-  const res = await app.inject({
-    method: 'PUT',
-    url: `/api/v1/tenants/${tenant.id}/database`,
-    headers: { 'x-client-key': PLATFORM_KEY },
-    payload: { url: url.toString() },
+  const res = await call(app, 'setTenantDatabase', platformKey, {
+    params: { id: tenant.id },
+    body: { url: url.toString() },
   })
-  if (res.statusCode !== 200) throw new Error(`routing failed: ${res.body}`)
+  if (res.status !== 200) throw new Error(`routing failed: ${res.raw}`)
   return target
 }
 
@@ -249,6 +247,17 @@ export async function userWithToken(
   const user = await createUser(app, tenant, opts)
   const token = await tokenFor(app, user, 900, { authTime: opts.authTime })
   return { ...user, token, cred: { token } }
+}
+
+/** A user's row (every column), straight from the database; throws when there is none. */
+export function userRow(app: FastifyInstance, tenantId: string, userId: string) {
+  return app.ctx.dbs
+    .forTenant(tenantId)
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow()
 }
 
 /** The user's sessions that are not revoked (their ids), straight from the database. */

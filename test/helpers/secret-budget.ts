@@ -1,6 +1,6 @@
 // The per-user secret budget's tests (test/account/secret-budget-*.test.ts) share these: an app's users
 // enrolled in the second factor, codes computed from the otpauthUri as an authenticator would, and the
-// assertion of a budget refusal; enrollThroughMe also serves test/otp/login-otp.test.ts.
+// assertion of a budget refusal; enrollThroughMe also serves test/otp/support.ts.
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { call, loginAs, loginTokens, mfaTokenIn, type AnyRes, type Res } from './call.js'

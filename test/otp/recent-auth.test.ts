@@ -2,8 +2,8 @@ import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { signJwt } from '../../src/lib/jwt.js'
 import { buildTestApp } from '../helpers/app.js'
-import { call, login, loginAs, type As } from '../helpers/call.js'
-import { createTenant, createUser, userWithToken, type TenantFx, type UserFx } from '../helpers/fixtures.js'
+import { call, login, loginTokens, refresh, type As } from '../helpers/call.js'
+import { createTenant, createUser, userWithToken, type TenantFx } from '../helpers/fixtures.js'
 import { secretOfUri, totpAt } from '../helpers/totp.js'
 
 // Contract section 22, "recent sign-in for sensitive acts": access tokens carry `auth_time` (the login that
@@ -21,7 +21,6 @@ const setup = (as: As) => call(app, 'setupMyOtp', as)
 const confirm = (as: As, code: string) => call(app, 'confirmMyOtp', as, { body: { code } })
 const renew = (as: As, code: string) => call(app, 'renewMyRecoveryCodes', as, { body: { code } })
 const disable = (as: As, code: string) => call(app, 'disableMyOtp', as, { body: { code } })
-const refresh = (refreshToken: string) => call(app, 'refresh', null, { body: { refreshToken } })
 const claimsOf = (token: string): Record<string, unknown> =>
   JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>
 
@@ -29,13 +28,6 @@ const claimsOf = (token: string): Record<string, unknown> =>
 function nextCode(key: Buffer): string {
   clock.advance(STEP_MS)
   return totpAt(key, clock.now())
-}
-
-/** POST /login as `user` (with a TOTP when given); throws unless 200. */
-async function signIn(user: UserFx, otp?: string) {
-  const res = await loginAs(app, user, { otp })
-  if (res.status !== 200) throw new Error(`login: ${res.raw}`)
-  return res.data as { accessToken: string; refreshToken: string }
 }
 
 /** Enrolls `as`'s user (setup, then confirm); returns the authenticator's key. */
@@ -128,12 +120,12 @@ t.test(
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant, { roles: ['user'] })
     const loginAt = nowS()
-    const first = await signIn(user)
+    const first = await loginTokens(app, user)
     t.equal(claimsOf(first.accessToken).auth_time, loginAt, 'auth_time is the login time')
     const key = await enroll({ token: first.accessToken })
 
     clock.advance(300_000)
-    const r1 = await refresh(first.refreshToken)
+    const r1 = await refresh(app, first.refreshToken)
     t.equal(r1.status, 200)
     const c1 = claimsOf(r1.data.accessToken as string)
     t.equal(c1.auth_time, loginAt, 'a refresh keeps it')
@@ -145,7 +137,7 @@ t.test(
     )
 
     clock.advance(601_000 - 300_000 - STEP_MS)
-    const r2 = await refresh(r1.data.refreshToken as string)
+    const r2 = await refresh(app, r1.data.refreshToken as string)
     t.equal(claimsOf(r2.data.accessToken as string).auth_time, loginAt, 'kept again')
     const refreshed: As = { token: r2.data.accessToken as string }
     const validated = await call(app, 'validateToken', refreshed)
@@ -158,7 +150,7 @@ t.test(
     t.equal((await disable(refreshed, nextCode(key))).code, 'REAUTHENTICATION_REQUIRED')
     t.equal((await setup(refreshed)).code, 'REAUTHENTICATION_REQUIRED', 'refused before OTP_ALREADY_ENABLED')
 
-    const again = await signIn(user, nextCode(key))
+    const again = await loginTokens(app, user, { otp: nextCode(key) })
     t.equal(claimsOf(again.accessToken).auth_time, nowS(), 'a new login gives a fresh sign-in')
     const off = await disable({ token: again.accessToken }, nextCode(key))
     t.equal(off.status, 200, 'which may remove the factor')
@@ -176,11 +168,11 @@ t.test('login: an EdDSA tenant’s tokens carry auth_time too, kept across a ref
   })
   t.equal(sw.status, 200)
   const loginAt = nowS()
-  const first = await signIn(admin)
+  const first = await loginTokens(app, admin)
   t.equal(JSON.parse(Buffer.from(first.accessToken.split('.')[0] ?? '', 'base64url').toString()).alg, 'EdDSA')
   t.equal(claimsOf(first.accessToken).auth_time, loginAt)
   clock.advance(700_000)
-  const r = await refresh(first.refreshToken)
+  const r = await refresh(app, first.refreshToken)
   t.equal(claimsOf(r.data.accessToken as string).auth_time, loginAt)
   t.equal((await setup({ token: r.data.accessToken as string })).code, 'REAUTHENTICATION_REQUIRED')
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, unchecked } from '../helpers/call.js'
+import { call, refresh, unchecked } from '../helpers/call.js'
 import {
   activeSessions,
   auditRows,
@@ -70,7 +70,7 @@ t.test(
     const claims = await verifyAccessToken(app, res.data.accessToken)
     t.equal(claims.sub, user.id)
     t.equal(claims.auth_time, Math.floor(clock.now() / 1000), 'auth_time is the login’s')
-    const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: res.data.refreshToken } })
+    const refreshed = await refresh(app, res.data.refreshToken)
     t.equal(refreshed.status, 200, 'a real session: its refresh token works')
     const second = await passkeyLogin(app, tenant, auth)
     t.equal(second.res.status, 200)

@@ -5,15 +5,13 @@ import {
   auditRows,
   createTenant,
   createUser,
-  freshIp,
   insertRole,
   keyCred,
-  PASSWORD,
   platformTenant,
   UNKNOWN_ID,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, unchecked, type As, type BodyOf } from '../helpers/call.js'
+import { call, loginAs, refresh, unchecked, type As, type BodyOf } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -478,14 +476,9 @@ t.test(
     const tenant = await createTenant(app)
     const admin = await userWithToken(app, tenant, { roles: ['admin'] })
     const user = await createUser(app, tenant, { roles: ['user'] })
-    const login = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: freshIp(),
-      payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-    })
-    t.equal(login.statusCode, 200)
-    const old = { token: login.json().data.accessToken as string }
+    const login = await loginAs(app, user)
+    t.equal(login.status, 200)
+    const old = { token: login.data.accessToken }
     const before = await call(app, 'checkPermission', old, { body: { permission: 'users:read' } })
     t.equal(before.data.allowed, false)
 
@@ -506,11 +499,7 @@ t.test(
     t.notOk(claims.data.claims.permissions.includes('users:read'), 'the old token’s claims are as issued')
     t.equal((await call(app, 'listUsers', old)).code, 'FORBIDDEN', 'endpoint access follows the claims')
 
-    const refreshed = await call(app, 'refresh', null, {
-      body: {
-        refreshToken: login.json().data.refreshToken,
-      },
-    })
+    const refreshed = await refresh(app, login.data.refreshToken)
     t.equal(refreshed.status, 200)
     const fresh = { token: refreshed.data.accessToken as string }
     const newClaims = await call(app, 'validateToken', fresh, { body: {} })

@@ -82,7 +82,7 @@ t.test('signup: the preflight and CORS headers, with CORS_ORIGINS set to another
   })
 
   t.test('getSignupChallenge: other routes keep CORS_ORIGINS', async (t) => {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/health', headers: { origin: CONSOLE } })
+    const res = await call(app, 'getHealth', { headers: { origin: CONSOLE } })
     t.equal(res.headers['access-control-allow-origin'], CONSOLE)
     const pre = await preflight(app, '/api/v1/users', CONSOLE, 'GET')
     t.equal(pre.statusCode, 204)

@@ -12,7 +12,7 @@ import type { Database } from '../../src/db/database.js'
 import { buildTestApp, twoInstances } from '../helpers/app.js'
 import { createTestDatabaseUrl, defaultBackend } from '../helpers/db.js'
 import { createTenant, createUser, platformKey, tokenFor, waitFor } from '../helpers/fixtures.js'
-import { call, loginTokens, newClientKey } from '../helpers/call.js'
+import { call, loginTokens, newClientKey, refresh } from '../helpers/call.js'
 
 // Contract section 14: a Client Key revocation, a tenant status change, a session revocation and a
 // signing-key rotation take effect on every instance within 1 second, through PostgreSQL LISTEN/NOTIFY.
@@ -133,7 +133,7 @@ t.test('two instances on one PostgreSQL', { skip }, async (t) => {
         const revoked = await call(one, 'revokeUserSessions', { token: jwt }, { params: { userId: user.id } })
         t.equal(revoked.status, 200)
         const start = Date.now()
-        const res = await call(two, 'refresh', {}, { body: { refreshToken: session.refreshToken } })
+        const res = await refresh(two, session.refreshToken)
         t.equal(res.status, 401)
         t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
         record('sessionRevocation', Date.now() - start)

@@ -2,6 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { loadConfig } from '../../src/config.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { call, unchecked } from '../helpers/call.js'
 import { auditRows, createTenant, createUser, freshIp } from '../helpers/fixtures.js'
 
 // Contract section 22, "Client addresses": whose X-Forwarded-For is believed (TRUST_PROXY), the balancers'
@@ -15,14 +16,13 @@ async function wrongLogin(
   remoteAddress: string,
   forwarded: string,
 ) {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress,
-    headers: { 'x-forwarded-for': forwarded },
-    payload: { tenantCode: code, identifier: email, password: 'Wrong-password-123' },
-  })
-  return res.statusCode
+  const res = await call(
+    app,
+    'login',
+    { ip: remoteAddress, headers: { 'x-forwarded-for': forwarded } },
+    { body: { tenantCode: code, identifier: email, password: 'Wrong-password-123' } },
+  )
+  return res.status
 }
 
 t.test('TRUST_PROXY is validated and defaults to trusting nobody', async (t) => {
@@ -92,16 +92,16 @@ t.test('getHealthRoot: GET /health is counted against no per-IP budget', async (
   const app = await buildTestApp(t)
   const ip = freshIp()
   for (let i = 0; i < 150; i++) {
-    const res = await app.inject({ method: 'GET', url: '/health', remoteAddress: ip })
-    if (res.statusCode !== 200) return t.fail(`probe ${i + 1}: ${res.statusCode}`)
+    const res = await call(app, 'getHealthRoot', { ip })
+    if (res.status !== 200) return t.fail(`probe ${i + 1}: ${res.status}`)
     if (res.headers['x-ratelimit-limit'] !== undefined) return t.fail('a counted request carries the headers')
   }
   t.pass('150 probes a minute from one address, all 200, none counted')
-  const refused = await app.inject({ method: 'GET', url: '/health?x=1', remoteAddress: ip })
-  t.equal(refused.statusCode, 400, 'a refused probe is not counted either')
+  const refused = await call(app, 'getHealthRoot', { ip }, { query: unchecked({ x: 1 }) })
+  t.equal(refused.status, 400, 'a refused probe is not counted either')
   t.equal(refused.headers['x-ratelimit-limit'], undefined)
-  const api = await app.inject({ method: 'GET', url: '/api/v1/health', remoteAddress: ip })
-  t.equal(api.statusCode, 200)
+  const api = await call(app, 'getHealth', { ip })
+  t.equal(api.status, 200)
   t.equal(api.headers['x-ratelimit-remaining'], '99', "the probes spent none of the address's global budget")
 })
 
@@ -110,11 +110,11 @@ t.test('getHealth: GET /api/v1/health stays counted: 429 past the global budget'
   const ip = freshIp()
   let last = 0
   for (let i = 0; i < 101; i++) {
-    last = (await app.inject({ method: 'GET', url: '/api/v1/health', remoteAddress: ip })).statusCode
+    last = (await call(app, 'getHealth', { ip })).status
   }
   t.equal(last, 429, 'the 101st request of the minute is refused')
-  const root = await app.inject({ method: 'GET', url: '/health', remoteAddress: ip })
-  t.equal(root.statusCode, 200, 'the balancers’ probe still answers from that address')
+  const root = await call(app, 'getHealthRoot', { ip })
+  t.equal(root.status, 200, 'the balancers’ probe still answers from that address')
 })
 
 t.test('REDIS_KEY_PREFIX is validated and defaults to tessera:', async (t) => {
@@ -136,7 +136,7 @@ t.test(
     const blue2 = await buildTestApp(t, env(blue))
     const green1 = await buildTestApp(t, env(green))
     await new Promise((r) => setTimeout(r, 300))
-    t.equal((await blue1.inject({ method: 'GET', url: '/api/v1/health' })).json().data.redis.status, 'up')
+    t.equal((await call(blue1, 'getHealth')).data.redis.status, 'up')
     // Each app has a database of its own, so a tenant no app knows: 404, counted all the same.
     const ip = freshIp()
     const login = (app: TestApp) => wrongLogin(app, 'nobody-here', 'nobody@example.test', ip, ip)

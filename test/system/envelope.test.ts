@@ -1,24 +1,21 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { call, callRaw, unchecked } from '../helpers/call.js'
 import { createKey, createTenant, createUser, freshIp, tokenFor } from '../helpers/fixtures.js'
 
 t.test('error envelope', async (t) => {
   const app = await buildTestApp(t)
 
   t.test('404 NOT_FOUND for an unknown route', async (t) => {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/nope' })
-    t.equal(res.statusCode, 404)
-    t.same(res.json(), { success: false, error: 'Route not found', code: 'NOT_FOUND' })
+    const res = await callRaw(app, 'GET', '/api/v1/nope')
+    t.equal(res.status, 404)
+    t.same(res.body, { success: false, error: 'Route not found', code: 'NOT_FOUND' })
   })
 
   t.test('400 VALIDATION_ERROR with details for a wrong body', async (t) => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      payload: { tenantCode: 'x', extra: 1 },
-    })
-    t.equal(res.statusCode, 400)
-    const body = res.json()
+    const res = await call(app, 'login', null, { body: unchecked({ tenantCode: 'x', extra: 1 }) })
+    t.equal(res.status, 400)
+    const body = { ...res.body, details: res.body.details as { path: string; message: string }[] }
     t.equal(body.code, 'VALIDATION_ERROR')
     t.ok(Array.isArray(body.details) && body.details.length > 0)
     t.ok(
@@ -73,44 +70,34 @@ t.test('error envelope', async (t) => {
     t.teardown(() => {
       app.ctx.tenants.byCode = original
     })
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      payload: { tenantCode: 'acme', identifier: 'a@b.co', password: 'whatever-long' },
+    const res = await call(app, 'login', null, {
+      body: { tenantCode: 'acme', identifier: 'a@b.co', password: 'whatever-long' },
     })
-    t.equal(res.statusCode, 500)
-    t.same(res.json(), { success: false, error: 'Internal server error', code: 'INTERNAL_ERROR' })
-    t.notMatch(res.body, /secret internal detail/)
+    t.equal(res.status, 500)
+    t.same(res.body, { success: false, error: 'Internal server error', code: 'INTERNAL_ERROR' })
+    t.notMatch(res.raw, /secret internal detail/)
   })
 })
 
 t.test('X-Request-Id', async (t) => {
   const app = await buildTestApp(t)
   t.test('echoes a well-formed incoming id', async (t) => {
-    const res = await app.inject({
-      method: 'GET',
-      url: '/health',
-      headers: { 'x-request-id': 'abc-123.X:y_z' },
-    })
+    const res = await call(app, 'getHealthRoot', { headers: { 'x-request-id': 'abc-123.X:y_z' } })
     t.equal(res.headers['x-request-id'], 'abc-123.X:y_z')
   })
   t.test('replaces a malformed id with a generated one', async (t) => {
-    const res = await app.inject({
-      method: 'GET',
-      url: '/health',
-      headers: { 'x-request-id': 'bad id with spaces' },
-    })
+    const res = await call(app, 'getHealthRoot', { headers: { 'x-request-id': 'bad id with spaces' } })
     t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
   })
   t.test('is present on errors too', async (t) => {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/nowhere' })
+    const res = await callRaw(app, 'GET', '/api/v1/nowhere')
     t.ok(res.headers['x-request-id'])
   })
 })
 
 t.test('headers', async (t) => {
   const app = await buildTestApp(t)
-  const res = await app.inject({ method: 'GET', url: '/api/v1/health' })
+  const res = await call(app, 'getHealth')
   t.equal(res.headers['cache-control'], 'no-store', 'API responses are never cached')
   t.ok(res.headers['x-content-type-options'], 'helmet headers present')
   t.notOk(res.headers['access-control-allow-origin'], 'no CORS headers without CORS_ORIGINS')

@@ -4,6 +4,7 @@ import { networkInterfaces, tmpdir } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { call, callRaw } from '../helpers/call.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 import { helmetHeaders } from '../../src/plugins/security-headers.js'
 
@@ -131,12 +132,12 @@ function lanAddress(): string | undefined {
 t.test('explorer page: the service’s name, a relative server, its own CSP on /docs only', async (t) => {
   const app = await buildTestApp(t)
   const helmetCsp = helmetHeaders()['content-security-policy']
-  const api = await app.inject({ method: 'GET', url: '/api/v1/health' })
+  const api = await call(app, 'getHealth')
   t.equal(api.headers['content-security-policy'], helmetCsp, '/api keeps helmet’s policy, unchanged')
   t.match(helmetCsp, /upgrade-insecure-requests/, '(which upgrades insecure requests)')
   for (const url of ['/docs/', '/docs/static/swagger-initializer.js', '/docs/static/theme/tessera.js']) {
-    const res = await app.inject({ method: 'GET', url })
-    t.equal(res.statusCode, 200, url)
+    const res = await callRaw(app, 'GET', url)
+    t.equal(res.status, 200, url)
     const csp = String(res.headers['content-security-policy'])
     t.match(csp, /default-src 'self'/, `${url}: same-origin by default`)
     t.match(csp, /script-src 'self'/, `${url}: same-origin scripts`)
@@ -145,10 +146,10 @@ t.test('explorer page: the service’s name, a relative server, its own CSP on /
     t.match(csp, /frame-ancestors 'self'/, `${url}: not framed by other sites`)
     t.notMatch(csp, /upgrade-insecure-requests/, `${url}: works over plain HTTP on any host`)
   }
-  const html = await app.inject({ method: 'GET', url: '/docs/' })
-  t.match(html.body, '<title>Tessera API explorer</title>', 'the page carries the service’s name')
-  t.notMatch(html.body, /Swagger UI/, 'not the framework’s')
-  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
+  const html = await callRaw(app, 'GET', '/docs/')
+  t.match(html.raw, '<title>Tessera API explorer</title>', 'the page carries the service’s name')
+  t.notMatch(html.raw, /Swagger UI/, 'not the framework’s')
+  const doc = (await callRaw(app, 'GET', '/docs/json')).body
   t.same(
     doc.servers.map((s: { url: string }) => s.url),
     ['/'],

@@ -1,13 +1,17 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { call, callRaw } from '../helpers/call.js'
 import { defaultBackend } from '../helpers/db.js'
 
 t.test('getHealth, getHealthRoot: health answers on both paths with the database status', async (t) => {
   const app = await buildTestApp(t)
-  for (const url of ['/api/v1/health', '/health']) {
-    const res = await app.inject({ method: 'GET', url })
-    t.equal(res.statusCode, 200, url)
-    const { data } = res.json()
+  for (const [op, url] of [
+    ['getHealth', '/api/v1/health'],
+    ['getHealthRoot', '/health'],
+  ] as const) {
+    const res = await call(app, op)
+    t.equal(res.status, 200, url)
+    const { data } = res
     t.equal(data.status, 'ok')
     t.equal(data.database.status, 'up')
     t.type(data.database.latencyMs, 'number')
@@ -34,23 +38,23 @@ t.test('getHealth: 503 SERVICE_UNAVAILABLE with component statuses when the data
   t.teardown(() => {
     ctx.pingMain = original
   })
-  const res = await app.inject({ method: 'GET', url: '/api/v1/health' })
-  t.equal(res.statusCode, 503)
-  const body = res.json()
+  const res = await call(app, 'getHealth')
+  t.equal(res.status, 503)
+  const { body } = res
   t.equal(body.code, 'SERVICE_UNAVAILABLE')
-  t.equal(body.details.database.status, 'down')
+  t.equal((body.details as { database: { status: string } }).database.status, 'down')
 })
 
 t.test('docs: explorer, JSON and YAML document', async (t) => {
   const app = await buildTestApp(t)
-  const html = await app.inject({ method: 'GET', url: '/docs/' })
-  t.equal(html.statusCode, 200)
+  const html = await callRaw(app, 'GET', '/docs/')
+  t.equal(html.status, 200)
   t.match(html.headers['content-type'], /text\/html/)
-  const json = await app.inject({ method: 'GET', url: '/docs/json' })
-  t.equal(json.statusCode, 200)
-  t.equal(json.json().openapi, '3.1.0')
-  t.ok(json.json().paths['/api/v1/login'])
-  const yaml = await app.inject({ method: 'GET', url: '/docs/yaml' })
-  t.equal(yaml.statusCode, 200)
-  t.match(yaml.body, /openapi: 3\.1\.0/)
+  const json = await callRaw(app, 'GET', '/docs/json')
+  t.equal(json.status, 200)
+  t.equal(json.body.openapi, '3.1.0')
+  t.ok(json.body.paths['/api/v1/login'])
+  const yaml = await callRaw(app, 'GET', '/docs/yaml')
+  t.equal(yaml.status, 200)
+  t.match(yaml.raw, /openapi: 3\.1\.0/)
 })

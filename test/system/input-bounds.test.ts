@@ -4,7 +4,7 @@
 // every answer here against the document, so the error bodies keep to its bounds too.
 import t, { type Test } from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, detailPaths, login, unchecked, type AnyRes, type As } from '../helpers/call.js'
+import { call, detailPaths, login, refresh, unchecked, type AnyRes, type As } from '../helpers/call.js'
 import {
   createTenant,
   createUser,
@@ -37,10 +37,10 @@ t.test('login: 400 for an identifier over 254 characters', async (t) => {
 })
 
 t.test('refresh: 400 for a refresh token over 1024 characters; any shorter string is 401', async (t) => {
-  const res = await call(app, 'refresh', {}, { body: { refreshToken: 'A'.repeat(1025) } })
+  const res = await refresh(app, 'A'.repeat(1025))
   rejects(t, res, 'body.refreshToken')
   for (const refreshToken of ['A'.repeat(1024), 'invalid.token.here', 'not a token!', '', 'tökén']) {
-    const at = await call(app, 'refresh', {}, { body: { refreshToken } })
+    const at = await refresh(app, refreshToken)
     t.equal(at.status, 401, `${JSON.stringify(refreshToken.slice(0, 20))} is an unknown token, as before`)
     t.equal(at.code, 'INVALID_REFRESH_TOKEN')
   }

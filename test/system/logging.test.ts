@@ -2,6 +2,7 @@ import t from 'tap'
 import { pino } from 'pino'
 import { requestLogger } from '../../src/app/logger.js'
 import { buildLoggedTestApp } from '../helpers/app.js'
+import { call, loginAs, refresh } from '../helpers/call.js'
 import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
 
 t.test('logs never carry passwords, tokens or keys', async (t) => {
@@ -9,17 +10,12 @@ t.test('logs never carry passwords, tokens or keys', async (t) => {
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   const ip = freshIp()
-  const login = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: ip,
-    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  })
-  t.equal(login.statusCode, 200)
-  const { accessToken, refreshToken } = login.json().data
-  await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${accessToken}` } })
-  await app.inject({ method: 'POST', url: '/api/v1/refresh', payload: { refreshToken } })
-  await app.inject({ method: 'GET', url: '/api/v1/me', headers: { 'x-client-key': 'ck_' + 'z'.repeat(43) } })
+  const login = await loginAs(app, user, { ip })
+  t.equal(login.status, 200)
+  const { accessToken, refreshToken } = login.data
+  await call(app, 'getMe', { token: accessToken })
+  await refresh(app, refreshToken)
+  await call(app, 'getMe', { key: 'ck_' + 'z'.repeat(43) })
   app.log.error({ err: new Error('connect to postgres://bob:hunter2@db.internal/x failed') }, 'db problem')
   const all = lines.join('\n')
   t.ok(lines.length > 3, 'something was logged')
@@ -72,11 +68,7 @@ t.test(
 
 t.test('request logger: the access line at info carries the request id the response names', async (t) => {
   const { app, lines } = await buildLoggedTestApp(t)
-  const res = await app.inject({
-    method: 'GET',
-    url: '/api/v1/health',
-    headers: { 'x-request-id': 'corr-42' },
-  })
+  const res = await call(app, 'getHealth', { headers: { 'x-request-id': 'corr-42' } })
   t.equal(res.headers['x-request-id'], 'corr-42')
   const access = lines
     .map((l) => JSON.parse(l) as { reqId?: string; msg?: string })

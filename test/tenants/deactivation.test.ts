@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, platformKey, routeToOwnDatabase } from '../helpers/fixtures.js'
-import { call, login } from '../helpers/call.js'
+import { call, login, refresh } from '../helpers/call.js'
 
 // updateTenant (openapi/paths/tenants.yaml): a tenant set to INACTIVE has every session revoked
 // in the same transaction; reactivating it revives none of them.
@@ -29,7 +29,7 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
     // A rotated session too: its successor is the live token.
     const [first, second] = pairs
     if (!first || !second) throw new Error('expected a login per user')
-    const rotated = await call(app, 'refresh', {}, { body: { refreshToken: first.refreshToken } })
+    const rotated = await refresh(app, first.refreshToken)
     t.equal(rotated.status, 200)
     const live = [rotated.body.data.refreshToken as string, second.refreshToken]
     const theirs = (await login(app, bystander.code, outsider.email)).body.data as { refreshToken: string }
@@ -67,12 +67,12 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
     })
     t.equal(on.status, 200)
     for (const refreshToken of live) {
-      const res = await call(app, 'refresh', {}, { body: { refreshToken } })
+      const res = await refresh(app, refreshToken)
       t.equal(res.status, 401, 'an old refresh token stays dead')
       t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
     }
     t.equal((await login(app, tenant.code, users[0].email)).status, 200, 'a new login works')
-    const other = await call(app, 'refresh', {}, { body: { refreshToken: theirs.refreshToken } })
+    const other = await refresh(app, theirs.refreshToken)
     t.equal(other.status, 200, 'another tenant’s sessions are untouched')
   })
 
@@ -89,7 +89,7 @@ t.test('updateTenant: INACTIVE ends every session of the tenant', async (t) => {
       200,
     )
     t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
-    t.equal((await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })).status, 200)
+    t.equal((await refresh(app, pair.refreshToken)).status, 200)
   })
 })
 
@@ -112,7 +112,7 @@ t.test(
     t.equal(sessions.length, 1)
     t.equal(sessions[0]?.revoked_reason, 'tenant_inactive', 'revoked in the routed database')
     t.equal(await setStatus(app, tenant.id, 'ACTIVE'), 200)
-    const res = await call(app, 'refresh', {}, { body: { refreshToken: pair.refreshToken } })
+    const res = await refresh(app, pair.refreshToken)
     t.equal(res.status, 401)
     t.equal(res.body.code, 'INVALID_REFRESH_TOKEN')
   },

@@ -18,7 +18,7 @@ import {
   type UserFx,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, login, unchecked } from '../helpers/call.js'
+import { call, login, refresh, unchecked } from '../helpers/call.js'
 
 const HAS_PG = !!process.env.TEST_DATABASE_URL
 const NO_PG = HAS_PG ? false : 'TEST_DATABASE_URL is not set: routing needs a PostgreSQL server'
@@ -250,7 +250,7 @@ t.test(
     )
 
     await t.test('logins, refreshes, tokens, keys and audit rows work on the routed database', async (t) => {
-      const refreshed = await call(app, 'refresh', {}, { body: { refreshToken: before.refreshToken } })
+      const refreshed = await refresh(app, before.refreshToken)
       t.equal(refreshed.status, 200, 'a refresh token issued before the move')
       const me = await call(app, 'getMe', { token: before.accessToken })
       t.equal(me.status, 200)
@@ -274,7 +274,7 @@ t.test(
         .where('tenant_id', '=', tenant.id)
         .execute()
       t.equal(inTarget.length, 5)
-      t.equal((await call(app, 'refresh', {}, { body: { refreshToken: again.refreshToken } })).status, 200)
+      t.equal((await refresh(app, again.refreshToken)).status, 200)
     })
 
     await t.test(
@@ -344,7 +344,7 @@ t.test(
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
       t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
       const back = await loginOk(t, app, tenant, user)
-      t.equal((await call(app, 'refresh', {}, { body: { refreshToken: back.refreshToken } })).status, 200)
+      t.equal((await refresh(app, back.refreshToken)).status, 200)
       const health = await call(app, 'getHealth')
       t.equal(health.body.data.routingPool.tenants, 0)
     })

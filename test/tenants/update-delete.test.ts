@@ -9,7 +9,7 @@ import {
   platformTenant,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, login, unchecked } from '../helpers/call.js'
+import { call, login, refresh, unchecked } from '../helpers/call.js'
 
 t.test('updateTenant: PATCH /tenants/:id', async (t) => {
   const app = await buildTestApp(t)
@@ -77,7 +77,7 @@ t.test('updateTenant: PATCH /tenants/:id', async (t) => {
       const denied = await login(app, other.code, user.email)
       t.equal(denied.status, 404)
       t.equal(denied.body.code, 'TENANT_NOT_FOUND')
-      const refreshed = await call(app, 'refresh', {}, { body: { refreshToken } })
+      const refreshed = await refresh(app, refreshToken)
       t.equal(refreshed.status, 401)
       t.equal(refreshed.body.code, 'INVALID_REFRESH_TOKEN')
       t.equal((await call(app, 'getMe', { token: accessToken })).status, 401)

@@ -1,8 +1,9 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD, userWithToken } from '../helpers/fixtures.js'
+import { activeSessions, createTenant, createUser, userWithToken } from '../helpers/fixtures.js'
 import type { PasswordHasher } from '../../src/lib/hashing.js'
-import { call } from '../helpers/call.js'
+import { call, loginAs, loginTokens, refresh } from '../helpers/call.js'
+import { refreshTokenRows } from '../helpers/sessions.js'
 
 // updateUser (openapi/paths/users.yaml): a user set to any status but ACTIVE has every
 // session revoked in the same transaction; reactivating it revives none of them.
@@ -10,44 +11,20 @@ import { call } from '../helpers/call.js'
 const app = await buildTestApp(t)
 const tenant = await createTenant(app)
 const admin = await userWithToken(app, tenant, { roles: ['admin'] })
-const db = app.ctx.dbs.forTenant(tenant.id)
-
-const login = (email: string) =>
-  app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: email, password: PASSWORD },
-  })
-
-const activeSessions = (userId: string) =>
-  db
-    .selectFrom('sessions')
-    .select('id')
-    .where('tenant_id', '=', tenant.id)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute()
 
 t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId)', async (t) => {
   for (const status of ['INACTIVE', 'SUSPENDED'] as const) {
     t.test(`200 ${status}: sessions and tokens revoked; ACTIVE again revives none (401)`, async (t) => {
       const u = await createUser(app, tenant, { roles: ['user'] })
-      const first = (await login(u.email)).json().data
-      const second = (await login(u.email)).json().data
-      const rotated = await call(app, 'refresh', null, { body: { refreshToken: second.refreshToken } })
+      const first = await loginTokens(app, u)
+      const second = await loginTokens(app, u)
+      const rotated = await refresh(app, second.refreshToken)
       t.equal(rotated.status, 200)
 
       const off = await call(app, 'updateUser', admin.cred, { params: { userId: u.id }, body: { status } })
       t.equal(off.status, 200)
-      t.same(await activeSessions(u.id), [], 'no active session row')
-      const live = await db
-        .selectFrom('refresh_tokens')
-        .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
-        .select('refresh_tokens.id')
-        .where('sessions.user_id', '=', u.id)
-        .where('refresh_tokens.revoked_at', 'is', null)
-        .execute()
+      t.same(await activeSessions(app, u), [], 'no active session row')
+      const live = (await refreshTokenRows(app, u)).filter((r) => r.revoked_at === null)
       t.same(live, [], 'no live refresh token')
 
       const on = await call(app, 'updateUser', admin.cred, {
@@ -56,11 +33,11 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
       })
       t.equal(on.status, 200)
       for (const refreshToken of [first.refreshToken, rotated.data.refreshToken]) {
-        const res = await call(app, 'refresh', null, { body: { refreshToken } })
+        const res = await refresh(app, refreshToken)
         t.equal(res.status, 401, 'an old refresh token stays dead')
         t.equal(res.code, 'INVALID_REFRESH_TOKEN')
       }
-      t.equal((await login(u.email)).statusCode, 200, 'a new login works')
+      t.equal((await loginAs(app, u)).status, 200, 'a new login works')
     })
   }
 
@@ -82,7 +59,7 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
     t.teardown(() => {
       hasher.verify = verify
     })
-    const pending = login(u.email)
+    const pending = loginAs(app, u)
     await checking
     hasher.verify = verify
     const off = await call(app, 'updateUser', admin.cred, {
@@ -92,20 +69,20 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
     t.equal(off.status, 200)
     release()
     const res = await pending
-    t.equal(res.statusCode, 403)
-    t.equal(res.json().code, 'USER_INACTIVE')
-    t.same(await activeSessions(u.id), [], 'no session was opened')
+    t.equal(res.status, 403)
+    t.equal(res.code, 'USER_INACTIVE')
+    t.same(await activeSessions(app, u), [], 'no session was opened')
     const on = await call(app, 'updateUser', admin.cred, {
       params: { userId: u.id },
       body: { status: 'ACTIVE' },
     })
     t.equal(on.status, 200)
-    t.same(await activeSessions(u.id), [], 'and none appears on reactivation')
+    t.same(await activeSessions(app, u), [], 'and none appears on reactivation')
   })
 
   t.test('200 for other changes (emailVerified, status ACTIVE): nothing is revoked', async (t) => {
     const u = await createUser(app, tenant, { roles: ['user'] })
-    const pair = (await login(u.email)).json().data
+    const pair = await loginTokens(app, u)
     const res = await call(app, 'updateUser', admin.cred, {
       params: { userId: u.id },
       body: {
@@ -114,6 +91,6 @@ t.test('updateUser: a status but ACTIVE ends every session (PATCH /users/:userId
       },
     })
     t.equal(res.status, 200)
-    t.equal((await call(app, 'refresh', null, { body: { refreshToken: pair.refreshToken } })).status, 200)
+    t.equal((await refresh(app, pair.refreshToken)).status, 200)
   })
 })

@@ -8,9 +8,10 @@ import {
   keyCred,
   platformTenant,
   UNKNOWN_ID,
+  userRow,
   userWithToken,
 } from '../helpers/fixtures.js'
-import { call, loginAs, unchecked } from '../helpers/call.js'
+import { call, loginAs, refresh, unchecked } from '../helpers/call.js'
 
 const app = await buildTestApp(t)
 
@@ -263,12 +264,7 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
       })
       t.equal(res.status, 404)
       t.equal(res.code, 'USER_NOT_FOUND')
-      const row = await app.ctx.dbs
-        .forTenant(other.id)
-        .selectFrom('users')
-        .select('otp_enabled')
-        .where('id', '=', foreign.id)
-        .executeTakeFirstOrThrow()
+      const row = await userRow(app, other.id, foreign.id)
       t.equal(row.otp_enabled, false)
     },
   )
@@ -327,8 +323,8 @@ t.test('updateUser: PATCH /users/:userId', async (t) => {
         .execute()
       t.equal(sessions.length, 1)
       t.ok(sessions[0]?.revoked_at)
-      const refresh = await call(app, 'refresh', null, { body: { refreshToken: login.data.refreshToken } })
-      t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
+      const refreshed = await refresh(app, login.data.refreshToken)
+      t.equal(refreshed.code, 'INVALID_REFRESH_TOKEN')
       const back = await call(app, 'updateUser', admin.cred, {
         params: { userId: u.id },
         body: { status: 'ACTIVE' },
@@ -436,8 +432,8 @@ t.test('deleteUser: DELETE /users/:userId', async (t) => {
           .length,
         0,
       )
-      const refresh = await call(app, 'refresh', null, { body: { refreshToken: login.data.refreshToken } })
-      t.equal(refresh.code, 'INVALID_REFRESH_TOKEN')
+      const refreshed = await refresh(app, login.data.refreshToken)
+      t.equal(refreshed.code, 'INVALID_REFRESH_TOKEN')
       const rows = (await auditRows(app, tenant.id, 'USER_DELETE')).filter((r) => r.user_id === u.id)
       t.equal(rows.length, 1)
       t.match(rows[0], { success: true, ...byUser(admin.id), error_message: null })

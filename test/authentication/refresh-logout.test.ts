@@ -1,13 +1,10 @@
 import t from 'tap'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { createTenant, createUser } from '../helpers/fixtures.js'
-import { loginTokens, logoutWith } from '../helpers/call.js'
+import { buildTestApp } from '../helpers/app.js'
+import { auditRows, createTenant, createUser } from '../helpers/fixtures.js'
+import { call, loginTokens, logoutWith, refresh, unchecked } from '../helpers/call.js'
+import { liveTokensOf, sessionOfToken } from '../helpers/sessions.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sql } from 'kysely'
-import { sha256Hex } from '../../src/lib/tokens.js'
-
-const refresh = (app: TestApp, refreshToken: unknown) =>
-  app.inject({ method: 'POST', url: '/api/v1/refresh', payload: { refreshToken } })
 
 t.test('refresh: POST /refresh', async (t) => {
   const clock = createManualClock()
@@ -17,7 +14,7 @@ t.test('refresh: POST /refresh', async (t) => {
 
   t.test("the rotation's commit setting does not outlive its statement", async (t) => {
     const first = await loginTokens(app, user)
-    t.equal((await refresh(app, first.refreshToken)).statusCode, 200)
+    t.equal((await refresh(app, first.refreshToken)).status, 200)
     // Why sequential reads: the pool hands the connection just released back first, so these run on
     // the connection that served the refresh; set_config(..., true) must have ended with its statement.
     for (let i = 0; i < 3; i++) {
@@ -31,21 +28,15 @@ t.test('refresh: POST /refresh', async (t) => {
   t.test('200 rotates: a new pair, the old token revoked, current roles in the new token', async (t) => {
     const first = await loginTokens(app, user)
     const res = await refresh(app, first.refreshToken)
-    t.equal(res.statusCode, 200)
-    const next = res.json().data
+    t.equal(res.status, 200)
+    const next = res.data
     t.not(next.refreshToken, first.refreshToken)
     t.not(next.accessToken, first.accessToken)
     t.equal(next.user.id, user.id)
     const again = await refresh(app, first.refreshToken)
-    t.equal(again.statusCode, 401)
-    t.equal(again.json().code, 'INVALID_REFRESH_TOKEN')
-    const rows = await app.ctx.dbs
-      .forTenant(tenant.id)
-      .selectFrom('tessera_audit.audit_log')
-      .select(['success'])
-      .where('tenant_id', '=', tenant.id)
-      .where('action', '=', 'REFRESH_TOKEN')
-      .execute()
+    t.equal(again.status, 401)
+    t.equal(again.code, 'INVALID_REFRESH_TOKEN')
+    const rows = await auditRows(app, tenant.id, 'REFRESH_TOKEN')
     t.ok(
       rows.some((r) => r.success) && rows.some((r) => !r.success),
       'REFRESH_TOKEN rows for success and failure',
@@ -55,33 +46,33 @@ t.test('refresh: POST /refresh', async (t) => {
   t.test('10 concurrent refreshes with one token: exactly one 200', async (t) => {
     const { refreshToken } = await loginTokens(app, user)
     const results = await Promise.all(Array.from({ length: 10 }, () => refresh(app, refreshToken)))
-    t.equal(results.filter((r) => r.statusCode === 200).length, 1)
-    t.ok(results.filter((r) => r.statusCode !== 200).every((r) => r.json().code === 'INVALID_REFRESH_TOKEN'))
+    t.equal(results.filter((r) => r.status === 200).length, 1)
+    t.ok(results.filter((r) => r.status !== 200).every((r) => r.code === 'INVALID_REFRESH_TOKEN'))
   })
 
   t.test('reuse after the grace revokes the whole session, successor included', async (t) => {
     const { refreshToken } = await loginTokens(app, user)
-    const successor = (await refresh(app, refreshToken)).json().data.refreshToken
+    const successor = (await refresh(app, refreshToken)).data.refreshToken
     clock.advance(11_000)
     const reuse = await refresh(app, refreshToken)
-    t.equal(reuse.statusCode, 401)
-    t.equal(reuse.json().code, 'INVALID_REFRESH_TOKEN')
+    t.equal(reuse.status, 401)
+    t.equal(reuse.code, 'INVALID_REFRESH_TOKEN')
     const next = await refresh(app, successor)
-    t.equal(next.statusCode, 401, 'the successor was revoked with the session')
+    t.equal(next.status, 401, 'the successor was revoked with the session')
   })
 
   t.test('reuse within the grace answers 401 without revoking the session', async (t) => {
     const { refreshToken } = await loginTokens(app, user)
-    const successor = (await refresh(app, refreshToken)).json().data.refreshToken
+    const successor = (await refresh(app, refreshToken)).data.refreshToken
     clock.advance(2_000)
-    t.equal((await refresh(app, refreshToken)).statusCode, 401)
-    t.equal((await refresh(app, successor)).statusCode, 200, 'the successor still works')
+    t.equal((await refresh(app, refreshToken)).status, 401)
+    t.equal((await refresh(app, successor)).status, 200, 'the successor still works')
   })
 
   t.test('401 for an expired refresh token', async (t) => {
     const { refreshToken } = await loginTokens(app, user)
     clock.advance(2_592_000 * 1000 + 1000)
-    t.equal((await refresh(app, refreshToken)).statusCode, 401)
+    t.equal((await refresh(app, refreshToken)).status, 401)
   })
 
   t.test('401 for a user that is no longer active', async (t) => {
@@ -93,20 +84,20 @@ t.test('refresh: POST /refresh', async (t) => {
       .set({ status: 'INACTIVE' })
       .where('id', '=', u.id)
       .execute()
-    t.equal((await refresh(app, refreshToken)).statusCode, 401)
+    t.equal((await refresh(app, refreshToken)).status, 401)
   })
 
   t.test('401 INVALID_REFRESH_TOKEN for any unknown string, 400 for a non-string', async (t) => {
     for (const v of ['x', 'A'.repeat(64), '']) {
       const res = await refresh(app, v)
-      t.equal(res.statusCode, 401, JSON.stringify(v))
-      t.equal(res.json().code, 'INVALID_REFRESH_TOKEN')
+      t.equal(res.status, 401, JSON.stringify(v))
+      t.equal(res.code, 'INVALID_REFRESH_TOKEN')
     }
-    const bad = await refresh(app, 42)
-    t.equal(bad.statusCode, 400)
-    t.equal(bad.json().code, 'VALIDATION_ERROR')
-    const missing = await app.inject({ method: 'POST', url: '/api/v1/refresh', payload: {} })
-    t.equal(missing.statusCode, 400)
+    const bad = await refresh(app, unchecked(42))
+    t.equal(bad.status, 400)
+    t.equal(bad.code, 'VALIDATION_ERROR')
+    const missing = await call(app, 'refresh', null, { body: unchecked({}) })
+    t.equal(missing.status, 400)
   })
 })
 
@@ -119,21 +110,12 @@ t.test('logout: POST /logout', async (t) => {
 
   t.test('200 revoked=true; the access token still works, refreshing does not', async (t) => {
     const s = await loginTokens(app, user)
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/logout',
-      headers: { authorization: `Bearer ${s.accessToken}` },
-      payload: { refreshToken: s.refreshToken },
-    })
-    t.equal(res.statusCode, 200)
-    t.same(res.json().data, { revoked: true })
-    const me = await app.inject({
-      method: 'GET',
-      url: '/api/v1/me',
-      headers: { authorization: `Bearer ${s.accessToken}` },
-    })
-    t.equal(me.statusCode, 200)
-    t.equal((await refresh(app, s.refreshToken)).statusCode, 401)
+    const res = await logoutWith(app, s.accessToken, s.refreshToken)
+    t.equal(res.status, 200)
+    t.same(res.data, { revoked: true })
+    const me = await call(app, 'getMe', { token: s.accessToken })
+    t.equal(me.status, 200)
+    t.equal((await refresh(app, s.refreshToken)).status, 401)
     const row = await app.ctx.dbs
       .forTenant(tenant.id)
       .selectFrom('refresh_tokens')
@@ -147,64 +129,39 @@ t.test('logout: POST /logout', async (t) => {
   t.test("200 revoked=false for another user's token, with a failure audit row", async (t) => {
     const mine = await loginTokens(app, user)
     const theirs = await loginTokens(app, other)
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/logout',
-      headers: { authorization: `Bearer ${mine.accessToken}` },
-      payload: { refreshToken: theirs.refreshToken },
-    })
-    t.same(res.json().data, { revoked: false })
-    t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200, 'their session is untouched')
-    const rows = await app.ctx.dbs
-      .forTenant(tenant.id)
-      .selectFrom('tessera_audit.audit_log')
-      .select(['success', 'error_message'])
-      .where('tenant_id', '=', tenant.id)
-      .where('action', '=', 'LOGOUT')
-      .where('success', '=', false)
-      .execute()
+    const res = await logoutWith(app, mine.accessToken, theirs.refreshToken)
+    t.same(res.data, { revoked: false })
+    t.equal((await refresh(app, theirs.refreshToken)).status, 200, 'their session is untouched')
+    const rows = (await auditRows(app, tenant.id, 'LOGOUT')).filter((r) => !r.success)
     t.ok(rows[0]?.error_message)
   })
 
   const logout = (accessToken: string, refreshToken: string) => logoutWith(app, accessToken, refreshToken)
-  const sessionOf = (refreshToken: string) =>
-    app.ctx.dbs
-      .forTenant(tenant.id)
-      .selectFrom('sessions')
-      .innerJoin('refresh_tokens', 'refresh_tokens.session_id', 'sessions.id')
-      .select(['sessions.id', 'sessions.revoked_at', 'sessions.revoked_reason'])
-      .where('refresh_tokens.token_hash', '=', sha256Hex(refreshToken))
-      .executeTakeFirstOrThrow()
+  const sessionOf = (refreshToken: string) => sessionOfToken(app, tenant.id, refreshToken)
 
   t.test('200 revoked=true with a token already rotated: the session ends, its successor too', async (t) => {
     const s = await loginTokens(app, user)
-    const rotated = (await refresh(app, s.refreshToken)).json().data
+    const rotated = (await refresh(app, s.refreshToken)).data
     const res = await logout(s.accessToken, s.refreshToken)
     t.equal(res.status, 200)
     t.same(res.data, { revoked: true })
     const next = await refresh(app, rotated.refreshToken)
-    t.equal(next.statusCode, 401, 'the successor no longer refreshes')
-    t.equal(next.json().code, 'INVALID_REFRESH_TOKEN')
+    t.equal(next.status, 401, 'the successor no longer refreshes')
+    t.equal(next.code, 'INVALID_REFRESH_TOKEN')
     const session = await sessionOf(s.refreshToken)
     t.ok(session.revoked_at, 'the session row is revoked')
     t.equal(session.revoked_reason, 'logout')
-    const live = await app.ctx.dbs
-      .forTenant(tenant.id)
-      .selectFrom('refresh_tokens')
-      .select('id')
-      .where('session_id', '=', session.id)
-      .where('revoked_at', 'is', null)
-      .execute()
+    const live = await liveTokensOf(app, tenant.id, session.id)
     t.equal(live.length, 0, 'no token of the session is live')
   })
 
   t.test('200 revoked=true with a token rotated twice, after the reuse grace', async (t) => {
     const s = await loginTokens(app, user)
-    const second = (await refresh(app, s.refreshToken)).json().data
-    const third = (await refresh(app, second.refreshToken)).json().data
+    const second = (await refresh(app, s.refreshToken)).data
+    const third = (await refresh(app, second.refreshToken)).data
     clock.advance(11_000)
     t.same((await logout(third.accessToken, s.refreshToken)).data, { revoked: true })
-    t.equal((await refresh(app, third.refreshToken)).statusCode, 401)
+    t.equal((await refresh(app, third.refreshToken)).status, 401)
   })
 
   t.test('200 revoked=false when the session was already ended; nothing changes', async (t) => {
@@ -216,11 +173,11 @@ t.test('logout: POST /logout', async (t) => {
   t.test("200 revoked=false for another user's rotated token; their session keeps working", async (t) => {
     const mine = await loginTokens(app, user)
     const theirs = await loginTokens(app, other)
-    const theirNext = (await refresh(app, theirs.refreshToken)).json().data
+    const theirNext = (await refresh(app, theirs.refreshToken)).data
     const res = await logout(mine.accessToken, theirs.refreshToken)
     t.same(res.data, { revoked: false })
     t.equal((await sessionOf(theirs.refreshToken)).revoked_at, null, 'their session row is untouched')
-    t.equal((await refresh(app, theirNext.refreshToken)).statusCode, 200, 'their successor still refreshes')
+    t.equal((await refresh(app, theirNext.refreshToken)).status, 200, 'their successor still refreshes')
   })
 
   t.test("200 revoked=false for another tenant's token", async (t) => {
@@ -229,20 +186,15 @@ t.test('logout: POST /logout', async (t) => {
     const theirs = await loginTokens(app, stranger)
     const mine = await loginTokens(app, user)
     t.same((await logout(mine.accessToken, theirs.refreshToken)).data, { revoked: false })
-    t.equal((await refresh(app, theirs.refreshToken)).statusCode, 200)
+    t.equal((await refresh(app, theirs.refreshToken)).status, 200)
   })
 
   t.test('401 without a token, 400 without a body field', async (t) => {
-    const none = await app.inject({ method: 'POST', url: '/api/v1/logout', payload: { refreshToken: 'x' } })
-    t.equal(none.statusCode, 401)
-    t.equal(none.json().code, 'UNAUTHORIZED')
+    const none = await call(app, 'logout', null, { body: { refreshToken: 'x' } })
+    t.equal(none.status, 401)
+    t.equal(none.code, 'UNAUTHORIZED')
     const s = await loginTokens(app, user)
-    const bad = await app.inject({
-      method: 'POST',
-      url: '/api/v1/logout',
-      headers: { authorization: `Bearer ${s.accessToken}` },
-      payload: {},
-    })
-    t.equal(bad.statusCode, 400)
+    const bad = await call(app, 'logout', { token: s.accessToken }, { body: unchecked({}) })
+    t.equal(bad.status, 400)
   })
 })

@@ -1,23 +1,15 @@
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, platformKey, type TenantFx } from '../helpers/fixtures.js'
+import { createTenant, createUser, platformKey, type TenantFx } from '../helpers/fixtures.js'
 import { createManualClock } from '../../src/lib/clock.js'
 import { sha256Hex } from '../../src/lib/tokens.js'
-import { call, loginTokens, unchecked } from '../helpers/call.js'
+import { call, loginTokens, refresh, unchecked } from '../helpers/call.js'
 
 // `AuthConfig.sessionMaxLifetimeSeconds` (openapi/components/auth-config.yaml) bounds a session from
 // its login, whatever its refreshes; refresh tokens expire at the earlier of their own expiry and the
 // session's end.
 
 const HOUR = 3600
-
-interface Pair {
-  accessToken: string
-  refreshToken: string
-}
-
-const refresh = (app: TestApp, refreshToken: string) =>
-  app.inject({ method: 'POST', url: '/api/v1/refresh', remoteAddress: freshIp(), payload: { refreshToken } })
 
 /** The stored expiry of a refresh token and of its session, in epoch ms, and the session's start. */
 async function expiries(app: TestApp, tenant: TenantFx, refreshToken: string) {
@@ -57,8 +49,8 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
     t.equal(atLogin.session, atLogin.token)
     clock.advance(HOUR * 1000)
     const res = await refresh(app, first.refreshToken)
-    t.equal(res.statusCode, 200)
-    const next = await expiries(app, tenant, (res.json().data as Pair).refreshToken)
+    t.equal(res.status, 200)
+    const next = await expiries(app, tenant, res.data.refreshToken)
     t.equal(next.token, clock.now() + 2 * HOUR * 1000)
     t.equal(next.session, next.token, 'the session ends with its newest token')
   })
@@ -69,8 +61,8 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
     for (let hour = 1; hour <= 4; hour++) {
       clock.set(start + hour * HOUR * 1000)
       const res = await refresh(app, pair.refreshToken)
-      t.equal(res.statusCode, 200, `refresh after ${hour} h`)
-      pair = res.json().data as Pair
+      t.equal(res.status, 200, `refresh after ${hour} h`)
+      pair = res.data
     }
     const capped = await expiries(app, tenant, pair.refreshToken)
     t.equal(capped.started, start, 'the session still counts from its login')
@@ -79,8 +71,8 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
 
     clock.set(start + 5 * HOUR * 1000 + 1000)
     const late = await refresh(app, pair.refreshToken)
-    t.equal(late.statusCode, 401, 'past the session end')
-    t.equal(late.json().code, 'INVALID_REFRESH_TOKEN')
+    t.equal(late.status, 401, 'past the session end')
+    t.equal(late.code, 'INVALID_REFRESH_TOKEN')
   })
 
   t.test('login: a session maximum below the token lifetime caps the first token too', async (t) => {
@@ -92,7 +84,7 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
     t.equal(e.token, start + 600 * 1000)
     t.equal(e.session, start + 600 * 1000)
     clock.advance(601 * 1000)
-    t.equal((await refresh(app, pair.refreshToken)).statusCode, 401)
+    t.equal((await refresh(app, pair.refreshToken)).status, 401)
   })
 
   t.test('lowering the maximum ends sessions already older than the new bound', async (t) => {
@@ -108,8 +100,8 @@ t.test('refresh: sessionMaxLifetimeSeconds bounds a session from its login', asy
     })
     t.equal(patched.status, 200)
     const res = await refresh(app, pair.refreshToken)
-    t.equal(res.statusCode, 401)
-    t.equal(res.json().code, 'INVALID_REFRESH_TOKEN')
+    t.equal(res.status, 401)
+    t.equal(res.code, 'INVALID_REFRESH_TOKEN')
   })
 })
 

@@ -6,9 +6,11 @@ import Fastify from 'fastify'
 import rateLimitPlugin from '../../src/plugins/rate-limit.js'
 import { LOCAL_MAX_KEYS } from '../../src/lib/rate-limit-store.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
+import { call, callRaw, loginAs, unchecked, type As, type BodyOf } from '../helpers/call.js'
+import { createTenant, createUser, freshIp } from '../helpers/fixtures.js'
 
 const loginBody = { tenantCode: 'nobody-here', identifier: 'a@example.test', password: 'whatever-123' }
+const login = (app: TestApp, as: As, body: BodyOf<'login'> = loginBody) => call(app, 'login', as, { body })
 
 t.test('login: 429 budget of 5 per minute per IP, the sixth gets 429 with Retry-After', async (t) => {
   const app = await buildTestApp(t)
@@ -16,57 +18,25 @@ t.test('login: 429 budget of 5 per minute per IP, the sixth gets 429 with Retry-
   const statuses: number[] = []
   let last
   for (let i = 0; i < 6; i++) {
-    last = await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody })
-    statuses.push(last.statusCode)
+    last = await login(app, { ip })
+    statuses.push(last.status)
   }
   t.same(statuses, [404, 404, 404, 404, 404, 429])
-  t.same(last?.json(), { success: false, error: 'Rate limit exceeded', code: 'RATE_LIMIT_EXCEEDED' })
+  t.same(last?.body, { success: false, error: 'Rate limit exceeded', code: 'RATE_LIMIT_EXCEEDED' })
   const retry = Number(last?.headers['retry-after'])
   t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`)
   t.equal(last?.headers['x-ratelimit-limit'], '5')
-  const other = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: loginBody,
-  })
-  t.equal(other.statusCode, 404, 'another IP has its own budget')
-  const again = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: ip,
-    payload: loginBody,
-  })
-  t.equal(again.statusCode, 429, 'retrying sooner is denied again')
+  const other = await login(app, { ip: freshIp() })
+  t.equal(other.status, 404, 'another IP has its own budget')
+  const again = await login(app, { ip })
+  t.equal(again.status, 429, 'retrying sooner is denied again')
 })
 
 t.test('X-Forwarded-For decides the bucket only from trusted proxies', async (t) => {
   const app = await buildTestApp(t)
-  for (let i = 0; i < 5; i++) {
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: '127.0.0.1',
-      headers: { 'x-forwarded-for': '198.51.100.7' },
-      payload: loginBody,
-    })
-  }
-  const sameClient = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: '127.0.0.1',
-    headers: { 'x-forwarded-for': '198.51.100.7' },
-    payload: loginBody,
-  })
-  t.equal(sameClient.statusCode, 429, 'the forwarded client is limited')
-  const otherClient = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: '127.0.0.1',
-    headers: { 'x-forwarded-for': '198.51.100.8' },
-    payload: loginBody,
-  })
-  t.equal(otherClient.statusCode, 404, 'another forwarded client is not')
+  for (let i = 0; i < 5; i++) await loginVia(app, '198.51.100.7')
+  t.equal(await loginVia(app, '198.51.100.7'), 429, 'the forwarded client is limited')
+  t.equal(await loginVia(app, '198.51.100.8'), 404, 'another forwarded client is not')
 })
 
 t.test('global budget: 100 per minute per IP across routes, 404s included', async (t) => {
@@ -74,16 +44,12 @@ t.test('global budget: 100 per minute per IP across routes, 404s included', asyn
   const ip = freshIp()
   let last
   for (let i = 0; i < 100; i++) {
-    last = await app.inject({
-      method: 'GET',
-      url: i % 2 ? '/api/v1/health' : '/api/v1/unknown',
-      remoteAddress: ip,
-    })
+    last = i % 2 ? await call(app, 'getHealth', { ip }) : await callRaw(app, 'GET', '/api/v1/unknown', { ip })
   }
-  t.not(last?.statusCode, 429)
+  t.not(last?.status, 429)
   t.equal(last?.headers['x-ratelimit-remaining'], '0')
-  const over = await app.inject({ method: 'GET', url: '/api/v1/me', remoteAddress: ip })
-  t.equal(over.statusCode, 429, 'authenticated and unauthenticated traffic share the bucket')
+  const over = await call(app, 'getMe', { ip })
+  t.equal(over.status, 429, 'authenticated and unauthenticated traffic share the bucket')
   t.ok(over.headers['retry-after'])
 })
 
@@ -94,13 +60,8 @@ t.test('a tenant with raised budgets gets them', async (t) => {
   const ip = freshIp()
   const statuses: number[] = []
   for (let i = 0; i < 9; i++) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: ip,
-      payload: { tenantCode: tenant.code, identifier: user.email, password: 'wrong-pass-1' },
-    })
-    statuses.push(res.statusCode)
+    const res = await loginAs(app, user, { password: 'wrong-pass-1', ip })
+    statuses.push(res.status)
   }
   t.same(statuses, [401, 401, 401, 401, 401, 401, 401, 401, 429])
 })
@@ -115,15 +76,8 @@ function heapAfterGc(): number {
 }
 
 /** One POST /login from `client`, relayed by a proxy on loopback (the test apps trust loopback: TEST_ENV). */
-async function loginVia(app: TestApp, client: string, payload: object = loginBody) {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: '127.0.0.1',
-    headers: { 'x-forwarded-for': client },
-    payload,
-  })
-  return res.statusCode
+async function loginVia(app: TestApp, client: string, body: BodyOf<'login'> = loginBody) {
+  return (await login(app, { ip: '127.0.0.1', headers: { 'x-forwarded-for': client } }, body)).status
 }
 
 t.test('login: 429 budget, IPv6 clients share one budget per /64', async (t) => {
@@ -152,21 +106,17 @@ t.test('global budget and tenant-raised budgets also count IPv6 per /64', async 
   const app = await buildTestApp(t)
   let last
   for (let i = 0; i < 100; i++) {
-    last = await app.inject({
-      method: 'GET',
-      url: '/api/v1/unknown',
-      remoteAddress: '127.0.0.1',
+    last = await callRaw(app, 'GET', '/api/v1/unknown', {
+      ip: '127.0.0.1',
       headers: { 'x-forwarded-for': `2001:db8:aa:1::${(i + 1).toString(16)}` },
     })
   }
   t.equal(last?.headers['x-ratelimit-remaining'], '0')
-  const over = await app.inject({
-    method: 'GET',
-    url: '/api/v1/unknown',
-    remoteAddress: '127.0.0.1',
+  const over = await callRaw(app, 'GET', '/api/v1/unknown', {
+    ip: '127.0.0.1',
     headers: { 'x-forwarded-for': '2001:db8:aa:1:1234::1' },
   })
-  t.equal(over.statusCode, 429, 'the 101st request from the /64 is refused')
+  t.equal(over.status, 429, 'the 101st request from the /64 is refused')
 
   const tenant = await createTenant(app, { rateLimits: { loginPerMinute: 8, requestsPerMinute: null } })
   const user = await createUser(app, tenant)
@@ -194,13 +144,8 @@ t.test('login: 429 budget, a flood of 10,000 new addresses does not reset a limi
   const before = heapAfterGc()
   let counted = 0
   for (let i = 0; i < 10_000; i++) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-      payload: {},
-    })
-    if (res.statusCode === 400) counted++
+    const res = await login(app, { ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }, unchecked({}))
+    if (res.status === 400) counted++
   }
   const ms = performance.now() - started
   const after = heapAfterGc()
@@ -246,16 +191,13 @@ t.test(
     const a = await buildTestApp(t, { REDIS_URL: redisUrl as string, REDIS_KEY_PREFIX: namespace })
     const b = await buildTestApp(t, { REDIS_URL: redisUrl as string, REDIS_KEY_PREFIX: namespace })
     await new Promise((r) => setTimeout(r, 300))
-    const health = await a.inject({ method: 'GET', url: '/api/v1/health' })
-    t.equal(health.json().data.redis.status, 'up')
+    const health = await call(a, 'getHealth')
+    t.equal(health.data.redis.status, 'up')
     const ip = freshIp()
     const statuses: number[] = []
     for (let i = 0; i < 6; i++) {
       const app = i % 2 ? b : a
-      statuses.push(
-        (await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody }))
-          .statusCode,
-      )
+      statuses.push((await login(app, { ip })).status)
     }
     t.same(statuses, [404, 404, 404, 404, 404, 429])
   },
@@ -263,17 +205,14 @@ t.test(
 
 t.test('Redis unreachable: local counters, health degraded, requests not refused', async (t) => {
   const app = await buildTestApp(t, { REDIS_URL: 'redis://127.0.0.1:1' })
-  const health = await app.inject({ method: 'GET', url: '/api/v1/health' })
-  t.equal(health.statusCode, 200)
-  t.equal(health.json().data.status, 'degraded')
-  t.equal(health.json().data.redis.status, 'down')
+  const health = await call(app, 'getHealth')
+  t.equal(health.status, 200)
+  t.equal(health.data.status, 'degraded')
+  t.equal(health.data.redis.status, 'down')
   const ip = freshIp()
   const statuses: number[] = []
   for (let i = 0; i < 6; i++) {
-    statuses.push(
-      (await app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload: loginBody }))
-        .statusCode,
-    )
+    statuses.push((await login(app, { ip })).status)
   }
   t.same(statuses, [404, 404, 404, 404, 404, 429], 'the local budget still applies')
 })
@@ -284,16 +223,7 @@ t.test('429 writes no audit row', async (t) => {
   const user = await createUser(app, tenant)
   const ip = freshIp()
   for (let i = 0; i < 7; i++) {
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: ip,
-      payload: {
-        tenantCode: tenant.code,
-        identifier: user.email,
-        password: i === 6 ? PASSWORD : 'bad-password',
-      },
-    })
+    await loginAs(app, user, { ip, password: i === 6 ? undefined : 'bad-password' })
   }
   const rows = await app.ctx.dbs.main
     .selectFrom('tessera_audit.audit_log')

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
+import { call } from '../helpers/call.js'
 
 t.test('bootstrap: platform tenant, admin user and key from the environment', async (t) => {
   const app = await buildTestApp(t, {
@@ -8,21 +9,16 @@ t.test('bootstrap: platform tenant, admin user and key from the environment', as
   })
   const platform = await app.ctx.tenants.byCode('platform')
   t.ok(platform?.isPlatform)
-  const login = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: '127.0.0.1',
-    headers: { 'x-forwarded-for': '203.0.113.77', 'user-agent': 'tessera-test/1' },
-    payload: { tenantCode: 'PLATFORM', identifier: 'ops@example.test', password: 'Ops-password-77' },
-  })
-  t.equal(login.statusCode, 200)
-  const { accessToken } = login.json().data
-  const me = await app.inject({
-    method: 'GET',
-    url: '/api/v1/me',
-    headers: { authorization: `Bearer ${accessToken}` },
-  })
-  t.same(me.json().data.permissions, ['admin:*'], 'the platform admin holds admin:*')
+  const login = await call(
+    app,
+    'login',
+    { ip: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.77', 'user-agent': 'tessera-test/1' } },
+    { body: { tenantCode: 'PLATFORM', identifier: 'ops@example.test', password: 'Ops-password-77' } },
+  )
+  t.equal(login.status, 200)
+  const { accessToken } = login.data
+  const me = await call(app, 'getMe', { token: accessToken })
+  t.same(me.data.permissions, ['admin:*'], 'the platform admin holds admin:*')
   const row = await app.ctx.dbs.main
     .selectFrom('tessera_audit.audit_log')
     .select(['ip_address', 'user_agent', 'success'])
@@ -34,12 +30,8 @@ t.test('bootstrap: platform tenant, admin user and key from the environment', as
     { ip_address: '203.0.113.77', user_agent: 'tessera-test/1', success: true },
     'ip from X-Forwarded-For',
   )
-  const keyed = await app.inject({
-    method: 'GET',
-    url: '/api/v1/auth-logs',
-    headers: { authorization: `Bearer ${accessToken}` },
-  })
-  t.equal(keyed.statusCode, 200)
+  const keyed = await call(app, 'listAuthLogs', { token: accessToken })
+  t.equal(keyed.status, 200)
   t.ok(PLATFORM_KEY.startsWith('ck_'))
 })
 
@@ -49,13 +41,12 @@ t.test('TRUST_PROXY=false ignores X-Forwarded-For', async (t) => {
     BOOTSTRAP_ADMIN_EMAIL: 'ops@example.test',
     BOOTSTRAP_ADMIN_PASSWORD: 'Ops-password-77',
   })
-  await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: '127.0.0.1',
-    headers: { 'x-forwarded-for': '203.0.113.77' },
-    payload: { tenantCode: 'platform', identifier: 'ops@example.test', password: 'wrong-password' },
-  })
+  await call(
+    app,
+    'login',
+    { ip: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.77' } },
+    { body: { tenantCode: 'platform', identifier: 'ops@example.test', password: 'wrong-password' } },
+  )
   const row = await app.ctx.dbs.main
     .selectFrom('tessera_audit.audit_log')
     .select('ip_address')

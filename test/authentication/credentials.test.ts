@@ -2,6 +2,7 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { connect } from 'node:net'
 import { buildTestApp } from '../helpers/app.js'
+import { call, loginAs, unchecked, type As, type Req } from '../helpers/call.js'
 import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 import { decodeJwtUnverified, signJwt } from '../../src/lib/jwt.js'
 import { createManualClock } from '../../src/lib/clock.js'
@@ -17,19 +18,18 @@ t.test('getMe: access-token verification at the gate', async (t) => {
   const victim = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
   const token = await tokenFor(app, user)
-  const me = (authorization: string) =>
-    app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization } })
+  const me = (authorization: string) => call(app, 'getMe', { headers: { authorization } })
   const claims = decodeJwtUnverified(token)?.payload ?? {}
 
   t.test('200 for a good token', async (t) => {
-    t.equal((await me(`Bearer ${token}`)).statusCode, 200)
+    t.equal((await me(`Bearer ${token}`)).status, 200)
   })
 
   t.test('alg none is refused', async (t) => {
     const none = `${b64({ alg: 'none', typ: 'JWT', kid: 'default' })}.${b64(claims)}.`
     const res = await me(`Bearer ${none}`)
-    t.equal(res.statusCode, 401)
-    t.equal(res.json().code, 'UNAUTHORIZED')
+    t.equal(res.status, 401)
+    t.equal(res.code, 'UNAUTHORIZED')
   })
 
   t.test('HS512 is refused even with the right secret', async (t) => {
@@ -38,15 +38,15 @@ t.test('getMe: access-token verification at the gate', async (t) => {
     const sig = createHmac('sha512', 'test-default-jwt-secret-0123456789abcdef')
       .update(`${head}.${body}`)
       .digest('base64url')
-    t.equal((await me(`Bearer ${head}.${body}.${sig}`)).statusCode, 401)
+    t.equal((await me(`Bearer ${head}.${body}.${sig}`)).status, 401)
   })
 
   t.test('unknown kid and tampered payload are refused', async (t) => {
     const [h, p, s] = token.split('.')
     const badKid = `${b64({ alg: 'HS256', typ: 'JWT', kid: 'nope' })}.${p}.${s}`
-    t.equal((await me(`Bearer ${badKid}`)).statusCode, 401)
+    t.equal((await me(`Bearer ${badKid}`)).status, 401)
     const tampered = `${h}.${b64({ ...claims, permissions: ['admin:*'] })}.${s}`
-    t.equal((await me(`Bearer ${tampered}`)).statusCode, 401)
+    t.equal((await me(`Bearer ${tampered}`)).status, 401)
   })
 
   t.test("a token signed with one tenant's own secret but claiming another tenant is refused", async (t) => {
@@ -62,37 +62,37 @@ t.test('getMe: access-token verification at the gate', async (t) => {
     app.ctx.keystore.invalidate(tenant.id)
     const forged = signJwt({ ...claims, tenantId: victim.id, tenantCode: victim.code }, own, 'own-kid-1')
     const res = await me(`Bearer ${forged}`)
-    t.equal(res.statusCode, 401)
-    t.equal(res.json().code, 'UNAUTHORIZED')
+    t.equal(res.status, 401)
+    t.equal(res.code, 'UNAUTHORIZED')
     const legit = signJwt(claims, own, 'own-kid-1')
-    t.equal((await me(`Bearer ${legit}`)).statusCode, 200, 'the same secret works for its own tenant')
+    t.equal((await me(`Bearer ${legit}`)).status, 200, 'the same secret works for its own tenant')
   })
 
   t.test('401 TOKEN_EXPIRED with text "Token expired" past exp', async (t) => {
     const short = await tokenFor(app, user, 60)
     clock.advance(61_000)
     const res = await me(`Bearer ${short}`)
-    t.equal(res.statusCode, 401)
-    t.same(res.json(), { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
+    t.equal(res.status, 401)
+    t.same(res.body, { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
   })
 
   t.test('a token accepted before (and remembered) is still refused once past exp', async (t) => {
     const short = await tokenFor(app, user, 60)
-    t.equal((await me(`Bearer ${short}`)).statusCode, 200)
+    t.equal((await me(`Bearer ${short}`)).status, 200)
     clock.advance(59_000)
-    t.equal((await me(`Bearer ${short}`)).statusCode, 200, 'a second before exp')
+    t.equal((await me(`Bearer ${short}`)).status, 200, 'a second before exp')
     clock.advance(1_000)
     const res = await me(`Bearer ${short}`)
-    t.equal(res.statusCode, 401)
-    t.same(res.json(), { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
+    t.equal(res.status, 401)
+    t.same(res.body, { success: false, error: 'Token expired', code: 'TOKEN_EXPIRED' })
   })
 
   t.test('401 for garbage, a malformed header and no credential', async (t) => {
-    t.equal((await me('Bearer not.a.jwt')).statusCode, 401)
-    t.equal((await me('Basic abc')).statusCode, 401)
-    const none = await app.inject({ method: 'GET', url: '/api/v1/me' })
-    t.equal(none.statusCode, 401)
-    t.equal(none.json().code, 'UNAUTHORIZED')
+    t.equal((await me('Bearer not.a.jwt')).status, 401)
+    t.equal((await me('Basic abc')).status, 401)
+    const none = await call(app, 'getMe')
+    t.equal(none.status, 401)
+    t.equal(none.code, 'UNAUTHORIZED')
   })
 })
 
@@ -104,38 +104,34 @@ t.test('Client Key credentials at the gate', async (t) => {
   const key = await createKey(app, tenant, ['users:create'])
   // POST /register is a JWT / Key route; an empty body is a 400 that only a request past the gate gets.
   const PASSED = 400
-  const logs = (headers: Record<string, string>) =>
-    app.inject({ method: 'POST', url: '/api/v1/register', headers, payload: {} })
+  const logs = (headers: Record<string, string>, as: As = {}) =>
+    call(app, 'register', { ...as, headers }, { body: unchecked({}) })
 
   t.test('works through X-Client-Key and through Authorization: Bearer ck_', async (t) => {
-    t.equal((await logs({ 'x-client-key': key.value })).statusCode, PASSED)
-    t.equal((await logs({ authorization: `Bearer ${key.value}` })).statusCode, PASSED)
+    t.equal((await logs({ 'x-client-key': key.value })).status, PASSED)
+    t.equal((await logs({ authorization: `Bearer ${key.value}` })).status, PASSED)
   })
 
   t.test('401 when both a JWT and a key are sent', async (t) => {
     const res = await logs({ authorization: `Bearer ${token}`, 'x-client-key': key.value })
-    t.equal(res.statusCode, 401)
-    t.equal(res.json().code, 'UNAUTHORIZED')
+    t.equal(res.status, 401)
+    t.equal(res.code, 'UNAUTHORIZED')
   })
 
   t.test('401 for a key on a JWT-only route', async (t) => {
-    const res = await app.inject({
-      method: 'GET',
-      url: '/api/v1/auth-logs',
-      headers: { 'x-client-key': key.value },
-    })
-    t.equal(res.statusCode, 401)
+    const res = await call(app, 'listAuthLogs', { key: key.value })
+    t.equal(res.status, 401)
   })
 
   t.test('401 for an unknown key', async (t) => {
-    t.equal((await logs({ 'x-client-key': 'ck_' + 'x'.repeat(43) })).statusCode, 401)
+    t.equal((await logs({ 'x-client-key': 'ck_' + 'x'.repeat(43) })).status, 401)
   })
 
   t.test('403 FORBIDDEN for a key without the permission', async (t) => {
     const weak = await createKey(app, tenant, ['users:read'])
     const res = await logs({ 'x-client-key': weak.value })
-    t.equal(res.statusCode, 403)
-    t.equal(res.json().code, 'FORBIDDEN')
+    t.equal(res.status, 403)
+    t.equal(res.code, 'FORBIDDEN')
   })
 
   t.test('403 IP_NOT_ALLOWED and ORIGIN_NOT_ALLOWED from the allowlists', async (t) => {
@@ -143,40 +139,22 @@ t.test('Client Key credentials at the gate', async (t) => {
       ipAllowlist: ['203.0.113.0/24', '2001:db8::/32'],
       originAllowlist: ['https://ok.example.test'],
     })
-    const ok = await app.inject({
-      method: 'POST',
-      url: '/api/v1/register',
-      payload: {},
-      remoteAddress: '203.0.113.9',
-      headers: { 'x-client-key': fenced.value, origin: 'https://ok.example.test' },
-    })
-    t.equal(ok.statusCode, PASSED)
-    const v6 = await app.inject({
-      method: 'POST',
-      url: '/api/v1/register',
-      payload: {},
-      remoteAddress: '2001:db8::5',
-      headers: { 'x-client-key': fenced.value },
-    })
-    t.equal(v6.statusCode, PASSED, 'IPv6 in the list, no Origin header is allowed')
-    const ip = await app.inject({
-      method: 'POST',
-      url: '/api/v1/register',
-      payload: {},
-      remoteAddress: '198.51.100.1',
-      headers: { 'x-client-key': fenced.value },
-    })
-    t.equal(ip.statusCode, 403)
-    t.equal(ip.json().code, 'IP_NOT_ALLOWED')
-    const origin = await app.inject({
-      method: 'POST',
-      url: '/api/v1/register',
-      payload: {},
-      remoteAddress: '203.0.113.9',
-      headers: { 'x-client-key': fenced.value, origin: 'https://evil.example.test' },
-    })
-    t.equal(origin.statusCode, 403)
-    t.equal(origin.json().code, 'ORIGIN_NOT_ALLOWED')
+    const ok = await logs(
+      { 'x-client-key': fenced.value, origin: 'https://ok.example.test' },
+      { ip: '203.0.113.9' },
+    )
+    t.equal(ok.status, PASSED)
+    const v6 = await logs({ 'x-client-key': fenced.value }, { ip: '2001:db8::5' })
+    t.equal(v6.status, PASSED, 'IPv6 in the list, no Origin header is allowed')
+    const ip = await logs({ 'x-client-key': fenced.value }, { ip: '198.51.100.1' })
+    t.equal(ip.status, 403)
+    t.equal(ip.code, 'IP_NOT_ALLOWED')
+    const origin = await logs(
+      { 'x-client-key': fenced.value, origin: 'https://evil.example.test' },
+      { ip: '203.0.113.9' },
+    )
+    t.equal(origin.status, 403)
+    t.equal(origin.code, 'ORIGIN_NOT_ALLOWED')
   })
 })
 
@@ -185,42 +163,33 @@ t.test('listAuthLogs: GET /auth-logs', async (t) => {
   const tenant = await createTenant(app)
   const admin = await createUser(app, tenant, { roles: ['admin'] })
   const plain = await createUser(app, tenant, { roles: ['user'] })
-  const auth = { authorization: `Bearer ${await tokenFor(app, admin)}` }
+  const auth = { token: await tokenFor(app, admin) }
   for (const ip of ['192.0.2.1', '192.0.2.2']) {
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: ip,
-      payload: { tenantCode: tenant.code, identifier: admin.email, password: 'wrong-password' },
-    })
+    await loginAs(app, admin, { password: 'wrong-password', ip })
   }
-  const list = (q: string) => app.inject({ method: 'GET', url: `/api/v1/auth-logs${q}`, headers: auth })
+  const list = (query: Req<'listAuthLogs'>['query'] = {}) => call(app, 'listAuthLogs', auth, { query })
 
   t.test('lists rows newest first with filters and paging', async (t) => {
-    const all = (await list('')).json().data
+    const all = (await list()).data
     t.equal(all.total, 2)
     t.equal(all.limit, 50)
     t.equal(all.offset, 0)
-    t.equal(all.items[0].ip_address, '192.0.2.2', 'newest first')
-    t.equal((await list('?ip=192.0.2.1')).json().data.total, 1)
-    t.equal((await list('?success=true')).json().data.total, 0)
-    t.equal((await list('?action=LOGIN&since=1h')).json().data.total, 2)
-    t.equal((await list(`?userId=${admin.id}&limit=1&offset=1`)).json().data.items.length, 1)
+    t.equal(all.items[0]?.ip_address, '192.0.2.2', 'newest first')
+    t.equal((await list({ ip: '192.0.2.1' })).data.total, 1)
+    t.equal((await list({ success: true })).data.total, 0)
+    t.equal((await list({ action: 'LOGIN', since: '1h' })).data.total, 2)
+    t.equal((await list({ userId: admin.id, limit: 1, offset: 1 })).data.items.length, 1)
   })
 
   t.test('400 for a limit over 500 and a bad since', async (t) => {
-    t.equal((await list('?limit=501')).statusCode, 400)
-    t.equal((await list('?since=yesterday')).statusCode, 400)
-    t.equal((await list('?since=0h')).statusCode, 400, 'an empty window is not silently ignored')
+    t.equal((await list({ limit: 501 })).status, 400)
+    t.equal((await list({ since: 'yesterday' })).status, 400)
+    t.equal((await list({ since: '0h' })).status, 400, 'an empty window is not silently ignored')
   })
 
   t.test('403 without auth:logs', async (t) => {
-    const res = await app.inject({
-      method: 'GET',
-      url: '/api/v1/auth-logs',
-      headers: { authorization: `Bearer ${await tokenFor(app, plain)}` },
-    })
-    t.equal(res.statusCode, 403)
+    const res = await call(app, 'listAuthLogs', { token: await tokenFor(app, plain) })
+    t.equal(res.status, 403)
   })
 })
 
@@ -259,24 +228,15 @@ t.test('one credential header of each kind, and bounded token lifetimes', async 
   t.equal(await users([`X-Client-Key: ${key.value}`, `X-Client-Key: ${key.value}`]), 401, 'two X-Client-Key')
 
   // The tenant's own secret signs whatever it likes; the lifetime rules still hold.
-  const generated = await app.inject({
-    method: 'POST',
-    url: '/api/v1/tenants/me/jwt-secret/generate',
-    headers: { authorization: `Bearer ${token}` },
-  })
-  const { secret, kid } = generated.json().data as { secret: string; kid: string }
+  const generated = await call(app, 'generateJwtSecret', { token })
+  const { secret, kid } = generated.data as { secret: string; kid: string }
   const claims = decodeJwtUnverified(token)?.payload ?? {}
   const now = Math.floor(Date.now() / 1000)
-  const me = (c: object) =>
-    app.inject({
-      method: 'GET',
-      url: '/api/v1/me',
-      headers: { authorization: `Bearer ${signJwt({ ...claims, ...c }, secret, kid)}` },
-    })
-  t.equal((await me({ iat: now, exp: now + 600 })).statusCode, 200, 'a sane token of its own')
-  t.equal((await me({ iat: now, exp: 1e20 })).statusCode, 401, 'exp of 10^20')
-  t.equal((await me({ iat: now, exp: now + 86_401 })).statusCode, 401, 'exp - iat over a day')
-  t.equal((await me({ iat: now - 10, exp: now + 86_390 })).statusCode, 200, 'exactly a day')
-  t.equal((await me({ iat: now + 120, exp: now + 600 })).statusCode, 401, 'iat two minutes ahead')
-  t.equal((await me({ iat: undefined, exp: now + 600 })).statusCode, 401, 'no iat')
+  const me = (c: object) => call(app, 'getMe', { token: signJwt({ ...claims, ...c }, secret, kid) })
+  t.equal((await me({ iat: now, exp: now + 600 })).status, 200, 'a sane token of its own')
+  t.equal((await me({ iat: now, exp: 1e20 })).status, 401, 'exp of 10^20')
+  t.equal((await me({ iat: now, exp: now + 86_401 })).status, 401, 'exp - iat over a day')
+  t.equal((await me({ iat: now - 10, exp: now + 86_390 })).status, 200, 'exactly a day')
+  t.equal((await me({ iat: now + 120, exp: now + 600 })).status, 401, 'iat two minutes ahead')
+  t.equal((await me({ iat: undefined, exp: now + 600 })).status, 401, 'no iat')
 })

@@ -2,40 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { backends } from '../helpers/db.js'
-import {
-  activeSessions,
-  createTenant,
-  createUser,
-  freshIp,
-  PASSWORD,
-  type TenantFx,
-  type UserFx,
-} from '../helpers/fixtures.js'
-import { loginTokens, logoutWith } from '../helpers/call.js'
+import { activeSessions, createTenant, createUser } from '../helpers/fixtures.js'
+import { loginAs, loginTokens, logoutWith, refresh } from '../helpers/call.js'
+import { liveTokensOf, sessionOfToken } from '../helpers/sessions.js'
 import type { PasswordHasher } from '../../src/lib/hashing.js'
-import { sha256Hex } from '../../src/lib/tokens.js'
 import { retryOnContention } from '../../src/db/contention.js'
 import { AppError } from '../../src/errors.js'
 
 // Races between logins, refreshes and logouts of one user (logout in openapi/paths/auth.yaml, and
 // docs/decisions.md D9: no 500 from lock contention). PGlite has one connection, so there the requests interleave only between
 // statements; the real races need PostgreSQL (TEST_DATABASE_URL).
-
-interface Pair {
-  accessToken: string
-  refreshToken: string
-}
-
-const login = (app: TestApp, tenant: TenantFx, user: UserFx) =>
-  app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  })
-
-const refresh = (app: TestApp, refreshToken: string) =>
-  app.inject({ method: 'POST', url: '/api/v1/refresh', remoteAddress: freshIp(), payload: { refreshToken } })
 
 /** Why: bcrypt cost 12 would allow a handful of logins a second; the races are about the database. */
 function cheapPasswords(app: TestApp): void {
@@ -51,13 +27,12 @@ for (const backend of backends()) {
     cheapPasswords(app)
     const tenant = await createTenant(app)
     const user = await createUser(app, tenant)
-    const db = app.ctx.dbs.forTenant(tenant.id)
     const rounds = backend === 'postgres' ? 50 : 5
     let refreshedFirst = 0
     for (let i = 0; i < rounds; i++) {
       const first = await loginTokens(app, user)
       // Even rounds log out with an already rotated token, odd rounds with the one being refreshed.
-      const second = (await refresh(app, first.refreshToken)).json().data as Pair
+      const second = (await refresh(app, first.refreshToken)).data
       const racing = i % 2 === 0 ? first.refreshToken : second.refreshToken
       // Why a delay in half the rounds: a refresh is one statement, a logout a few, so without it the
       // refresh nearly always takes the session lock first; both orders must hold.
@@ -68,34 +43,17 @@ for (const backend of backends()) {
       ])
       t.equal(out.status, 200)
       t.same(out.data, { revoked: true }, `round ${i}: the session was active, so revoked`)
-      if (r.statusCode === 200) {
+      if (r.status === 200) {
         refreshedFirst++
-        const successor = (r.json().data as Pair).refreshToken
+        const successor = r.data.refreshToken
         const again = await refresh(app, successor)
-        t.equal(again.statusCode, 401, `round ${i}: the successor does not refresh after the logout`)
+        t.equal(again.status, 401, `round ${i}: the successor does not refresh after the logout`)
       } else {
-        t.equal(r.json().code, 'INVALID_REFRESH_TOKEN')
+        t.equal(r.code, 'INVALID_REFRESH_TOKEN')
       }
-      const sessionId = (
-        await db
-          .selectFrom('refresh_tokens')
-          .select('session_id')
-          .where('tenant_id', '=', tenant.id)
-          .where('token_hash', '=', sha256Hex(first.refreshToken))
-          .executeTakeFirstOrThrow()
-      ).session_id
-      const live = await db
-        .selectFrom('refresh_tokens')
-        .select('id')
-        .where('session_id', '=', sessionId)
-        .where('revoked_at', 'is', null)
-        .execute()
+      const session = await sessionOfToken(app, tenant.id, first.refreshToken)
+      const live = await liveTokensOf(app, tenant.id, session.id)
       t.equal(live.length, 0, `round ${i}: no live token of the session`)
-      const session = await db
-        .selectFrom('sessions')
-        .select(['revoked_at', 'revoked_reason'])
-        .where('id', '=', sessionId)
-        .executeTakeFirstOrThrow()
       t.ok(session.revoked_at, `round ${i}: the session row is revoked`)
     }
     t.comment(`${refreshedFirst} of ${rounds} refreshes won the race`)
@@ -116,9 +74,9 @@ for (const backend of backends()) {
       const count = (s: number) => statuses.set(s, (statuses.get(s) ?? 0) + 1)
       const loginLoop = async () => {
         while (Date.now() < until) {
-          const res = await login(app, tenant, user)
-          count(res.statusCode)
-          if (res.statusCode === 200) tokens.push((res.json().data as Pair).refreshToken)
+          const res = await loginAs(app, user)
+          count(res.status)
+          if (res.status === 200) tokens.push(res.data.refreshToken)
         }
       }
       const refreshLoop = async () => {
@@ -130,8 +88,8 @@ for (const backend of backends()) {
             continue
           }
           const res = await refresh(app, token)
-          count(res.statusCode)
-          if (res.statusCode === 200) tokens.push((res.json().data as Pair).refreshToken)
+          count(res.status)
+          if (res.status === 200) tokens.push(res.data.refreshToken)
         }
       }
       await Promise.all([...Array.from({ length: 4 }, loginLoop), ...Array.from({ length: 6 }, refreshLoop)])

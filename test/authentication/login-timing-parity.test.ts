@@ -1,6 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant, createUser, freshIp, PASSWORD } from '../helpers/fixtures.js'
+import { login as loginCall } from '../helpers/call.js'
+import { createTenant, createUser, PASSWORD } from '../helpers/fixtures.js'
 
 // Timing parity without timing: every failed login, whatever the reason, costs exactly one bcrypt
 // cost-12 compare (a real one or the dummy), and answers the same bytes. Counting the compares is
@@ -28,13 +29,8 @@ t.test('login: unknown and known identifiers cost the same (one compare each)', 
   }
   const login = async (identifier: string, password: string) => {
     compares = 0
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: freshIp(),
-      payload: { tenantCode: tenant.code, identifier, password },
-    })
-    return { status: res.statusCode, body: res.body, compares }
+    const res = await loginCall(app, tenant.code, identifier, password)
+    return { status: res.status, body: res.raw, compares }
   }
   const cases: [string, string, string][] = [
     ['unknown identifier', 'nobody@example.test', PASSWORD],

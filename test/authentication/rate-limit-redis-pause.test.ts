@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import net from 'node:net'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { call } from '../helpers/call.js'
 
 // A Redis that stops answering (CLIENT PAUSE, DEBUG SLEEP, a stalled network) keeps its connections
 // open, so the client stays "ready"; docs/decisions.md D6 gives it 100 ms a command, then the local
@@ -139,8 +140,7 @@ async function pausableProxy(target: string): Promise<Switch> {
 }
 
 async function health(app: TestApp): Promise<{ status: string; redis: string }> {
-  const res = await app.inject({ method: 'GET', url: '/api/v1/health', remoteAddress: '192.0.2.200' })
-  const data = res.json().data
+  const { data } = await call(app, 'getHealth', { ip: '192.0.2.200' })
   return { status: data.status, redis: data.redis.status }
 }
 
@@ -165,13 +165,8 @@ async function pausedRedis(t: Test, redis: Switch, resume: { lostReplies?: boole
   const started = performance.now()
   const statuses: number[] = []
   for (let i = 0; i < 10; i++) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: '203.0.113.77',
-      payload: loginBody,
-    })
-    statuses.push(res.statusCode)
+    const res = await call(app, 'login', { ip: '203.0.113.77' }, { body: loginBody })
+    statuses.push(res.status)
   }
   const ms = performance.now() - started
   t.same(statuses, [404, 404, 404, 404, 404, 429, 429, 429, 429, 429], 'answered, on the local budget')

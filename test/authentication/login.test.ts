@@ -2,13 +2,14 @@ import t from 'tap'
 import { hash as argon2Hash } from '@node-rs/argon2'
 import { hashSync } from '@node-rs/bcrypt'
 import { buildTestApp } from '../helpers/app.js'
+import { call, login, loginAs, refresh, unchecked, type BodyOf } from '../helpers/call.js'
 import {
   activeSessions,
   createTenant,
   createUser,
   deactivateTenant,
-  freshIp,
   PASSWORD,
+  userRow,
 } from '../helpers/fixtures.js'
 import { decodeJwtUnverified } from '../../src/lib/jwt.js'
 
@@ -16,8 +17,7 @@ t.test('login: POST /login', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant, { roles: ['admin'] })
-  const login = (payload: object, ip = freshIp()) =>
-    app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress: ip, payload })
+  const signIn = (body: BodyOf<'login'>) => call(app, 'login', null, { body })
   const auditRows = (userId: string | null) =>
     app.ctx.dbs
       .forTenant(tenant.id)
@@ -29,13 +29,9 @@ t.test('login: POST /login', async (t) => {
       .execute()
 
   t.test('200 with tokens, user and claims', async (t) => {
-    const res = await login({
-      tenantCode: tenant.code.toUpperCase(),
-      identifier: ` ${user.email.toUpperCase()} `,
-      password: PASSWORD,
-    })
-    t.equal(res.statusCode, 200)
-    const { data } = res.json()
+    const res = await login(app, tenant.code.toUpperCase(), ` ${user.email.toUpperCase()} `)
+    t.equal(res.status, 200)
+    const { data } = res
     t.equal(data.expiresIn, 900)
     t.same(data.user, {
       id: user.id,
@@ -67,28 +63,20 @@ t.test('login: POST /login', async (t) => {
   })
 
   t.test('404 TENANT_NOT_FOUND for an unknown tenant code', async (t) => {
-    const res = await login({ tenantCode: 'no-such-tenant', identifier: user.email, password: PASSWORD })
-    t.equal(res.statusCode, 404)
-    t.equal(res.json().code, 'TENANT_NOT_FOUND')
+    const res = await login(app, 'no-such-tenant', user.email)
+    t.equal(res.status, 404)
+    t.equal(res.code, 'TENANT_NOT_FOUND')
   })
 
   t.test(
     '401 INVALID_CREDENTIALS: unknown identifier and wrong password answer byte-identically',
     async (t) => {
-      const unknown = await login({
-        tenantCode: tenant.code,
-        identifier: 'nobody@example.test',
-        password: PASSWORD,
-      })
-      const wrong = await login({
-        tenantCode: tenant.code,
-        identifier: user.email,
-        password: 'not-the-password',
-      })
-      t.equal(unknown.statusCode, 401)
-      t.equal(wrong.statusCode, 401)
-      t.equal(unknown.body, wrong.body)
-      t.equal(unknown.json().code, 'INVALID_CREDENTIALS')
+      const unknown = await login(app, tenant.code, 'nobody@example.test')
+      const wrong = await loginAs(app, user, { password: 'not-the-password' })
+      t.equal(unknown.status, 401)
+      t.equal(wrong.status, 401)
+      t.equal(unknown.raw, wrong.raw)
+      t.equal(unknown.code, 'INVALID_CREDENTIALS')
       const strip = (h: Record<string, unknown>) => {
         const {
           'x-request-id': _a,
@@ -113,28 +101,24 @@ t.test('login: POST /login', async (t) => {
 
   t.test('401 for an identifier kind the tenant has not enabled', async (t) => {
     await createUser(app, tenant, { username: 'alice_u' })
-    const res = await login({ tenantCode: tenant.code, identifier: 'alice_u', password: PASSWORD })
-    t.equal(res.statusCode, 401)
-    t.equal(res.json().code, 'INVALID_CREDENTIALS')
+    const res = await login(app, tenant.code, 'alice_u')
+    t.equal(res.status, 401)
+    t.equal(res.code, 'INVALID_CREDENTIALS')
   })
 
   t.test('403 USER_INACTIVE for a right password on a suspended user', async (t) => {
     const suspended = await createUser(app, tenant, { status: 'SUSPENDED' })
-    const res = await login({ tenantCode: tenant.code, identifier: suspended.email, password: PASSWORD })
-    t.equal(res.statusCode, 403)
-    t.equal(res.json().code, 'USER_INACTIVE')
-    const wrong = await login({
-      tenantCode: tenant.code,
-      identifier: suspended.email,
-      password: 'nope-nope-nope',
-    })
-    t.equal(wrong.json().code, 'INVALID_CREDENTIALS', 'a wrong password reveals nothing about status')
+    const res = await loginAs(app, suspended)
+    t.equal(res.status, 403)
+    t.equal(res.code, 'USER_INACTIVE')
+    const wrong = await loginAs(app, suspended, { password: 'nope-nope-nope' })
+    t.equal(wrong.code, 'INVALID_CREDENTIALS', 'a wrong password reveals nothing about status')
   })
 
   t.test('400 VALIDATION_ERROR for a missing field', async (t) => {
-    const res = await login({ tenantCode: tenant.code, identifier: user.email })
-    t.equal(res.statusCode, 400)
-    t.equal(res.json().code, 'VALIDATION_ERROR')
+    const res = await signIn(unchecked({ tenantCode: tenant.code, identifier: user.email }))
+    t.equal(res.status, 400)
+    t.equal(res.code, 'VALIDATION_ERROR')
   })
 })
 
@@ -142,30 +126,15 @@ t.test('login: username and cpf_cnpj identifiers when enabled', async (t) => {
   const app = await buildTestApp(t)
   const tenant = await createTenant(app, { loginIdentifiers: ['username', 'cpf_cnpj'] })
   await createUser(app, tenant, { username: 'Bob.Smith' })
-  const ok = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: 'bob.smith', password: PASSWORD },
-  })
-  t.equal(ok.statusCode, 200, 'username compared case-insensitively')
+  const ok = await login(app, tenant.code, 'bob.smith')
+  t.equal(ok.status, 200, 'username compared case-insensitively')
   const db = app.ctx.dbs.forTenant(tenant.id)
   const u = await createUser(app, tenant, { username: 'carla' })
   await db.updateTable('users').set({ cpf_cnpj: '52998224725' }).where('id', '=', u.id).execute()
-  const cpf = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: '529.982.247-25', password: PASSWORD },
-  })
-  t.equal(cpf.statusCode, 200, 'CPF with punctuation')
-  const email = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
-  })
-  t.equal(email.statusCode, 401, 'email not enabled in this tenant')
+  const cpf = await login(app, tenant.code, '529.982.247-25')
+  t.equal(cpf.status, 200, 'CPF with punctuation')
+  const email = await loginAs(app, u)
+  t.equal(email.status, 401, 'email not enabled in this tenant')
 })
 
 t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit row', async (t) => {
@@ -173,14 +142,9 @@ t.test('login: 404 TENANT_NOT_FOUND for an INACTIVE tenant, and a failure audit 
   const tenant = await createTenant(app)
   const user = await createUser(app, tenant)
   await deactivateTenant(app, tenant.id)
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/v1/login',
-    remoteAddress: freshIp(),
-    payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-  })
-  t.equal(res.statusCode, 404)
-  t.equal(res.json().code, 'TENANT_NOT_FOUND')
+  const res = await loginAs(app, user)
+  t.equal(res.status, 404)
+  t.equal(res.code, 'TENANT_NOT_FOUND')
   const rows = await app.ctx.dbs.main
     .selectFrom('tessera_audit.audit_log')
     .selectAll()
@@ -207,18 +171,9 @@ t.test('login: imported hashes verify and are upgraded to bcrypt cost 12', async
     .where('id', '=', b.id)
     .execute()
   for (const u of [a, b]) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: freshIp(),
-      payload: { tenantCode: tenant.code, identifier: u.email, password: PASSWORD },
-    })
-    t.equal(res.statusCode, 200)
-    const row = await db
-      .selectFrom('users')
-      .select('password_hash')
-      .where('id', '=', u.id)
-      .executeTakeFirstOrThrow()
+    const res = await loginAs(app, u)
+    t.equal(res.status, 200)
+    const row = await userRow(app, tenant.id, u.id)
     t.match(row.password_hash, /^\$2b\$12\$/, 'rehashed to bcrypt cost 12')
   }
 })
@@ -229,25 +184,15 @@ t.test(
     const app = await buildTestApp(t)
     const tenant = await createTenant(app, { maxConcurrentSessions: 2 })
     const user = await createUser(app, tenant)
-    const login = () =>
-      app.inject({
-        method: 'POST',
-        url: '/api/v1/login',
-        remoteAddress: freshIp(),
-        payload: { tenantCode: tenant.code, identifier: user.email, password: PASSWORD },
-      })
-    const first = (await login()).json().data
-    await login()
-    await login()
-    const refreshFirst = await app.inject({
-      method: 'POST',
-      url: '/api/v1/refresh',
-      payload: { refreshToken: first.refreshToken },
-    })
-    t.equal(refreshFirst.statusCode, 401, 'the oldest session was evicted')
-    t.equal(refreshFirst.json().code, 'INVALID_REFRESH_TOKEN')
-    const results = await Promise.all([login(), login(), login()])
-    t.ok(results.every((r) => r.statusCode === 200))
+    const signIn = () => loginAs(app, user)
+    const first = (await signIn()).data
+    await signIn()
+    await signIn()
+    const refreshFirst = await refresh(app, first.refreshToken)
+    t.equal(refreshFirst.status, 401, 'the oldest session was evicted')
+    t.equal(refreshFirst.code, 'INVALID_REFRESH_TOKEN')
+    const results = await Promise.all([signIn(), signIn(), signIn()])
+    t.ok(results.every((r) => r.status === 200))
     const active = await activeSessions(app, user)
     t.equal(active.length, 2, 'concurrent logins never leave more than the limit')
   },
@@ -264,15 +209,9 @@ t.test('login: a password over 72 bytes never logs in on its first 72', async (t
     .set({ password_hash: await app.ctx.hasher.hash(exact) })
     .where('id', '=', user.id)
     .execute()
-  const login = (password: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/api/v1/login',
-      remoteAddress: freshIp(),
-      payload: { tenantCode: tenant.code, identifier: user.email, password },
-    })
-  t.equal((await login(exact)).statusCode, 200, '72 bytes log in')
-  const longer = await login(exact + 'anything')
-  t.equal(longer.statusCode, 401, '72 bytes plus a suffix do not')
-  t.equal(longer.json().code, 'INVALID_CREDENTIALS')
+  const signIn = (password: string) => loginAs(app, user, { password })
+  t.equal((await signIn(exact)).status, 200, '72 bytes log in')
+  const longer = await signIn(exact + 'anything')
+  t.equal(longer.status, 401, '72 bytes plus a suffix do not')
+  t.equal(longer.code, 'INVALID_CREDENTIALS')
 })
