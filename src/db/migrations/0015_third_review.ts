@@ -63,4 +63,17 @@ export const thirdReview: Migration = {
       check (purpose in ('reset', 'verify', 'change'))`.execute(db)
     await sql`alter table publishable_keys add column created_by uuid`.execute(db)
   },
+  async down(db: Kysely<unknown>) {
+    await sql`alter table publishable_keys drop column created_by`.execute(db)
+    await sql`delete from email_tokens where purpose = 'change'`.execute(db)
+    await sql`alter table email_tokens drop constraint email_tokens_purpose_check`.execute(db)
+    await sql`alter table email_tokens add constraint email_tokens_purpose_check
+      check (purpose in ('reset', 'verify'))`.execute(db)
+    await sql`alter table email_tokens drop column user_version`.execute(db)
+    await sql`drop trigger users_security_version on users`.execute(db)
+    await sql`drop function users_bump_security_version()`.execute(db)
+    await sql`alter table users drop column security_version`.execute(db)
+    await sql`alter table client_keys drop column behind_user_ids`.execute(db)
+    await setActionCheck(db, ACTIONS_0013)
+  },
 }
