@@ -5,7 +5,7 @@ import { AppError, fail } from '../../errors.js'
 import { normalizeEmail } from '../../lib/identifiers.js'
 import type { UserPrincipal } from '../../security/principal.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
-import { emailTakenByOther, lockUserWithVersion, updateUserRow } from '../users/queries.js'
+import { emailTakenByOther, lockUser, updateUserRow } from '../users/queries.js'
 import { HOURLY_CAP, hourAgo, queueEmailChangedNotice, queueMail, requireMailer } from './outbox.js'
 import { countRecentTokens } from './queries.js'
 import { mailerOf } from './sender.js'
@@ -51,7 +51,7 @@ export async function changeMyEmail(
     if (!tenant.authConfig.loginIdentifiers.includes('email'))
       badEmail('the tenant does not sign in by email')
     await db.transaction().execute(async (trx) => {
-      const user = (await lockUserWithVersion(trx, tenantId, actor.userId)) ?? fail('USER_NOT_FOUND')
+      const user = (await lockUser(trx, tenantId, actor.userId)) ?? fail('USER_NOT_FOUND')
       if (user.email?.toLowerCase() === email) badEmail('is your email already')
       if (await emailTakenByOther(trx, tenantId, email, user.id)) {
         fail('USER_ALREADY_EXISTS', 'Another user of the tenant has that email')

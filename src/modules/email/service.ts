@@ -14,12 +14,7 @@ import { userThrottleKeys } from '../account/lockout.js'
 import { revokeKeysBehindUser } from '../client-keys/queries.js'
 import { deleteUserMfaTokens, removeOtp } from '../otp/queries.js'
 import { deleteUserPasskeys } from '../passkeys/queries.js'
-import {
-  findUserForLogin,
-  lockUserWithVersion,
-  markEmailVerified,
-  setPasswordHash,
-} from '../users/queries.js'
+import { findUserForLogin, lockUser, markEmailVerified, setPasswordHash } from '../users/queries.js'
 import { applyEmailChange } from './change.js'
 import { HOURLY_CAP, hourAgo, queueMail, requireMailer } from './outbox.js'
 import { consumeToken, countRecentTokens, type TokenPurpose, type UsedToken } from './queries.js'
@@ -72,7 +67,7 @@ async function requestReset(ctx: AppContext, tenant: TenantInfo, identifier: str
   const user = enabled ? found : undefined
   const refused = await db.transaction().execute(async (trx): Promise<string | null> => {
     // Why the user's row lock: concurrent requests (on any instance) count the cap one after another.
-    const locked = await lockUserWithVersion(trx, tenant.id, user?.id ?? NIL_UUID)
+    const locked = await lockUser(trx, tenant.id, user?.id ?? NIL_UUID)
     const recent = await countRecentTokens(trx, tenant.id, user?.id ?? NIL_UUID, 'reset', hourAgo(ctx))
     if (!user || !locked) return 'unknown identifier'
     if (!user.email) return 'no email'
@@ -123,7 +118,7 @@ async function auditFailure(
  * even if changed back).
  */
 async function tokenUser(trx: Transaction<Database>, tenantId: string, token: UsedToken) {
-  const user = await lockUserWithVersion(trx, tenantId, token.userId)
+  const user = await lockUser(trx, tenantId, token.userId)
   if (!user || user.status !== 'ACTIVE' || user.security_version !== token.userVersion) {
     fail('INVALID_EMAIL_TOKEN')
   }
@@ -286,7 +281,7 @@ async function sendVerification(
   let capped = false
   try {
     await db.transaction().execute(async (trx) => {
-      const user = (await lockUserWithVersion(trx, tenant.id, userId)) ?? fail('USER_NOT_FOUND')
+      const user = (await lockUser(trx, tenant.id, userId)) ?? fail('USER_NOT_FOUND')
       if (authorize) await authorize(trx)
       if (!user.email)
         fail('VALIDATION_ERROR', 'The user has no email', [

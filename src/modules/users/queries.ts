@@ -51,9 +51,9 @@ export function findUserById(db: Kysely<Database>, tenantId: string, userId: str
   return userById(db, tenantId, userId).executeTakeFirst()
 }
 
-/** Locks one user row of the tenant (FOR UPDATE) until the transaction ends. Never returns password_hash. */
+/** Locks one user row of the tenant (FOR UPDATE) until the transaction ends, with its security_version (mail tokens record it). Never returns password_hash. */
 export function lockUser(trx: Transaction<Database>, tenantId: string, userId: string) {
-  return userById(trx, tenantId, userId).forUpdate().executeTakeFirst()
+  return userById(trx, tenantId, userId).select('users.security_version').forUpdate().executeTakeFirst()
 }
 
 /** A user's status and password hash, for checking a password outside the login path (change, reset). */
@@ -256,14 +256,6 @@ export async function markEmailVerified(
     .where('tenant_id', '=', tenantId)
     .where('id', '=', userId)
     .execute()
-}
-
-/**
- * Locks one user row (FOR UPDATE), as lockUser does, and reads its security_version too: a mail token
- * records it at issuance and is void once it moves. Never returns password_hash.
- */
-export function lockUserWithVersion(trx: Transaction<Database>, tenantId: string, userId: string) {
-  return userById(trx, tenantId, userId).select('users.security_version').forUpdate().executeTakeFirst()
 }
 
 /** Whether a user of the tenant other than `userId` has this email (compared lowercase, as its unique index). */
