@@ -196,6 +196,8 @@ interface RouteOut {
   permission: string | null
   rateLimit: Json
   recentAuth?: true
+  /** `x-protocol`: an endpoint whose request and answer an RFC fixes, handed to the protocol library whole. */
+  protocol?: true
   bodyRequired: boolean
   successStatus: number
   schema: SchemaObj
@@ -225,12 +227,15 @@ function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
       if (!id) throw new Error(`${method.toUpperCase()} ${path}: operationId missing`)
       const params = [...pathParams, ...((op.parameters ?? []) as Obj[])]
       const schema: SchemaObj = {}
+      // Why a protocol endpoint keeps only its path's schema: its query and form body are the library's to
+      // judge, with the RFC's own errors (`{ error, error_description }`), and its answer is the library's.
+      const protocol = op['x-protocol'] === true
       const p = paramsSchema(shared, params, 'path', id)
-      const q = paramsSchema(shared, params, 'query', id)
+      const q = protocol ? undefined : paramsSchema(shared, params, 'query', id)
       if (p) schema.params = p
       if (q) schema.querystring = q
       let bodyRequired = false
-      const body = op.requestBody
+      const body = protocol ? undefined : op.requestBody
       if (isObj(body)) {
         const content = (body.content ?? {}) as Obj
         const json = content['application/json']
@@ -261,6 +266,7 @@ function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
         rateLimit,
         // Why only when set: the route table's other entries stay as they were.
         ...(op['x-recent-auth'] === true ? { recentAuth: true as const } : {}),
+        ...(protocol ? { protocol: true as const } : {}),
         bodyRequired,
         successStatus: successStatus || 200,
         schema,

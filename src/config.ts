@@ -21,6 +21,11 @@ export interface Config {
   readonly redisKeyPrefix: string
   readonly platformTenantCode: string
   readonly routingAllowedHosts: readonly string[]
+  /**
+   * OUTBOUND_ALLOWED_HOSTS (contract section 24): hosts, as written in a URL, the service may reach over
+   * `http` and at any address (back-channel logout, identity providers); every other must be `https`.
+   */
+  readonly outboundAllowedHosts: readonly string[]
   readonly corsOrigins: readonly string[]
   readonly bootstrapClientKey: string | undefined
   readonly bootstrapAdminEmail: string | undefined
@@ -163,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisKeyPrefix,
     platformTenantCode,
     routingAllowedHosts: list('DATABASE_ROUTING_ALLOWED_HOSTS').map((h) => h.toLowerCase()),
+    outboundAllowedHosts: list('OUTBOUND_ALLOWED_HOSTS').map((h) => h.toLowerCase()),
     corsOrigins,
     bootstrapClientKey,
     bootstrapAdminEmail,

@@ -167,6 +167,8 @@ export interface AppContext {
    * every other instance through the change channel (contract section 14). Call it after the commit.
    */
   readonly changed: (change: ChangeMessage) => Promise<void>
+  /** Hears every change, this instance's and the others' (a module's cache that the context does not hold). */
+  readonly onChange: (listener: (change: ChangeMessage) => void) => void
   /** The change channel (health reports `degraded` while its status is `down`). */
   readonly channel: ChangeChannel
   /** `disabled` without REDIS_URL; replaced by the rate-limit plugin when Redis is configured. */

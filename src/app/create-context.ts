@@ -86,7 +86,9 @@ export async function createContext(
   )
   const keys = new KeyVerifier((hash) => findKeyByHash(opened.db, hash), config.platformTenantCode, clock)
   const publishableKeys = new PublishableKeyVerifier(opened.db)
+  const listeners = new Set<(m: ChangeMessage) => void>()
   const apply = (m: ChangeMessage) => {
+    for (const listener of listeners) listener(m)
     if (m.tenant) tenants.invalidate(m.tenant === '*' ? undefined : m.tenant)
     if (m.signing) keystore.invalidate(m.signing === '*' ? undefined : m.signing)
     // Why one flag for both kinds of key: a change of either is rare, and forgetting both caches costs
@@ -102,7 +104,7 @@ export async function createContext(
     opened.kind === 'postgres' && config.databaseUrl
       ? new PgChangeChannel(config.databaseUrl, opened.db, { log: options.log })
       : localChannel
-  await channel.start(apply, () => apply({ tenant: '*', clientKeys: true, signing: '*' }))
+  await channel.start(apply, () => apply({ tenant: '*', clientKeys: true, signing: '*', oauthClients: '*' }))
   return {
     config,
     dbs,
@@ -129,6 +131,7 @@ export async function createContext(
       apply(m)
       await channel.publish(m)
     },
+    onChange: (listener) => void listeners.add(listener),
     channel,
     redisStatus: () => 'disabled',
   }

@@ -16,6 +16,8 @@ export interface ChangeMessage {
   readonly signing?: string
   /** Client Keys (a revocation, an update, a rotation, or their tenant's status). */
   readonly clientKeys?: true
+  /** A tenant's OAuth clients or OpenID provider settings: its provider instance is rebuilt. */
+  readonly oauthClients?: string
 }
 
 /**
@@ -61,6 +63,7 @@ function parse(payload: string | undefined): (ChangeMessage & { from?: unknown }
       ...(str(o.tenant) ? { tenant: str(o.tenant) } : {}),
       ...(str(o.signing) ? { signing: str(o.signing) } : {}),
       ...(o.clientKeys === true ? { clientKeys: true as const } : {}),
+      ...(str(o.oauthClients) ? { oauthClients: str(o.oauthClients) } : {}),
     }
     return Object.keys(change).length === 0 ? null : { ...change, from: o.from }
   } catch {

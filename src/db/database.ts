@@ -98,6 +98,11 @@ export const AUDIT_ACTIONS = [
   'PUBLISHABLE_KEY_CREATE',
   'PUBLISHABLE_KEY_UPDATE',
   'PUBLISHABLE_KEY_REVOKE',
+  'OAUTH_CONSENT',
+  'OAUTH_TOKEN',
+  'OAUTH_CLIENT_CREATE',
+  'OAUTH_CLIENT_UPDATE',
+  'OAUTH_CLIENT_DELETE',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -347,7 +352,9 @@ export interface TenantSigningKeysTable {
   id: Generated<string>
   tenant_id: string
   kid: string
-  algorithm: 'EdDSA' | 'ES256'
+  algorithm: 'EdDSA' | 'ES256' | 'RS256'
+  /** `access`: the access tokens' pair; `oidc`: the RS256 pair of the OpenID provider (contract section 23). */
+  purpose: ColumnType<'access' | 'oidc', 'access' | 'oidc' | undefined, 'access' | 'oidc'>
   /** PKCS#8 PEM sealed with SECRETS_KEY. */
   private_key_enc: string
   public_jwk: ColumnType<Record<string, unknown>, string, string>
@@ -466,6 +473,44 @@ export interface PasskeyChallengesTable {
   created_at: CreatedAt
 }
 
+/** A tenant's OAuth client (contract section 23); the secret only as a SHA-256 hash. */
+export interface OAuthClientsTable {
+  id: Generated<string>
+  tenant_id: string
+  client_id: string
+  name: string
+  type: 'confidential' | 'public'
+  token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none'
+  redirect_uris: ColumnType<string[], string, string>
+  post_logout_redirect_uris: ColumnType<string[], string | undefined, string>
+  grant_types: ColumnType<string[], string, string>
+  scopes: ColumnType<string[], string, string>
+  first_party: Generated<boolean>
+  dynamic: Generated<boolean>
+  backchannel_logout_uri: string | null
+  logo_uri: string | null
+  client_uri: string | null
+  secret_hash: string | null
+  previous_secret_hash: string | null
+  previous_secret_expires_at: Date | null
+  created_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+/** What `oidc-provider` stores, per (tenant, model, id): its adapter's table. */
+export interface OidcPayloadsTable {
+  tenant_id: string
+  model: string
+  id: string
+  payload: ColumnType<Record<string, unknown>, string, string>
+  grant_id: string | null
+  uid: string | null
+  user_code: string | null
+  account_id: string | null
+  expires_at: Date | null
+  consumed_at: Date | null
+}
+
 export interface Database {
   service_settings: ServiceSettingsTable
   tenants: TenantsTable
@@ -495,4 +540,6 @@ export interface Database {
   signup_challenges_used: SignupChallengesUsedTable
   passkeys: PasskeysTable
   passkey_challenges: PasskeyChallengesTable
+  oauth_clients: OAuthClientsTable
+  oidc_payloads: OidcPayloadsTable
 }

@@ -20,6 +20,11 @@ export interface RouteSpec {
    * REAUTHENTICATION_REQUIRED; Client Keys are not asked. Absent on every other operation.
    */
   readonly recentAuth?: true
+  /**
+   * `x-protocol: true`: an OAuth or OpenID endpoint whose query, form body and answer an RFC fixes; only its
+   * path is validated here, and the protocol library (src/modules/oidc) answers the rest.
+   */
+  readonly protocol?: true
   readonly bodyRequired: boolean
   readonly successStatus: number
   readonly schema: {

@@ -12,6 +12,8 @@ import discoveryRoutes from './discovery/routes.js'
 import emailRoutes from './email/routes.js'
 import publishableKeysRoutes from './publishable-keys/routes.js'
 import passkeysRoutes from './passkeys/routes.js'
+import oauthClientsRoutes from './oauth-clients/routes.js'
+import oidcRoutes from './oidc/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -28,4 +30,6 @@ export const modules: FastifyPluginAsync[] = [
   discoveryRoutes,
   emailRoutes,
   publishableKeysRoutes,
+  oauthClientsRoutes,
+  oidcRoutes,
 ]

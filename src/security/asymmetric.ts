@@ -27,15 +27,28 @@ export function openPrivateKey(sealed: string, secretsKey: Buffer, tenantId: str
   return createPrivateKey(decryptSecret(sealed, secretsKey, privateKeyContext(tenantId, kid)))
 }
 
-/** A published public key (`Jwk`, openapi/components/signing.yaml). */
+/** A published public key (`Jwk`, openapi/components/signing.yaml); RSA for the OpenID provider's RS256. */
 export interface PublishedJwk {
-  kty: 'OKP' | 'EC'
+  kty: 'OKP' | 'EC' | 'RSA'
   crv?: 'Ed25519' | 'P-256'
   x?: string
   y?: string
+  n?: string
+  e?: string
   kid: string
-  alg: AsymmetricAlgorithm
+  alg: AsymmetricAlgorithm | 'RS256'
   use: 'sig'
+}
+
+/** A new RSA key pair (2048 bits) for the OpenID provider's ID tokens and JWT access tokens. */
+export function newRsaKeyPair(): { privateKey: KeyObject; publicKey: KeyObject } {
+  return generateKeyPairSync('rsa', { modulusLength: 2048 })
+}
+
+/** The public JWK of an RSA key (RS256) as a JWKS publishes it. */
+export async function publicRsaJwk(publicKey: KeyObject, kid: string): Promise<PublishedJwk> {
+  const { n, e } = await exportJWK(publicKey)
+  return { kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' }
 }
 
 /** The public JWK a JWKS publishes (RFC 7517): key type fields plus `kid`, `alg` and `use: "sig"`. */

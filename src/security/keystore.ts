@@ -30,7 +30,15 @@ export type VerificationKey =
 
 type Accepted = VerificationKey & { readonly until: number | null }
 
+/** The OpenID provider's RS256 keys of a tenant: the current private key and every public key honoured. */
+export interface OidcKeys {
+  readonly current: { readonly kid: string; readonly privateKey: KeyObject } | null
+  /** Current first; a retired one until its 7 days end. */
+  readonly published: readonly { readonly jwk: PublishedJwk; readonly until: number | null }[]
+}
+
 interface TenantKeys {
+  readonly oidc: OidcKeys
   readonly current: SigningKey
   /** kid → key and the instant (ms) it stops being honoured (null: current, no end). */
   readonly accepted: ReadonlyMap<string, Accepted>
@@ -91,13 +99,16 @@ export class Keystore {
     ])
     const accepted = new Map<string, Accepted>()
     let currentPair: SigningKey | null = null
+    const oidc = this.oidcOf(tenantId, pairs)
     for (const r of pairs) {
+      if (r.purpose === 'oidc' || r.algorithm === 'RS256') continue
       const jwk = asObject(r.public_jwk) as unknown as PublishedJwk
       const until = r.retired_at === null ? null : r.expires_at ? new Date(r.expires_at).getTime() : 0
-      accepted.set(r.kid, { alg: r.algorithm, publicKey: publicKeyOf(jwk), jwk, until })
+      const alg = r.algorithm
+      accepted.set(r.kid, { alg, publicKey: publicKeyOf(jwk), jwk, until })
       if (r.retired_at === null) {
         const privateKey = openPrivateKey(r.private_key_enc, this.secretsKey, tenantId, r.kid)
-        currentPair = { alg: r.algorithm, kid: r.kid, privateKey }
+        currentPair = { alg, kid: r.kid, privateKey }
       }
     }
     const alg = algorithmOf(tenant?.auth_config)
@@ -106,7 +117,7 @@ export class Keystore {
       // by a switch back to HS256 for what is left of its 7 days.
       for (const [kid, k] of hs.accepted) accepted.set(kid, k)
       for (const [kid, k] of [...accepted]) if (k.alg !== 'HS256' && k.until === null) accepted.delete(kid)
-      return { current: hs.current, accepted }
+      return { current: hs.current, accepted, oidc }
     }
     // Asymmetric: the current and previous key pairs, plus the HS256 secret a switch retired, for 7 days.
     const previousSecret = asMeta(tenant?.metadata).signing?.previousSecret
@@ -114,11 +125,39 @@ export class Keystore {
     if (previousSecret && retired) {
       accepted.set(previousSecret.kid, { ...retired, until: Date.parse(previousSecret.expiresAt) })
     }
-    return { current: currentPair, accepted }
+    return { current: currentPair, accepted, oidc }
+  }
+
+  /** The RS256 rows of the tenant as OidcKeys (the private key opened for the current one only). */
+  private oidcOf(tenantId: string, pairs: Awaited<ReturnType<SigningLookup['keyPairs']>>): OidcKeys {
+    let current: OidcKeys['current'] = null
+    const published: { jwk: PublishedJwk; until: number | null }[] = []
+    for (const r of pairs) {
+      if (r.purpose !== 'oidc') continue
+      const jwk = asObject(r.public_jwk) as unknown as PublishedJwk
+      if (r.retired_at === null) {
+        current = {
+          kid: r.kid,
+          privateKey: openPrivateKey(r.private_key_enc, this.secretsKey, tenantId, r.kid),
+        }
+        published.unshift({ jwk, until: null })
+      } else if (r.expires_at) published.push({ jwk, until: new Date(r.expires_at).getTime() })
+    }
+    return { current, published }
+  }
+
+  /** The tenant's OpenID provider keys (RS256), from the same 2-second cache. */
+  async oidcKeys(tenantId: string): Promise<OidcKeys> {
+    const keys = await this.cache.get(tenantId, () => this.load(tenantId))
+    const now = this.clock.now()
+    return {
+      current: keys.oidc.current,
+      published: keys.oidc.published.filter((k) => k.until === null || k.until > now),
+    }
   }
 
   /** The tenant's HS256 secrets: the current one (or the service default) and the one it replaced. */
-  private async loadSecrets(tenantId: string, metadata: unknown): Promise<TenantKeys> {
+  private async loadSecrets(tenantId: string, metadata: unknown): Promise<Omit<TenantKeys, 'oidc'>> {
     const rows = await this.rows.secrets(tenantId)
     const accepted = new Map<string, Accepted>()
     let current: SigningKey | null = null
@@ -179,6 +218,8 @@ export class Keystore {
       if (kid === keys.current.kid) out.unshift(k.jwk)
       else out.push(k.jwk)
     }
+    // The OpenID provider's RSA keys too (contract section 23): an HS256 tenant's set holds only these.
+    for (const k of keys.oidc.published) if (k.until === null || k.until > now) out.push(k.jwk)
     return out
   }
 

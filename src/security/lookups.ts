@@ -60,7 +60,7 @@ export interface SigningLookup {
   ): Promise<
     Pick<
       Selectable<TenantSigningKeysTable>,
-      'kid' | 'algorithm' | 'private_key_enc' | 'public_jwk' | 'retired_at' | 'expires_at'
+      'kid' | 'algorithm' | 'purpose' | 'private_key_enc' | 'public_jwk' | 'retired_at' | 'expires_at'
     >[]
   >
   /** Every HS256 secret of the tenant, current and retired (encrypted). */

@@ -19,19 +19,20 @@ const reauthenticate = () =>
  * RECENT_AUTH_SECONDS old is 401 REAUTHENTICATION_REQUIRED, and so is one whose `sid` names no live session of
  * its user opened at that `auth_time` (contract section 26: whoever holds the tenant's secret can sign any
  * `auth_time`, but cannot open a session). One session lookup, only for these operations and only once the
- * time passed. `userGone`, when given, is thrown for a user that no longer exists. Client Keys (no sign-in
- * behind them) and the operator pass.
+ * time passed. `userGone`, when given, is thrown for a user that no longer exists; `maxAgeSeconds` narrows the
+ * 600 seconds (an OpenID request's `max_age`). Client Keys (no sign-in behind them) and the operator pass.
  */
 export async function assertRecentSignIn(
   p: Principal,
   nowMs: number,
   sessions: SessionLookup,
   userGone?: () => Error,
+  maxAgeSeconds = RECENT_AUTH_SECONDS,
 ): Promise<void> {
   if (p.kind !== 'user') return
   const authTime = p.authTime ?? Number.NEGATIVE_INFINITY
   const age = Math.floor(nowMs / 1000) - authTime
-  if (!(age <= RECENT_AUTH_SECONDS && age >= -AHEAD_SECONDS)) throw reauthenticate()
+  if (!(age <= maxAgeSeconds && age >= -AHEAD_SECONDS)) throw reauthenticate()
   if (!UUID.test(p.sessionId) || !UUID.test(p.userId)) throw reauthenticate()
   const found = await sessions(p.tenantId, p.sessionId, p.userId, nowMs)
   // Why 404 where declared: a deleted user's token has no session left, and the operations on one's own

@@ -87,6 +87,25 @@ export function installContractGuard(app: FastifyInstance, violations: string[])
         violations.push(`route not in the document: ${m} ${route.url}`)
     }
   })
+  // A protocol endpoint's answer is written by the library (the reply is hijacked: no onSend); its status and
+  // media type are checked when the response ends, its body by the real clients of test/oidc/.
+  app.addHook('onResponse', async (req, reply) => {
+    const op = req.routeOptions.config?.operationId
+    const spec = op ? routes[op as keyof typeof routes] : undefined
+    if (!op || !spec || !('protocol' in spec) || !reply.sent) return
+    const status = reply.raw.statusCode
+    const ctype =
+      String(reply.raw.getHeader('content-type') ?? '')
+        .split(';')[0]
+        ?.trim() ?? ''
+    const media = declaredMedia(op, status)
+    const known = operations.get(op)?.[String(status)] !== undefined
+    if (!known)
+      violations.push(`${op} ${req.method} ${req.url} → ${status}: status ${status} is not declared`)
+    else if (ctype && !media[ctype] && (status < 300 || status >= 400))
+      violations.push(`${op} ${req.method} ${req.url} → ${status}: content type ${ctype} is not declared`)
+    else exercised.add(`${op} ${status}`)
+  })
   app.addHook('onSend', async (req, reply, payload) => {
     const op = req.routeOptions.config?.operationId
     if (!op) return payload

@@ -95,10 +95,12 @@ export async function signingApp(t: TestLike) {
       .selectFrom('tenant_signing_keys')
       .select(['kid', 'algorithm', 'private_key_enc'])
       .where('tenant_id', '=', fx.tenant.id)
+      .where('purpose', '=', 'access')
       .execute()
     for (const r of rows) {
       fx.keys.set(r.kid, {
-        alg: r.algorithm,
+        // Why the cast: an access-token pair (purpose access) is EdDSA or ES256, never RS256.
+        alg: r.algorithm as 'EdDSA' | 'ES256',
         key: openPrivateKey(r.private_key_enc, app.ctx.secretsKey, fx.tenant.id, r.kid),
       })
     }

@@ -76,21 +76,26 @@ t.test('request logger: the access line at info carries the request id the respo
   t.equal(access?.reqId, 'corr-42')
 })
 
-t.test('request logger: fatal and trace go through the level, silent writes nothing, child binds more', async (t) => {
-  const lines: string[] = []
-  const parent = pino({ level: 'trace' }, { write: (l: string) => void lines.push(l) })
-  const log = requestLogger(parent, { reqId: 'req-3' }, {})
-  log.fatal('stop')
-  log.trace('detail')
-  log.silent('never')
-  log.child({ part: 'inner' }).warn('from the child')
-  const got = lines.map((l) => JSON.parse(l) as { reqId?: string; msg?: string; level?: number; part?: string })
-  t.same(
-    got.map(({ reqId, msg, level, part }) => ({ reqId, msg, level, part })),
-    [
-      { reqId: 'req-3', msg: 'stop', level: 60, part: undefined },
-      { reqId: 'req-3', msg: 'detail', level: 10, part: undefined },
-      { reqId: 'req-3', msg: 'from the child', level: 40, part: 'inner' },
-    ],
-  )
-})
+t.test(
+  'request logger: fatal and trace go through the level, silent writes nothing, child binds more',
+  async (t) => {
+    const lines: string[] = []
+    const parent = pino({ level: 'trace' }, { write: (l: string) => void lines.push(l) })
+    const log = requestLogger(parent, { reqId: 'req-3' }, {})
+    log.fatal('stop')
+    log.trace('detail')
+    log.silent('never')
+    log.child({ part: 'inner' }).warn('from the child')
+    const got = lines.map(
+      (l) => JSON.parse(l) as { reqId?: string; msg?: string; level?: number; part?: string },
+    )
+    t.same(
+      got.map(({ reqId, msg, level, part }) => ({ reqId, msg, level, part })),
+      [
+        { reqId: 'req-3', msg: 'stop', level: 60, part: undefined },
+        { reqId: 'req-3', msg: 'detail', level: 10, part: undefined },
+        { reqId: 'req-3', msg: 'from the child', level: 40, part: 'inner' },
+      ],
+    )
+  },
+)

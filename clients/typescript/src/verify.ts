@@ -135,7 +135,8 @@ async function fetchDiscovery(
   if (typeof doc?.issuer !== 'string' || typeof doc.jwks_uri !== 'string') {
     throw new Error(`${url} did not answer a discovery document ({ issuer, jwks_uri })`)
   }
-  return { issuer: doc.issuer, jwks_uri: doc.jwks_uri }
+  // Why the whole document: it is the provider's (contract section 23), and every field of it is the caller's.
+  return doc as OpenIdConfiguration
 }
 
 /** The TesseraError (401) a refused token gets, or the error itself when it does not judge the token. */

@@ -14,6 +14,7 @@ import { publishableKeys } from './0012_publishable_keys.js'
 import { passkeys } from './0013_passkeys.js'
 import { auditRollup } from './0014_audit_rollup.js'
 import { thirdReview } from './0015_third_review.js'
+import { oidcProvider } from './0016_oidc_provider.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_passkeys': passkeys,
   '0014_audit_rollup': auditRollup,
   '0015_third_review': thirdReview,
+  '0016_oidc_provider': oidcProvider,
 }

@@ -57,9 +57,12 @@ export interface AuditEntry {
     passkeyId?: string
     /** An administrative event's object (contract section 25). */
     target?: {
-      type: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key'
+      type: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key' | 'oauth_client'
       id: string
     }
+    /** An OAuth client's `client_id` and, for OAUTH_TOKEN, the grant asked for (section 23). */
+    clientId?: string
+    grantType?: string
     /** The names of the fields the call set, never their values (section 25). */
     changed?: string[]
   }

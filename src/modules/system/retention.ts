@@ -14,6 +14,7 @@ import {
 } from '../sessions/sweep-queries.js'
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
+import { sweepExpiredPayloads } from '../oidc/payload-queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
 import { deleteExpiredChallenges as deleteExpiredPasskeyChallenges } from '../passkeys/queries.js'
 import { deleteExpiredChallenges } from '../publishable-keys/queries.js'
@@ -156,6 +157,8 @@ async function sweepSessions(
   const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
   await sweepEmailTables(conn, now)
   await deleteExpiredPasskeyChallenges(conn, now)
+  // The OpenID provider's expired payloads (codes, tokens, sessions, interactions; contract section 23).
+  await inBatches(() => sweepExpiredPayloads(conn, now, batch), batch)
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 

@@ -48,11 +48,16 @@ export async function insertSecret(trx: Transaction<Database>, row: Insertable<T
   await trx.insertInto('tenant_secrets').values(row).execute()
 }
 
-/** Deletes the tenant's retired key pairs. */
-export async function deleteRetiredKeyPairs(trx: Transaction<Database>, tenantId: string): Promise<void> {
+/** Deletes the tenant's retired key pairs of one purpose (the access tokens' unless told). */
+export async function deleteRetiredKeyPairs(
+  trx: Transaction<Database>,
+  tenantId: string,
+  purpose: 'access' | 'oidc' = 'access',
+): Promise<void> {
   await trx
     .deleteFrom('tenant_signing_keys')
     .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
     .where('retired_at', 'is not', null)
     .execute()
 }
@@ -63,13 +68,31 @@ export async function retireCurrentKeyPair(
   tenantId: string,
   now: Date,
   until: Date,
+  purpose: 'access' | 'oidc' = 'access',
 ): Promise<void> {
   await trx
     .updateTable('tenant_signing_keys')
     .set({ retired_at: now, expires_at: until })
     .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
     .where('retired_at', 'is', null)
     .execute()
+}
+
+/** True when the tenant has a current key pair of this purpose. */
+export async function hasCurrentKeyPair(
+  trx: Transaction<Database>,
+  tenantId: string,
+  purpose: 'access' | 'oidc',
+): Promise<boolean> {
+  const row = await trx
+    .selectFrom('tenant_signing_keys')
+    .select('kid')
+    .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
+    .where('retired_at', 'is', null)
+    .executeTakeFirst()
+  return row !== undefined
 }
 
 /** Stores a new current key pair (its private key sealed by the caller). */
@@ -89,7 +112,7 @@ export function signingLookup(db: Kysely<Database>): SigningLookup {
     keyPairs: (tenantId) =>
       db
         .selectFrom('tenant_signing_keys')
-        .select(['kid', 'algorithm', 'private_key_enc', 'public_jwk', 'retired_at', 'expires_at'])
+        .select(['kid', 'algorithm', 'purpose', 'private_key_enc', 'public_jwk', 'retired_at', 'expires_at'])
         .where('tenant_id', '=', tenantId)
         .execute(),
     secrets: (tenantId) =>

@@ -4,7 +4,9 @@ import type { Database } from '../../db/database.js'
 import { fail } from '../../errors.js'
 import {
   newKeyPair,
+  newRsaKeyPair,
   publicJwk,
+  publicRsaJwk,
   sealPrivateKey,
   type AsymmetricAlgorithm,
   type SigningAlgorithm,
@@ -16,6 +18,7 @@ import { findTenantMetadata, lockTenant, setTenantMetadata } from './queries.js'
 import {
   deleteRetiredKeyPairs,
   findCurrentSecretId,
+  hasCurrentKeyPair,
   insertKeyPair,
   retireCurrentKeyPair,
 } from './secret-queries.js'
@@ -118,6 +121,37 @@ export function installFirstKeyPair(
   return installKeyPair(ctx, trx, tenantId, alg, null)
 }
 
+/**
+ * Makes the OpenID provider's RS256 pair the tenant's current one (contract section 23), inside the caller's
+ * transaction: the former one verifies for 7 days, every older one is deleted.
+ */
+async function installOidcKey(ctx: AppContext, trx: Transaction<Database>, tenantId: string): Promise<void> {
+  const nowMs = ctx.clock.now()
+  await deleteRetiredKeyPairs(trx, tenantId, 'oidc')
+  await retireCurrentKeyPair(trx, tenantId, new Date(nowMs), new Date(nowMs + SECRET_OVERLAP_MS), 'oidc')
+  const kid = newKid()
+  const { privateKey, publicKey } = newRsaKeyPair()
+  await insertKeyPair(trx, {
+    tenant_id: tenantId,
+    kid,
+    algorithm: 'RS256',
+    purpose: 'oidc',
+    private_key_enc: sealPrivateKey(privateKey, ctx.secretsKey, tenantId, kid),
+    public_jwk: JSON.stringify(await publicRsaJwk(publicKey, kid)),
+    created_at: new Date(nowMs),
+  })
+}
+
+/** The tenant's OpenID provider key, made when first needed (two instances racing make one: the row lock). */
+export async function ensureOidcKey(ctx: AppContext, tenantId: string): Promise<void> {
+  if ((await ctx.keystore.oidcKeys(tenantId)).current) return
+  await ctx.dbs.main.transaction().execute(async (trx) => {
+    if (!(await lockTenant(trx, tenantId))) fail('TENANT_NOT_FOUND')
+    if (!(await hasCurrentKeyPair(trx, tenantId, 'oidc'))) await installOidcKey(ctx, trx, tenantId)
+  })
+  await ctx.changed({ signing: tenantId })
+}
+
 /** GET /tenants/me/signing-keys: the current key and the one it replaced while that one verifies. */
 export async function getSigningKeys(ctx: AppContext, tenantId: string) {
   return ctx.keystore.state(tenantId)
@@ -132,12 +166,13 @@ export async function rotateSigningKey(ctx: AppContext, tenantId: string) {
   const alg = tenant.authConfig.signingAlgorithm
   if (alg === 'HS256') {
     await generateJwtSecret(ctx, tenantId)
-  } else {
-    await ctx.dbs.main.transaction().execute(async (trx) => {
-      if (!(await lockTenant(trx, tenantId))) fail('TENANT_NOT_FOUND')
-      await installKeyPair(ctx, trx, tenantId, alg, null)
-    })
   }
+  // The OpenID provider's RS256 pair rotates with the access tokens' key, with the same overlap.
+  await ctx.dbs.main.transaction().execute(async (trx) => {
+    if (!(await lockTenant(trx, tenantId))) fail('TENANT_NOT_FOUND')
+    if (alg !== 'HS256') await installKeyPair(ctx, trx, tenantId, alg, null)
+    await installOidcKey(ctx, trx, tenantId)
+  })
   await ctx.changed({ signing: tenantId })
   return getSigningKeys(ctx, tenantId)
 }

@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+import type { Clock } from '../../lib/clock.js'
+import { findOAuthClientByClientId } from '../oauth-clients/queries.js'
+import { clientMetadata } from './client-metadata.js'
+import * as q from './payload-queries.js'
+
+// oidc-provider's storage (its Adapter interface), on Kysely: one class per tenant, bound to that tenant's
+// database and id. Clients come from oauth_clients (read-only here: dynamic registration goes through the
+// oauth-clients module, registration.ts); every other model lives in oidc_payloads.
+
+/** The payload fields the adapter reads; the library stores more, which the row keeps whole. */
+interface Payload {
+  [key: string]: unknown
+  grantId?: string
+  uid?: string
+  userCode?: string
+  accountId?: string
+  consumed?: number
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The adapter class `oidc-provider` instantiates per model name, for one tenant. */
+export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock) {
+  const now = () => new Date(clock.now())
+  const out = (row: Awaited<ReturnType<typeof q.findPayload>>): Payload | undefined => {
+    if (!row) return undefined
+    const p = row.payload as Payload
+    return row.consumed_at ? { ...p, consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : p
+  }
+  return class TesseraAdapter {
+    constructor(private readonly model: string) {}
+
+    /** Stores a payload for `expiresIn` seconds. */
+    async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
+      if (this.model === 'Client') throw new Error('clients are written by the oauth-clients module')
+      const account =
+        typeof payload.accountId === 'string' && UUID.test(payload.accountId) ? payload.accountId : null
+      await q.upsertPayload(db, tenantId, this.model, id, payload, {
+        grantId: payload.grantId ?? null,
+        uid: payload.uid ?? null,
+        userCode: payload.userCode ?? null,
+        accountId: account,
+        expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
+      })
+    }
+
+    /** A payload by id; a client from oauth_clients. */
+    async find(id: string): Promise<Payload | undefined> {
+      if (this.model === 'Client') {
+        const row = await findOAuthClientByClientId(db, tenantId, id)
+        return row ? (clientMetadata(row, clock.now()) as Payload) : undefined
+      }
+      return out(await q.findPayload(db, tenantId, this.model, id, now()))
+    }
+
+    /** A payload by its user code (the device flow, off here; kept for the interface). */
+    async findByUserCode(userCode: string): Promise<Payload | undefined> {
+      return out(await q.findPayloadBy(db, tenantId, this.model, 'user_code', userCode, now()))
+    }
+
+    /** A session by its uid. */
+    async findByUid(uid: string): Promise<Payload | undefined> {
+      return out(await q.findPayloadBy(db, tenantId, this.model, 'uid', uid, now()))
+    }
+
+    /** Marks a payload used. */
+    async consume(id: string): Promise<void> {
+      await q.consumePayload(db, tenantId, this.model, id, now())
+    }
+
+    /** Deletes a payload. */
+    async destroy(id: string): Promise<void> {
+      await q.destroyPayload(db, tenantId, this.model, id)
+    }
+
+    /** Deletes everything of a grant. */
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await q.revokeGrantPayloads(db, tenantId, grantId)
+    }
+  }
+}

@@ -1,0 +1,195 @@
+import { createHmac } from 'node:crypto'
+import { exportJWK } from 'jose'
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import type { AppContext, TenantInfo } from '../../context.js'
+import { sha256Hex, timingSafeEqualStr } from '../../lib/tokens.js'
+import { loadUserWithGrants } from '../permissions/grant-queries.js'
+import { adapterFor } from './adapter.js'
+import { EXTRA_CLIENT_METADATA } from './client-metadata.js'
+
+// Every import of `oidc-provider` is here (ARCHITECTURE.md, "Where the sign-in protocols go"): the one
+// Provider per tenant and its configuration (contract section 23; ../shared/notes/oidc-provider.md says why
+// each setting). The library is used unforked; where its defaults are looser than the contract, the
+// configuration wins.
+
+export { errors as oidcErrors }
+export type { Provider, KoaContextWithOIDC }
+
+/** The provider's routes under the issuer `{PUBLIC_URL}/t/{tenantCode}` (the document lists each). */
+export const OIDC_ROUTES = {
+  authorization: '/auth',
+  token: '/token',
+  userinfo: '/me',
+  introspection: '/token/introspection',
+  revocation: '/token/revocation',
+  end_session: '/session/end',
+  jwks: '/.well-known/jwks.json',
+  registration: '/reg',
+} as const
+
+const INTERACTION_TTL_S = 600
+const CODE_TTL_S = 60
+
+/** A cookie-signing key of the tenant's own, derived from SECRETS_KEY (kept across restarts and instances). */
+function cookieKey(ctx: AppContext, tenantId: string): string {
+  return createHmac('sha256', ctx.secretsKey).update(`oidc-cookies:${tenantId}`).digest('base64url')
+}
+
+/** The claims of a user as section 23 lists them; the library keeps those of the granted scopes. */
+async function findAccount(ctx: AppContext, tenant: TenantInfo, sub: string) {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sub)) return undefined
+  const isPlatform = tenant.code === ctx.config.platformTenantCode
+  const { user, grants } = await loadUserWithGrants(ctx.dbs.forTenant(tenant.id), tenant.id, sub, isPlatform)
+  // Why undefined for a user who is not ACTIVE: the library then refuses the refresh (invalid_grant),
+  // introspects the token as inactive and answers userinfo with invalid_token.
+  if (!user || user.status !== 'ACTIVE') return undefined
+  return {
+    accountId: sub,
+    claims: async () => ({
+      sub,
+      email: user.email ?? undefined,
+      email_verified: user.email ? user.email_verified : undefined,
+      preferred_username: user.username ?? undefined,
+      updated_at: Math.floor(Date.parse(user.updated_at) / 1000),
+      roles: grants.roles,
+      permissions: grants.permissions,
+    }),
+  }
+}
+
+/** The library's client authentication by secret, against the stored hash (and a rotation's former one). */
+function compareClientSecret(this: { clientSecret?: string; [k: string]: unknown }, actual: string): boolean {
+  const hash = sha256Hex(actual)
+  // Why both compared every time: the time taken does not tell which secret matched.
+  const current = timingSafeEqualStr(this.clientSecret ?? '', hash)
+  const until = Number(this.tessera_previous_secret_until ?? 0)
+  const previous =
+    typeof this.tessera_previous_secret_hash === 'string' &&
+    timingSafeEqualStr(this.tessera_previous_secret_hash, hash) &&
+    until > Date.now()
+  return current || previous
+}
+
+/** The configuration of one tenant's provider. */
+async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Configuration> {
+  const keys = await ctx.keystore.oidcKeys(tenant.id)
+  if (!keys.current) throw new Error(`tenant ${tenant.id} has no OpenID provider key`)
+  const signing = {
+    ...(await exportJWK(keys.current.privateKey)),
+    kid: keys.current.kid,
+    alg: 'RS256',
+    use: 'sig',
+  }
+  const cfg = tenant.authConfig
+  return {
+    adapter: adapterFor(ctx.dbs.forTenant(tenant.id), tenant.id, ctx.clock),
+    jwks: { keys: [signing] },
+    findAccount: (_c, sub) => findAccount(ctx, tenant, sub),
+    claims: {
+      openid: ['sub', 'auth_time', 'amr', 'acr', 'sid'],
+      email: ['email', 'email_verified'],
+      profile: ['preferred_username', 'updated_at'],
+      roles: ['roles', 'permissions'],
+    },
+    scopes: ['openid', 'offline_access', 'profile', 'email', 'roles'],
+    conformIdTokenClaims: false,
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256'],
+      userinfoSigningAlgValues: ['RS256'],
+      introspectionSigningAlgValues: ['RS256'],
+      authorizationSigningAlgValues: ['RS256'],
+      requestObjectSigningAlgValues: ['RS256'],
+      clientAuthSigningAlgValues: ['RS256'],
+    },
+    extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
+    extraParams: ['tessera_offline'],
+    features: {
+      devInteractions: { enabled: false },
+      introspection: {
+        enabled: true,
+        // Section 23: a client learns about its own tokens only (another client's is `active: false`).
+        allowedPolicy: async (_c, client, token) =>
+          token.clientId === undefined || token.clientId === client.clientId,
+      },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      // Logout (RP-initiated and back-channel) comes with its routes and the session binding; until then the
+      // document names no endpoint that is not served.
+      rpInitiatedLogout: { enabled: false },
+      backchannelLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      clientCredentials: { enabled: true },
+      registration: { enabled: false },
+      requestObjects: { enabled: false },
+    },
+    interactions: {
+      url: (_c, interaction) => `/t/${tenant.code}/interaction/${interaction.uid}`,
+    },
+    cookies: {
+      keys: [cookieKey(ctx, tenant.id)],
+      long: { httpOnly: true, sameSite: 'lax', signed: true },
+      short: { httpOnly: true, sameSite: 'lax', signed: true },
+    },
+    ttl: {
+      AccessToken: cfg.accessTokenExpiresIn,
+      ClientCredentials: cfg.accessTokenExpiresIn,
+      AuthorizationCode: CODE_TTL_S,
+      IdToken: cfg.accessTokenExpiresIn,
+      Interaction: INTERACTION_TTL_S,
+      RefreshToken: cfg.refreshTokenExpiresIn,
+      Grant: cfg.refreshTokenExpiresIn,
+      Session: cfg.refreshTokenExpiresIn,
+    },
+    rotateRefreshToken: true,
+    // Section 23: offline_access comes with the consent the page asks for (or a first-party client's
+    // grant), not only with prompt=consent; the grant records it (interaction.ts).
+    issueRefreshToken: async (c, client, code) => {
+      if (!client.grantTypeAllowed('refresh_token')) return false
+      if (code.scopes.has('offline_access')) return true
+      const grant = code.grantId ? await c.oidc.provider.Grant.find(code.grantId) : undefined
+      return Boolean(grant?.getOIDCScope().split(' ').includes('offline_access'))
+    },
+    // A first-party client's users are not asked for consent (section 23): its grant is made here, for the
+    // scopes it asked for, as the library documents for skipping consent.
+    loadExistingGrant: async (c) => {
+      const client = c.oidc.client
+      const session = c.oidc.session
+      if (!client || !session) return undefined
+      const grantId =
+        (c.oidc.result?.consent as { grantId?: string } | undefined)?.grantId ??
+        session.grantIdFor(client.clientId)
+      if (grantId) return c.oidc.provider.Grant.find(grantId)
+      const meta = client.metadata() as Record<string, unknown>
+      if (meta.tessera_first_party !== true || !session.accountId) return undefined
+      const grant = new c.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId })
+      const params = c.oidc.params as Record<string, unknown> | undefined
+      const scope = String(params?.scope ?? '') + (params?.tessera_offline === '1' ? ' offline_access' : '')
+      grant.addOIDCScope(scope.trim())
+      await grant.save()
+      return grant
+    },
+    clientBasedCORS: (_c, origin, client) =>
+      client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false,
+    renderError: async (c, out) => {
+      c.type = 'html'
+      const text = (v: unknown) => String(v ?? '').replace(/[<>&"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
+      c.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><h1>${text(out.error)}</h1><p>${text(out.error_description)}</p></body></html>`
+    },
+    routes: { ...OIDC_ROUTES },
+  }
+}
+
+/** A new provider for one ACTIVE tenant, its issuer `{PUBLIC_URL}/t/{code}`. */
+export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promise<Provider> {
+  const provider = new Provider(ctx.keystore.issuer(tenant.code), await configurationOf(ctx, tenant))
+  // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
+  // library builds starts with PUBLIC_URL whatever Host the request came with.
+  provider.proxy = true
+  // Why the prototype: the library compares secrets in the clear; ours are stored as hashes.
+  Object.defineProperty(provider.Client.prototype, 'compareClientSecret', { value: compareClientSecret })
+  return provider
+}
