@@ -3045,6 +3045,18 @@ export interface components {
          * @description Number of items skipped.
          */
         Offset: number;
+        /** @description The OpenID provider's RS256 key (contract section 23): it signs ID tokens and JWT access tokens, is made when first needed, and rotates with the access tokens' key, the one it replaced verifying for 7 days. */
+        OidcKeyState: {
+            /** @constant */
+            algorithm: "RS256";
+            kid: string;
+            /** @description The key this one replaced, while it still verifies (7 days); null otherwise. */
+            previous: {
+                expiresAt: components["schemas"]["Timestamp"];
+                kid: string;
+            } | null;
+            publicJwk: components["schemas"]["Jwk"];
+        };
         /** @description The tenant's OpenID Connect Discovery 1.0 document (RFC 8414 metadata), built by the provider (contract section 23): every endpoint under the issuer, the code flow with PKCE S256 only, RS256 ID tokens. Not in the envelope; the library may add fields of the specifications beside the ones listed. */
         OpenIdConfiguration: {
             /** Format: uri */
@@ -3569,6 +3581,7 @@ export interface components {
             algorithm: components["schemas"]["SigningAlgorithm"];
             /** @description The `kid` new access tokens carry. */
             kid: string;
+            oidc: components["schemas"]["OidcKeyState"];
             /** @description The key this one replaced, while it still verifies (7 days); null otherwise. */
             previous: {
                 expiresAt: components["schemas"]["Timestamp"];

@@ -248,6 +248,24 @@ export class Keystore {
     }
   }
 
+  /** The OpenID provider's key as GET /tenants/me/signing-keys shows it, or null before it is made. */
+  async oidcState(tenantId: string): Promise<{
+    kid: string
+    algorithm: 'RS256'
+    publicJwk: PublishedJwk
+    previous: { kid: string; expiresAt: string } | null
+  } | null> {
+    const { published } = await this.oidcKeys(tenantId)
+    const [current, older] = published
+    if (!current || current.until !== null) return null
+    return {
+      kid: current.jwk.kid,
+      algorithm: 'RS256',
+      publicJwk: current.jwk,
+      previous: older?.until ? { kid: older.jwk.kid, expiresAt: new Date(older.until).toISOString() } : null,
+    }
+  }
+
   /** Forgets a tenant's keys after a rotation (every tenant's when no id: the change channel had a gap). */
   invalidate(tenantId?: string): void {
     this.cache.delete(tenantId)

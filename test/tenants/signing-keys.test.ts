@@ -67,7 +67,7 @@ t.test(
       'only the replaced secret keeps verifying: the key pair before it ends at once',
       async (t) => {
         await refused(t, await resign(fx, k1), 'the key pair two keys back')
-        t.same((await jwks(fx.tenant.code)).body, { keys: [] }, 'and it leaves the JWKS')
+        t.same(kidsOf(await jwks(fx.tenant.code)), [], 'and it leaves the JWKS')
       },
     )
   },
@@ -92,7 +92,12 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
       { kid: 'default', expiresAt: new Date(clock.now() + 7 * DAY).toISOString() },
       'the secret the switch replaced',
     )
-    t.same((await jwks(fx.tenant.code)).body.keys, [state.publicJwk], 'the JWKS shows the same key')
+    t.same(
+      (await jwks(fx.tenant.code)).body.keys,
+      [state.publicJwk, state.oidc.publicJwk],
+      'the JWKS shows the same key, and the OpenID provider’s RSA key',
+    )
+    t.match(state.oidc, { algorithm: 'RS256', publicJwk: { kty: 'RSA', alg: 'RS256', use: 'sig' }, previous: null })
     clock.advance(60_000)
     const r = await rotate(fx)
     t.equal(r.algorithm, alg)
@@ -100,6 +105,8 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
     t.equal(r.publicJwk?.kid, r.kid)
     t.not(r.publicJwk?.x, state.publicJwk?.x, 'a new key pair')
     t.same(r.previous, { kid: state.kid, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
+    t.not(r.oidc.kid, state.oidc.kid, 'the RSA key rotates with it')
+    t.same(r.oidc.previous, { kid: state.oidc.kid, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() })
     t.same(await signingKeys(fx), r, 'GET shows what the rotation answered')
     const withBody = await call(app, 'rotateSigningKey', await fx.admin(), { body: {} })
     t.equal(withBody.status, 200, 'an empty JSON object is no input')
@@ -113,7 +120,7 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
   }
 
   const hs = await tenantWith('HS256')
-  t.same(await signingKeys(hs), { kid: 'default', algorithm: 'HS256', publicJwk: null, previous: null })
+  t.match(await signingKeys(hs), { kid: 'default', algorithm: 'HS256', publicJwk: null, previous: null })
   const r1 = await rotate(hs)
   t.equal(r1.algorithm, 'HS256')
   t.equal(r1.publicJwk, null)
@@ -129,7 +136,12 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
     { kid: r1.kid, expiresAt: new Date(clock.now() + 7 * DAY).toISOString() },
     'previous = the former kid',
   )
-  t.same((await jwks(hs.tenant.code)).body, { keys: [] })
+  // Section 23: an HS256 tenant's set holds the OpenID provider's RSA keys only (current, then the former).
+  t.same(
+    (await jwks(hs.tenant.code)).body.keys,
+    [r2.oidc.publicJwk, r1.oidc.publicJwk],
+    'no HS256 secret, ever',
+  )
 })
 
 t.test('getSigningKeys, rotateSigningKey: FORBIDDEN without the permission; a JWT only', async (t) => {

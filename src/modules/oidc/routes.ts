@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Counter } from 'prom-client'
 import { consoleNotBuilt, consoleScope, sendConsolePage } from '../../lib/console-page.js'
 import { sendCacheable } from '../../lib/cacheable.js'
 import { defineRawRoute, defineRoute } from '../../lib/route.js'
 import { principalOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
+import { recordTokenCall } from './token-audit.js'
 import { discoveryDocument, handToProvider, providerOf } from './hand-over.js'
 import * as interaction from './interaction.js'
 import { ProviderPool, type PooledProvider } from './pool.js'
@@ -41,6 +43,21 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
     { parseAs: 'string', bodyLimit: 64 * 1024 },
     (_req, body, done) => done(null, body),
   )
+  const tokens = new Counter({
+    name: 'tessera_oauth_tokens_total',
+    help: 'Calls of the OpenID providers’ token endpoints by grant_type and result: issued, refused (400), unauthorized (401), error.',
+    labelNames: ['grant_type', 'result'] as const,
+    registers: [app.metricsRegistry],
+  })
+  // Why a hook: the library answers the token endpoint itself; this sees every answer, failures included.
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.routeOptions.config?.operationId !== 'exchangeOidcToken') return
+    const { tenantCode } = req.params as { tenantCode: string }
+    const pooled = await pool.get(tenantCode).catch(() => null)
+    await recordTokenCall(ctx, pooled, req, reply.raw.statusCode, tokens).catch((err: unknown) =>
+      req.log.error({ err }, 'OAUTH_TOKEN audit row not written'),
+    )
+  })
   defineRawRoute(app, 'authorizeOidc', async (req, reply) => {
     markOffline(req)
     return handToProvider(ctx, pool, req, reply)

@@ -152,9 +152,14 @@ export async function ensureOidcKey(ctx: AppContext, tenantId: string): Promise<
   await ctx.changed({ signing: tenantId })
 }
 
-/** GET /tenants/me/signing-keys: the current key and the one it replaced while that one verifies. */
+/**
+ * GET /tenants/me/signing-keys: the current key and the one it replaced while that one verifies, and the
+ * OpenID provider's (made now if it was not yet).
+ */
 export async function getSigningKeys(ctx: AppContext, tenantId: string) {
-  return ctx.keystore.state(tenantId)
+  await ensureOidcKey(ctx, tenantId)
+  const oidc = (await ctx.keystore.oidcState(tenantId)) ?? fail('TENANT_NOT_FOUND')
+  return { ...(await ctx.keystore.state(tenantId)), oidc }
 }
 
 /**
