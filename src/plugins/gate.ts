@@ -67,6 +67,15 @@ async function resolveCredential(
 async function budgetFor(app: FastifyInstance, req: FastifyRequest, bucket: Bucket, principal?: Principal) {
   let tenantId = principal?.tenantId
   const body = req.body as { tenantCode?: unknown; refreshToken?: unknown; mfaToken?: unknown } | undefined
+  // The OpenID provider's endpoints name their tenant in the path (contract section 23): its budget applies.
+  const pathCode = (req.params as { tenantCode?: unknown } | undefined)?.tenantCode
+  if (
+    !tenantId &&
+    typeof pathCode === 'string' &&
+    pathCode.length <= 64 &&
+    req.routeOptions.config?.spec?.protocol
+  )
+    tenantId = (await app.ctx.tenants.byCode(pathCode))?.id
   if (!tenantId && bucket === 'login') {
     const code = body?.tenantCode
     if (typeof code === 'string' && code.length <= 64) tenantId = (await app.ctx.tenants.byCode(code))?.id

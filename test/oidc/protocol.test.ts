@@ -1,4 +1,5 @@
 import t from 'tap'
+import { call } from '../helpers/call.js'
 import { createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
 import {
   client,
@@ -15,7 +16,9 @@ import {
 // "Security rules"), on a listening service, with openid-client and a browser played by fetch.
 
 const { app, base } = await listeningApp(t)
-const tenant = await createTenant(app)
+// Why a raised budget: this file makes a few hundred requests from one address (the tenant's own applies
+// to its provider's endpoints).
+const tenant = await createTenant(app, { rateLimits: { requestsPerMinute: 10_000, loginPerMinute: null } })
 const other = await createTenant(app)
 const user = await createUser(app, tenant, { roles: ['user'] })
 const conf = await registerClient(app, tenant)
@@ -322,3 +325,37 @@ t.test('introspectOidcToken, revokeOidcToken: the client’s own tokens only', a
   )
   t.equal((await post('/t/no-such-tenant/token/revocation', form({ token: 'x' }))).status, 404)
 })
+
+t.test(
+  'exchangeOidcToken: a password reset, a deactivation or “sign out everywhere” ends the grants',
+  async (t) => {
+    for (const end of ['deactivate', 'revokeAll'] as const) {
+      const person = await createUser(app, tenant, { roles: ['user'] })
+      const flow = await startFlow(base, config, { scope: 'openid offline_access' })
+      const tokens = await client.authorizationCodeGrant(config, await signIn(app, flow, person), {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      })
+      const admin = await createUser(app, tenant, { roles: ['admin'] })
+      const as = { token: await tokenFor(app, admin) }
+      const res =
+        end === 'deactivate'
+          ? await call(app, 'updateUser', as, { params: { userId: person.id }, body: { status: 'INACTIVE' } })
+          : await call(app, 'revokeUserSessions', as, { params: { userId: person.id } })
+      t.equal(res.status, 200, end)
+      t.equal(
+        await errorOf(client.refreshTokenGrant(config, tokens.refresh_token ?? '')),
+        'invalid_grant',
+        end,
+      )
+      const auth = { authorization: basic(conf.clientId, conf.clientSecret ?? '') }
+      const intro = await post(
+        `/t/${tenant.code}/token/introspection`,
+        form({ token: tokens.access_token }),
+        auth,
+      )
+      t.same(await intro.json(), { active: false }, `${end}: the access token introspects inactive`)
+    }
+  },
+)

@@ -97,7 +97,11 @@ t.test('getSigningKeys, rotateSigningKey: 200 shapes for EdDSA, ES256 and HS256 
       [state.publicJwk, state.oidc.publicJwk],
       'the JWKS shows the same key, and the OpenID provider’s RSA key',
     )
-    t.match(state.oidc, { algorithm: 'RS256', publicJwk: { kty: 'RSA', alg: 'RS256', use: 'sig' }, previous: null })
+    t.match(state.oidc, {
+      algorithm: 'RS256',
+      publicJwk: { kty: 'RSA', alg: 'RS256', use: 'sig' },
+      previous: null,
+    })
     clock.advance(60_000)
     const r = await rotate(fx)
     t.equal(r.algorithm, alg)

@@ -124,6 +124,18 @@ export async function deleteClientPayloads(trx: Transaction<Database>, tenantId:
     .execute()
 }
 
+/**
+ * Deletes every provider payload of one user (sessions, grants, codes and tokens): their Tessera sign-ins
+ * ended, so what the provider issued on them ends too (contract section 23).
+ */
+export async function deleteAccountPayloads(db: Kysely<Database>, tenantId: string, accountId: string) {
+  await db
+    .deleteFrom('oidc_payloads')
+    .where('tenant_id', '=', tenantId)
+    .where('account_id', '=', accountId)
+    .execute()
+}
+
 /** Deletes up to `limit` expired payloads; how many it deleted (retention). */
 export async function sweepExpiredPayloads(db: Kysely<Database>, now: Date, limit: number): Promise<number> {
   const r = await sql<{ n: number }>`with gone as (

@@ -5,6 +5,7 @@ import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
+import { deleteAccountPayloads } from '../oidc/payload-queries.js'
 
 /** The user's active (not revoked, not expired) sessions' ids, oldest first. */
 export function activeSessionIds(trx: Transaction<Database>, tenantId: string, userId: string, now: Date) {
@@ -146,10 +147,11 @@ export function revokeSessions(
 
 /**
  * Revokes every session of a user (but `except`, when given) and their tokens: user deleted or
- * deactivated, password changed, sessions ended by the user or an administrator. Lock the user row first.
+ * deactivated, password changed, sessions ended by the user or an administrator; and everything the OpenID
+ * provider issued to the user (its sessions cannot be told apart by Tessera session). Lock the user row first.
  * Returns the sessions that were not revoked yet, with their expiry.
  */
-export function endUserSessions(
+export async function endUserSessions(
   trx: Transaction<Database>,
   tenantId: string,
   userId: string,
@@ -157,7 +159,10 @@ export function endUserSessions(
   now: Date,
   except?: string,
 ): Promise<{ id: string; expires_at: Date }[]> {
-  return revokeScope(trx, tenantId, { userId, except }, reason, now)
+  const ended = await revokeScope(trx, tenantId, { userId, except }, reason, now)
+  // The OpenID provider's sessions, grants and tokens of the user end with them (contract section 23).
+  await deleteAccountPayloads(trx, tenantId, userId)
+  return ended
 }
 
 /** How many of the sessions a revocation ended were still active (not past their expiry). */
