@@ -15,6 +15,8 @@ const TABLES = [
   'login_throttle',
   'mail_outbox',
   'mfa_tokens',
+  'oauth_clients',
+  'oidc_payloads',
   'otp_recovery_codes',
   'passkey_challenges',
   'passkeys',
@@ -58,7 +60,8 @@ t.test('applies every migration once; a second run applies nothing', (t) =>
         .select(['name', 'resource', 'action', 'description', 'is_system'])
         .where('tenant_id', 'is', null)
         .execute()
-      t.equal(builtins.length, 26)
+      // 26, and the four oauth-clients:* of the OpenID provider (migration 0016).
+      t.equal(builtins.length, 30)
       t.ok(builtins.every((p) => p.is_system && p.description && p.name === `${p.resource}:${p.action}`))
       t.ok(builtins.some((p) => p.name === 'admin:*'))
     },
