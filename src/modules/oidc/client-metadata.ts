@@ -24,6 +24,9 @@ export function clientMetadata(r: OAuthClientWithHashes, nowMs: number): Record<
     // the library's for native clients; a confidential client is a web server.
     application_type: r.type === 'public' ? 'native' : 'web',
     token_endpoint_auth_method: r.token_endpoint_auth_method,
+    // Section 23: a client authenticates the way it registered, at every endpoint that asks.
+    introspection_endpoint_auth_method: r.token_endpoint_auth_method,
+    revocation_endpoint_auth_method: r.token_endpoint_auth_method,
     redirect_uris: r.redirect_uris,
     post_logout_redirect_uris: r.post_logout_redirect_uris,
     grant_types: r.grant_types,
