@@ -359,3 +359,34 @@ t.test(
     }
   },
 )
+
+t.test('listMyOAuthGrants, revokeMyOAuthGrant: a user withdraws an application', async (t) => {
+  const person = await createUser(app, tenant, { roles: ['user'] })
+  const flow = await startFlow(base, config, { scope: 'openid email offline_access' })
+  const tokens = await client.authorizationCodeGrant(config, await signIn(app, flow, person), {
+    pkceCodeVerifier: flow.verifier,
+    expectedState: flow.state,
+    expectedNonce: flow.nonce,
+  })
+  const me = { token: await tokenFor(app, person) }
+  const list = await call(app, 'listMyOAuthGrants', me)
+  t.equal(list.status, 200)
+  t.equal(list.data.items.length, 1, 'this user’s own grant only, not the other users’ of the same client')
+  t.match(list.data.items[0], { clientId: conf.clientId, name: 'Test app' })
+  t.ok(list.data.items[0]?.scopes.includes('email'), 'with the scopes granted')
+  const gone = await call(app, 'revokeMyOAuthGrant', me, { params: { clientId: conf.clientId } })
+  t.equal(gone.status, 200)
+  t.same(gone.data, { clientId: conf.clientId, revoked: true })
+  t.equal(await errorOf(client.refreshTokenGrant(config, tokens.refresh_token ?? '')), 'invalid_grant')
+  const auth = { authorization: basic(conf.clientId, conf.clientSecret ?? '') }
+  const intro = await post(
+    `/t/${tenant.code}/token/introspection`,
+    form({ token: tokens.access_token }),
+    auth,
+  )
+  t.same(await intro.json(), { active: false })
+  t.equal((await call(app, 'listMyOAuthGrants', me)).data.items.length, 0)
+  const again = await call(app, 'revokeMyOAuthGrant', me, { params: { clientId: conf.clientId } })
+  t.equal(again.status, 404)
+  t.equal(again.code, 'OAUTH_CLIENT_NOT_FOUND')
+})

@@ -145,3 +145,37 @@ export async function sweepExpiredPayloads(db: Kysely<Database>, now: Date, limi
     select count(*)::int as n from gone`.execute(db)
   return r.rows[0]?.n ?? 0
 }
+
+/** The user's grants (the applications they authorized), newest first. */
+export async function listAccountGrants(
+  db: Kysely<Database>,
+  tenantId: string,
+  accountId: string,
+  now: Date,
+) {
+  return db
+    .selectFrom('oidc_payloads')
+    .select(['payload'])
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'Grant')
+    .where('account_id', '=', accountId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy(sql`(payload->>'iat')::bigint`, 'desc')
+    .execute()
+}
+
+/** Deletes what the user granted one client (its grants, codes and tokens); how many rows went. */
+export async function deleteAccountClientPayloads(
+  db: Kysely<Database>,
+  tenantId: string,
+  accountId: string,
+  clientId: string,
+): Promise<number> {
+  const r = await db
+    .deleteFrom('oidc_payloads')
+    .where('tenant_id', '=', tenantId)
+    .where('account_id', '=', accountId)
+    .where(sql<string>`payload->>'clientId'`, '=', clientId)
+    .executeTakeFirst()
+  return Number(r.numDeletedRows)
+}

@@ -3,11 +3,12 @@ import { Counter } from 'prom-client'
 import { consoleNotBuilt, consoleScope, sendConsolePage } from '../../lib/console-page.js'
 import { sendCacheable } from '../../lib/cacheable.js'
 import { defineRawRoute, defineRoute } from '../../lib/route.js'
-import { principalOf } from '../../security/request-principal.js'
+import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { recordTokenCall } from './token-audit.js'
 import { discoveryDocument, handToProvider, providerOf } from './hand-over.js'
 import * as interaction from './interaction.js'
+import { listMyOAuthGrants, revokeMyOAuthGrant } from './my-grants.js'
 import { ProviderPool, type PooledProvider } from './pool.js'
 
 // OpenID Connect module (contract section 23): each ACTIVE tenant's provider, its discovery document, and the
@@ -112,6 +113,10 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
       raw(req, reply),
       req.params.uid,
     ),
+  )
+  defineRoute(app, 'listMyOAuthGrants', async (req) => listMyOAuthGrants(ctx, userOf(req)))
+  defineRoute(app, 'revokeMyOAuthGrant', async (req) =>
+    revokeMyOAuthGrant(ctx, userOf(req), req.params.clientId),
   )
   await app.register(interactionPage, { pool })
 }

@@ -449,6 +449,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/oauth/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The applications I have authorized
+         * @description The applications the signed-in user has authorized through the tenant's OpenID provider, with the scopes granted and when.
+         */
+        get: operations["listMyOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/oauth/grants/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw an application
+         * @description Withdraws what the user granted one application: its refresh tokens are `invalid_grant` and its access tokens introspect `active: false` at once.
+         */
+        delete: operations["revokeMyOAuthGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/otp": {
         parameters: {
             query?: never;
@@ -3035,6 +3075,19 @@ export interface components {
             error_description?: string;
             iss?: string;
         };
+        OAuthGrantList: {
+            items: {
+                clientId: components["schemas"]["ClientId"];
+                createdAt: components["schemas"]["Timestamp"];
+                name: components["schemas"]["OAuthClientName"];
+                scopes: string[];
+            }[];
+        };
+        OAuthGrantRevoked: {
+            clientId: components["schemas"]["ClientId"];
+            /** @constant */
+            revoked: true;
+        };
         /** @enum {string} */
         OAuthGrantType: "authorization_code" | "refresh_token" | "client_credentials";
         /** @description An OAuth scope (RFC 6749 section 3.3); `openid`, `profile`, `email`, `offline_access`, `roles` or a resource's. */
@@ -3045,6 +3098,18 @@ export interface components {
          * @description Number of items skipped.
          */
         Offset: number;
+        /** @description The OpenID provider's RS256 key (contract section 23): it signs ID tokens and JWT access tokens, is made when first needed, and rotates with the access tokens' key, the one it replaced verifying for 7 days. */
+        OidcKeyState: {
+            /** @constant */
+            algorithm: "RS256";
+            kid: string;
+            /** @description The key this one replaced, while it still verifies (7 days); null otherwise. */
+            previous: {
+                expiresAt: components["schemas"]["Timestamp"];
+                kid: string;
+            } | null;
+            publicJwk: components["schemas"]["Jwk"];
+        };
         /** @description The tenant's OpenID Connect Discovery 1.0 document (RFC 8414 metadata), built by the provider (contract section 23): every endpoint under the issuer, the code flow with PKCE S256 only, RS256 ID tokens. Not in the envelope; the library may add fields of the specifications beside the ones listed. */
         OpenIdConfiguration: {
             /** Format: uri */
@@ -3569,6 +3634,7 @@ export interface components {
             algorithm: components["schemas"]["SigningAlgorithm"];
             /** @description The `kid` new access tokens carry. */
             kid: string;
+            oidc: components["schemas"]["OidcKeyState"];
             /** @description The key this one replaced, while it still verifies (7 days); null otherwise. */
             previous: {
                 expiresAt: components["schemas"]["Timestamp"];
@@ -5442,6 +5508,89 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description MAIL_NOT_CONFIGURED: the service has no `SMTP_URL` (mail is off). SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyOAuthGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants, newest first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthGrantList"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter was sent. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no token, a malformed, badly signed or revoked one, or a Client Key (a user's own view). TOKEN_EXPIRED: past `exp`. */
+            401: components["responses"]["Unauthorized"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeMyOAuthGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The application's `client_id`. */
+                clientId: components["schemas"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthGrantRevoked"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a malformed `clientId`. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no token, a malformed, badly signed or revoked one, or a Client Key (a user's own view). TOKEN_EXPIRED: past `exp`. */
+            401: components["responses"]["Unauthorized"];
+            /** @description OAUTH_CLIENT_NOT_FOUND: the user has authorized no application with this `client_id`. */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
