@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { exportJWK } from 'jose'
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import type Provider from 'oidc-provider'
+import type { Configuration } from 'oidc-provider'
 import type { AppContext, TenantInfo } from '../../context.js'
 import { sha256Hex, timingSafeEqualStr } from '../../lib/tokens.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
@@ -12,8 +13,7 @@ import { EXTRA_CLIENT_METADATA } from './client-metadata.js'
 // each setting). The library is used unforked; where its defaults are looser than the contract, the
 // configuration wins.
 
-export { errors as oidcErrors }
-export type { Provider, KoaContextWithOIDC }
+export type { Provider }
 
 /** The provider's routes under the issuer `{PUBLIC_URL}/t/{tenantCode}` (the document lists each). */
 export const OIDC_ROUTES = {
@@ -185,7 +185,10 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
 
 /** A new provider for one ACTIVE tenant, its issuer `{PUBLIC_URL}/t/{code}`. */
 export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promise<Provider> {
-  const provider = new Provider(ctx.keystore.issuer(tenant.code), await configurationOf(ctx, tenant))
+  // Why imported here: the library and its dependencies (about 0.7 s of CPU) load with the first provider,
+  // so a service that serves no OpenID request starts as fast as before.
+  const { default: ProviderClass } = await import('oidc-provider')
+  const provider = new ProviderClass(ctx.keystore.issuer(tenant.code), await configurationOf(ctx, tenant))
   // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
   // library builds starts with PUBLIC_URL whatever Host the request came with.
   provider.proxy = true
