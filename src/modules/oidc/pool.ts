@@ -70,11 +70,6 @@ export class ProviderPool {
     if (code) this.live.delete(code)
   }
 
-  /** How many providers are pooled now. */
-  get size(): number {
-    return this.live.size
-  }
-
   private forgetCode(code: string): void {
     for (const [id, c] of this.codes) if (c === code) this.codes.delete(id)
   }
