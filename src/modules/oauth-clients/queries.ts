@@ -127,3 +127,19 @@ export async function deleteOAuthClient(
     .executeTakeFirst()
   return row?.client_id
 }
+
+/** The names of the tenant's clients among these client_ids, in one statement (a user's grants). */
+export async function oauthClientNames(
+  db: Kysely<Database>,
+  tenantId: string,
+  clientIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (clientIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('oauth_clients')
+    .select(['client_id', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where('client_id', 'in', clientIds)
+    .execute()
+  return new Map(rows.map((r) => [r.client_id, r.name]))
+}

@@ -52,17 +52,19 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock)
         const row = await findOAuthClientByClientId(db, tenantId, id)
         return row ? (clientMetadata(row, clock.now()) as Payload) : undefined
       }
-      return out(await q.findPayload(db, tenantId, this.model, id, now()))
+      return out(await q.findPayload(db, tenantId, this.model, { column: 'id', value: id }, now()))
     }
 
     /** A payload by its user code (the device flow, off here; kept for the interface). */
     async findByUserCode(userCode: string): Promise<Payload | undefined> {
-      return out(await q.findPayloadBy(db, tenantId, this.model, 'user_code', userCode, now()))
+      return out(
+        await q.findPayload(db, tenantId, this.model, { column: 'user_code', value: userCode }, now()),
+      )
     }
 
     /** A session by its uid. */
     async findByUid(uid: string): Promise<Payload | undefined> {
-      return out(await q.findPayloadBy(db, tenantId, this.model, 'uid', uid, now()))
+      return out(await q.findPayload(db, tenantId, this.model, { column: 'uid', value: uid }, now()))
     }
 
     /** Marks a payload used. */

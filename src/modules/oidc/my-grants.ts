@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { UserPrincipal } from '../../security/principal.js'
-import { findOAuthClientByClientId } from '../oauth-clients/queries.js'
+import { oauthClientNames } from '../oauth-clients/queries.js'
 import { deleteAccountClientPayloads, listAccountGrants } from './payload-queries.js'
 
 // A user's own view of the applications they authorized (contract section 23, "Users' own view").
@@ -16,17 +16,20 @@ interface GrantPayload {
 export async function listMyOAuthGrants(ctx: AppContext, me: UserPrincipal) {
   const db = ctx.dbs.forTenant(me.tenantId)
   const rows = await listAccountGrants(db, me.tenantId, me.userId, new Date(ctx.clock.now()))
+  const grants = rows.map((r) => r.payload as GrantPayload)
+  // Why one statement for the names: a user may have authorized many applications (no query per grant).
+  const names = await oauthClientNames(db, me.tenantId, [
+    ...new Set(grants.flatMap((g) => (g.clientId ? [g.clientId] : []))),
+  ])
   const items = []
   const seen = new Set<string>()
-  for (const { payload } of rows) {
-    const p = payload as GrantPayload
-    if (!p.clientId || seen.has(p.clientId)) continue
-    const client = await findOAuthClientByClientId(db, me.tenantId, p.clientId)
-    if (!client) continue
+  for (const p of grants) {
+    const name = p.clientId ? names.get(p.clientId) : undefined
+    if (!p.clientId || name === undefined || seen.has(p.clientId)) continue
     seen.add(p.clientId)
     items.push({
       clientId: p.clientId,
-      name: client.name,
+      name,
       scopes: (p.openid?.scope ?? '').split(' ').filter((s) => s !== ''),
       createdAt: new Date((p.iat ?? 0) * 1000).toISOString(),
     })

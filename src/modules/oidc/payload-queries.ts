@@ -42,12 +42,12 @@ export async function upsertPayload(
 
 type Found = { payload: Record<string, unknown>; consumed_at: Date | null } | undefined
 
-/** One live payload by id (an expired row is as good as gone). */
+/** One live payload by id, or by one of its lookup columns (an expired row is as good as gone). */
 export async function findPayload(
   db: Kysely<Database>,
   tenantId: string,
   model: string,
-  id: string,
+  key: { column: 'id' | 'uid' | 'user_code'; value: string },
   now: Date,
 ): Promise<Found> {
   return db
@@ -55,26 +55,7 @@ export async function findPayload(
     .select(['payload', 'consumed_at'])
     .where('tenant_id', '=', tenantId)
     .where('model', '=', model)
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .executeTakeFirst()
-}
-
-/** One live payload by one of its lookup columns. */
-export async function findPayloadBy(
-  db: Kysely<Database>,
-  tenantId: string,
-  model: string,
-  column: 'uid' | 'user_code',
-  value: string,
-  now: Date,
-): Promise<Found> {
-  return db
-    .selectFrom('oidc_payloads')
-    .select(['payload', 'consumed_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('model', '=', model)
-    .where(column, '=', value)
+    .where(key.column, '=', key.value)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .executeTakeFirst()
 }
