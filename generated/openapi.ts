@@ -2218,6 +2218,7 @@ export interface components {
              */
             maxConcurrentSessions: number;
             mfa: components["schemas"]["Mfa"];
+            oauth: components["schemas"]["OAuthConfig"];
             passwordPolicy: components["schemas"]["PasswordPolicy"];
             rateLimits: components["schemas"]["RateLimits"];
             /**
@@ -2287,6 +2288,7 @@ export interface components {
             mfa?: {
                 required?: boolean;
             };
+            oauth?: components["schemas"]["OAuthConfigPatch"];
             passwordPolicy?: {
                 /** Format: int32 */
                 minLength?: number;
@@ -3068,6 +3070,18 @@ export interface components {
             type: components["schemas"]["OAuthClientType"];
             updatedAt: components["schemas"]["Timestamp"];
         };
+        /** @description The tenant's OpenID provider settings (contract section 23): its resources (RFC 8707), each of which gets JWT access tokens (RFC 9068), and whether dynamic client registration (RFC 7591) is open. */
+        OAuthConfig: {
+            /** @description When true, `registration_endpoint` is open to anyone for public clients (10 registrations per hour from one IP); default false. */
+            dynamicRegistration: boolean;
+            /** @description The APIs a client may ask tokens for with `resource`; default none. */
+            resources: components["schemas"]["OAuthResource"][];
+        };
+        /** @description A partial `oauth`; `resources` is replaced whole. */
+        OAuthConfigPatch: {
+            dynamicRegistration?: boolean;
+            resources?: components["schemas"]["OAuthResource"][];
+        };
         /** @description An RFC 6749 error answer. */
         OAuthError: {
             /** @description `invalid_request`, `invalid_client`, `invalid_grant`, `invalid_scope`, `invalid_token`, ... */
@@ -3090,6 +3104,18 @@ export interface components {
         };
         /** @enum {string} */
         OAuthGrantType: "authorization_code" | "refresh_token" | "client_credentials";
+        /** @description An API of the tenant (RFC 8707). A token request naming `indicator` as its `resource` gets a JWT access token whose `aud` is the indicator and whose `scope` holds the granted scopes listed here. 400 VALIDATION_ERROR when the indicator is not an absolute `https` URI (or `http` on a loopback host), has a fragment, or repeats another. */
+        OAuthResource: {
+            /**
+             * Format: int32
+             * @description Seconds its access tokens live; default the tenant's `accessTokenExpiresIn`.
+             */
+            accessTokenTtl?: number;
+            /** @example https://api.acme.test */
+            indicator: string;
+            name?: string;
+            scopes: components["schemas"]["OAuthScopeList"];
+        };
         /** @description An OAuth scope (RFC 6749 section 3.3); `openid`, `profile`, `email`, `offline_access`, `roles` or a resource's. */
         OAuthScope: string;
         OAuthScopeList: components["schemas"]["OAuthScope"][];

@@ -23,6 +23,22 @@ export interface AuthConfig {
   email: EmailConfig
   /** Passkeys (`WebauthnConfig`, src/modules/passkeys); null while they are off. */
   webauthn: WebauthnConfig | null
+  /** The OpenID provider's resources and registration switch (`OAuthConfig`, src/modules/oidc). */
+  oauth: OAuthConfig
+}
+
+/** A tenant's `auth_config.oauth` (`OAuthConfig` in openapi/components/oidc.yaml). */
+export interface OAuthConfig {
+  resources: OAuthResource[]
+  dynamicRegistration: boolean
+}
+
+/** One API of the tenant (RFC 8707), whose tokens are JWTs (`OAuthResource`). */
+export interface OAuthResource {
+  indicator: string
+  name?: string
+  scopes: string[]
+  accessTokenTtl?: number
 }
 
 /** A tenant's `auth_config.webauthn` (`WebauthnConfig` in openapi/components/passkeys.yaml). */
@@ -83,6 +99,7 @@ export function defaultAuthConfig(): AuthConfig {
     signingAlgorithm: 'HS256',
     email: defaultEmailConfig(),
     webauthn: null,
+    oauth: { resources: [], dynamicRegistration: false },
   }
 }
 

@@ -6,9 +6,21 @@ import type { OAuthClientWithHashes } from '../oauth-clients/queries.js'
 /** Our own metadata beside RFC 7591's (the library's `extraClientMetadata`). */
 export const EXTRA_CLIENT_METADATA = [
   'tessera_first_party',
+  'tessera_scopes',
   'tessera_previous_secret_hash',
   'tessera_previous_secret_until',
 ] as const
+
+/** The provider's own scopes (the library's `scopes`); a resource's scopes are its resource server's. */
+export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'roles'] as const
+
+/** The client's `scope` metadata: the OpenID scopes it was given, which the library holds requests to. */
+function staticScopesOf(scopes: readonly string[]): string {
+  const given = OIDC_SCOPES.filter((s) => scopes.includes(s))
+  // Why offline_access for a client given none of them: an empty `scope` would let it ask for any of them,
+  // and offline_access alone grants nothing to a client without the refresh_token grant (issueRefreshToken).
+  return given.length > 0 ? given.join(' ') : 'offline_access'
+}
 
 /** The client's metadata, as the adapter hands it to the library. */
 export function clientMetadata(r: OAuthClientWithHashes, nowMs: number): Record<string, unknown> {
@@ -31,7 +43,9 @@ export function clientMetadata(r: OAuthClientWithHashes, nowMs: number): Record<
     post_logout_redirect_uris: r.post_logout_redirect_uris,
     grant_types: r.grant_types,
     response_types: r.grant_types.includes('authorization_code') ? ['code'] : [],
-    scope: r.scopes.join(' '),
+    scope: staticScopesOf(r.scopes),
+    // Every scope given, resources' too: the library's `scope` may hold only its own (OpenID) scopes.
+    tessera_scopes: r.scopes,
     ...(r.logo_uri ? { logo_uri: r.logo_uri } : {}),
     ...(r.client_uri ? { client_uri: r.client_uri } : {}),
     ...(r.backchannel_logout_uri

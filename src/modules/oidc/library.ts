@@ -1,12 +1,14 @@
 import { createHmac } from 'node:crypto'
 import { exportJWK } from 'jose'
 import type Provider from 'oidc-provider'
-import type { Configuration } from 'oidc-provider'
+import type { Configuration, errors as LibraryErrors } from 'oidc-provider'
 import type { AppContext, TenantInfo } from '../../context.js'
+import type { OAuthResource } from '../../security/auth-config.js'
 import { sha256Hex, timingSafeEqualStr } from '../../lib/tokens.js'
+import { resourceOf } from '../oauth-clients/resources.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
 import { adapterFor } from './adapter.js'
-import { EXTRA_CLIENT_METADATA } from './client-metadata.js'
+import { EXTRA_CLIENT_METADATA, OIDC_SCOPES } from './client-metadata.js'
 
 // Every import of `oidc-provider` is here (ARCHITECTURE.md, "Where the sign-in protocols go"): the one
 // Provider per tenant and its configuration (contract section 23; ../shared/notes/oidc-provider.md says why
@@ -70,8 +72,42 @@ function compareClientSecret(this: { clientSecret?: string; [k: string]: unknown
   return current || previous
 }
 
+type Errors = typeof LibraryErrors
+
+/** The tenant's resources (RFC 8707) as the library's resource servers: JWT access tokens (RFC 9068), RS256. */
+function resourceIndicators(tenant: TenantInfo, errors: Errors) {
+  const cfg = tenant.authConfig
+  return {
+    enabled: true as const,
+    getResourceServerInfo: async (_c: unknown, indicator: string, client: MetadataOf) => {
+      const r = resourceOf(cfg.oauth, indicator) ?? throwError(new errors.InvalidTarget())
+      return {
+        // Section 23: a resource's scope is granted only to a client that was given it.
+        scope: resourceScopesFor(r, client).join(' '),
+        audience: r.indicator,
+        accessTokenTTL: r.accessTokenTtl ?? cfg.accessTokenExpiresIn,
+        accessTokenFormat: 'jwt' as const,
+        jwt: { sign: { alg: 'RS256' as const } },
+      }
+    },
+  }
+}
+
+type MetadataOf = { metadata(): Record<string, unknown> }
+
+/** The resource's scopes that this client was given (its `tessera_scopes`, client-metadata.ts). */
+function resourceScopesFor(r: OAuthResource, client: MetadataOf): string[] {
+  const given = client.metadata().tessera_scopes
+  const allowed = new Set(Array.isArray(given) ? given : [])
+  return r.scopes.filter((s) => allowed.has(s))
+}
+
+function throwError(e: Error): never {
+  throw e
+}
+
 /** The configuration of one tenant's provider. */
-async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Configuration> {
+async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Errors): Promise<Configuration> {
   const keys = await ctx.keystore.oidcKeys(tenant.id)
   if (!keys.current) throw new Error(`tenant ${tenant.id} has no OpenID provider key`)
   const signing = {
@@ -91,7 +127,7 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
       profile: ['preferred_username', 'updated_at'],
       roles: ['roles', 'permissions'],
     },
-    scopes: ['openid', 'offline_access', 'profile', 'email', 'roles'],
+    scopes: [...OIDC_SCOPES],
     conformIdTokenClaims: false,
     responseTypes: ['code'],
     pkce: { required: () => true },
@@ -123,6 +159,7 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       clientCredentials: { enabled: true },
+      resourceIndicators: resourceIndicators(tenant, errors),
       registration: { enabled: false },
       requestObjects: { enabled: false },
     },
@@ -135,8 +172,9 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
       short: { httpOnly: true, sameSite: 'lax', signed: true },
     },
     ttl: {
-      AccessToken: cfg.accessTokenExpiresIn,
-      ClientCredentials: cfg.accessTokenExpiresIn,
+      // A resource's own lifetime, where it has one (section 23, "Lifetimes").
+      AccessToken: (_c, token) => token.resourceServer?.accessTokenTTL ?? cfg.accessTokenExpiresIn,
+      ClientCredentials: (_c, token) => token.resourceServer?.accessTokenTTL ?? cfg.accessTokenExpiresIn,
       AuthorizationCode: CODE_TTL_S,
       IdToken: cfg.accessTokenExpiresIn,
       Interaction: INTERACTION_TTL_S,
@@ -169,6 +207,15 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
       const params = c.oidc.params as Record<string, unknown> | undefined
       const scope = String(params?.scope ?? '') + (params?.tessera_offline === '1' ? ' offline_access' : '')
       grant.addOIDCScope(scope.trim())
+      const resource =
+        typeof params?.resource === 'string'
+          ? resourceOf(tenant.authConfig.oauth, params.resource)
+          : undefined
+      if (resource) {
+        const asked = new Set(scope.split(' '))
+        const granted = resourceScopesFor(resource, client).filter((s) => asked.has(s))
+        if (granted.length > 0) grant.addResourceScope(resource.indicator, granted.join(' '))
+      }
       await grant.save()
       return grant
     },
@@ -187,8 +234,11 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo): Promise<Con
 export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promise<Provider> {
   // Why imported here: the library and its dependencies (about 0.7 s of CPU) load with the first provider,
   // so a service that serves no OpenID request starts as fast as before.
-  const { default: ProviderClass } = await import('oidc-provider')
-  const provider = new ProviderClass(ctx.keystore.issuer(tenant.code), await configurationOf(ctx, tenant))
+  const { default: ProviderClass, errors } = await import('oidc-provider')
+  const provider = new ProviderClass(
+    ctx.keystore.issuer(tenant.code),
+    await configurationOf(ctx, tenant, errors),
+  )
   // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
   // library builds starts with PUBLIC_URL whatever Host the request came with.
   provider.proxy = true

@@ -17,6 +17,7 @@ import {
   type AuthConfig,
 } from '../../security/auth-config.js'
 import { assertEmailConfigPatch } from '../email/config.js'
+import { assertOAuthConfig } from '../oauth-clients/resources.js'
 import { assertWebauthnConfig } from '../passkeys/config.js'
 import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
 import { toTenantDto, type TenantDto } from './dto.js'
@@ -112,6 +113,7 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
   assertEmailConfigPatch(input.auth_config, 'body.auth_config')
   const config = mergeAuthConfig(defaultAuthConfig(), input.auth_config)
   assertWebauthnConfig(config.webauthn, 'body.auth_config')
+  assertOAuthConfig(config.oauth, 'body.auth_config')
   let admin: Parameters<typeof provisionTenant>[1]['admin']
   if (input.admin) {
     const ids = adminIdentifiers(input.admin, config)
@@ -245,6 +247,7 @@ export async function updateTenantConfig(
       const next = mergeAuthConfig(before, patch)
       // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
       assertWebauthnConfig(next.webauthn, 'body')
+      assertOAuthConfig(next.oauth, 'body')
       await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
       // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
       await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
