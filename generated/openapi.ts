@@ -2037,6 +2037,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/t/{tenantCode}/session/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * End the session (RP-initiated logout)
+         * @description RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): ends the provider session of this browser and the Tessera session it was signed in with, and tells each client with a grant in it through back-channel logout. With a valid `id_token_hint` of the signed-in user the page signs out at once (it posts itself); otherwise it asks first. The browser is then sent to the registered `post_logout_redirect_uri` (with `state`), or to a page saying it is signed out.
+         */
+        get: operations["endOidcSession"];
+        put?: never;
+        /**
+         * End the session (form post)
+         * @description The same as `endOidcSession`, with its parameters in a form body.
+         */
+        post: operations["postEndOidcSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantCode}/session/end/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the logout
+         * @description Where the logout page posts (with its anti-forgery field): `logout=yes` ends the provider session, the Tessera session behind it and the client's grants, sends the back-channel logout tokens, and redirects.
+         */
+        post: operations["confirmOidcEndSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantCode}/session/end/success": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signed out
+         * @description The page a logout ends on when the client registered no address to go back to.
+         */
+        get: operations["getOidcLogoutSuccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/t/{tenantCode}/token": {
         parameters: {
             query?: never;
@@ -2665,6 +2729,23 @@ export interface components {
         };
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
+        /** @description What the logout page posts. */
+        EndSessionConfirmForm: {
+            /** @description `yes` to sign out of every application; absent: sign out of the asking client only. */
+            logout?: string;
+            xsrf?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The parameters of `endOidcSession`, in a form body. */
+        EndSessionForm: {
+            client_id?: string;
+            id_token_hint?: string;
+            post_logout_redirect_uri?: string;
+            state?: string;
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN, INVALID_CHALLENGE and INVALID_PASSKEY 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND, PASSKEY_NOT_FOUND, OAUTH_CLIENT_NOT_FOUND, INTERACTION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED, EMAIL_ALREADY_VERIFIED and PASSKEYS_DISABLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
          * @enum {string}
@@ -10264,6 +10345,234 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endOidcSession: {
+        parameters: {
+            query?: {
+                /** @description The client asking, when no `id_token_hint` names it. */
+                client_id?: string;
+                /** @description An ID token this provider issued to the client; with it the signed-in user is signed out without being asked. */
+                id_token_hint?: string;
+                /** @description Ignored (OpenID RP-Initiated Logout 1.0 allows it). */
+                logout_hint?: string;
+                /** @description Where to send the browser afterwards: one of the client's registered `postLogoutRedirectUris`, exactly; used only with a valid `id_token_hint` or `client_id`. */
+                post_logout_redirect_uri?: string;
+                /** @description Returned as sent on the redirect. */
+                state?: string;
+                /** @description Ignored. */
+                ui_locales?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logout page: it asks to sign out, or signs out at once. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An error page: an `id_token_hint` that does not verify, a `post_logout_redirect_uri` not registered for its client, or no logout of this browser to confirm. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postEndOidcSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["EndSessionForm"];
+            };
+        };
+        responses: {
+            /** @description The logout page: it asks to sign out, or signs out at once. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An error page: an `id_token_hint` that does not verify, a `post_logout_redirect_uri` not registered for its client, or no logout of this browser to confirm. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmOidcEndSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["EndSessionConfirmForm"];
+            };
+        };
+        responses: {
+            /** @description To the registered `post_logout_redirect_uri` with `state`, or to the signed-out page. */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error page: an `id_token_hint` that does not verify, a `post_logout_redirect_uri` not registered for its client, or no logout of this browser to confirm. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOidcLogoutSuccess: {
+        parameters: {
+            query?: {
+                /** @description The client signed out of. */
+                client_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-out page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An error page: an unknown `client_id`. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
                 };
             };
             /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */

@@ -6,6 +6,9 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { root } from '../helpers/service-process.js'
 
+// Why a longer bound than the suite's 120 s: npm pack, npm install and tsc in a fresh project take minutes when the suite's other groups share the two cores.
+t.setTimeout(360_000)
+
 // `npm pack` of clients/typescript gives a tarball that installs into an empty project, runs there under
 // plain Node, and type-checks there with `tsc --strict`, where deliberate mistakes are compile errors.
 // One npm install (the tarball; openapi-fetch comes from the npm registry).

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { call, runCli, startService, waitReady, type ServiceProcess } from '../helpers/service-process.js'
 
+// Why a longer bound than the suite's 120 s: it starts the service five times on fresh embedded databases, which takes minutes when the suite's other groups share the two cores.
+t.setTimeout(360_000)
+
 // The README's "First steps" on the embedded database, as a new user runs them in two terminals.
 const KEY = 'ck_' + 'f'.repeat(43)
 const admin = { email: 'admin@acme.test', password: 'S3cure-pass' }

@@ -101,6 +101,10 @@ export const oidcProvider: Migration = {
       where user_code is not null`.execute(db)
     await sql`create index oidc_payloads_account on oidc_payloads (tenant_id, account_id, model)
       where account_id is not null`.execute(db)
+    // The queue of back-channel logout tokens owed (payload-queries.ts), claimed every second.
+    await sql`create index oidc_payloads_logout on oidc_payloads (tenant_id) where model = 'TesseraLogout'`.execute(
+      db,
+    )
     await sql`create index oidc_payloads_expires on oidc_payloads (expires_at) where expires_at is not null`.execute(
       db,
     )

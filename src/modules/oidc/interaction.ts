@@ -85,6 +85,8 @@ export async function loginInteraction(
         ts: user.authTime ?? undefined,
         amr: row.otp_enabled ? ['pwd', 'otp', 'mfa'] : ['pwd'],
         remember: true,
+        // The provider session belongs to this Tessera session (library.ts, bindSessions).
+        tessera_sid: user.sessionId,
       },
     },
     { mergeWithLastSubmission: false },

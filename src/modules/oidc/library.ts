@@ -9,6 +9,8 @@ import { resourceOf } from '../oauth-clients/resources.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
 import { adapterFor } from './adapter.js'
 import { EXTRA_CLIENT_METADATA, OIDC_SCOPES } from './client-metadata.js'
+import { renderLoggedOut, renderLogout, type LogoutPageContext } from './logout-pages.js'
+import { endTesseraSession } from './session-binding.js'
 
 // Every import of `oidc-provider` is here (ARCHITECTURE.md, "Where the sign-in protocols go"): the one
 // Provider per tenant and its configuration (contract section 23; ../shared/notes/oidc-provider.md says why
@@ -152,10 +154,12 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
       },
       revocation: { enabled: true },
       userinfo: { enabled: true },
-      // Logout (RP-initiated and back-channel) comes with its routes and the session binding; until then the
-      // document names no endpoint that is not served.
-      rpInitiatedLogout: { enabled: false },
-      backchannelLogout: { enabled: false },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (c, form) => renderLogout(c as unknown as LogoutPageContext, form),
+        postLogoutSuccessSource: async (c) => renderLoggedOut(c as unknown as LogoutPageContext),
+      },
+      backchannelLogout: { enabled: true },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       clientCredentials: { enabled: true },
@@ -227,7 +231,58 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
       c.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><h1>${text(out.error)}</h1><p>${text(out.error_description)}</p></body></html>`
     },
     routes: { ...OIDC_ROUTES },
+    fetch: outboundFetch(ctx.config.outboundAllowedHosts),
   }
+}
+
+/**
+ * The library's outbound requests (back-channel logout): a host of OUTBOUND_ALLOWED_HOSTS, as written in the
+ * URL, may be reached at any address; every other one keeps the library's dispatcher, which refuses
+ * special-use addresses (contract section 24, "Where the service may connect").
+ */
+function outboundFetch(allowed: readonly string[]) {
+  return (url: string | URL | Request, options?: RequestInit & { dispatcher?: unknown }) => {
+    const host = new URL(url instanceof Request ? url.url : url).hostname
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase()
+    const init: RequestInit & { dispatcher?: unknown } = { ...options, signal: AbortSignal.timeout(2500) }
+    if (allowed.includes(host)) delete init.dispatcher
+    return fetch(url, init)
+  }
+}
+
+/**
+ * Binds each provider session to the Tessera session that signed it in (`tessera_sid`, from the
+ * interaction's login), and ends that Tessera session when the provider's ends (RP-initiated logout).
+ */
+function bindSessions(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  provider: Provider,
+  ProviderClass: typeof Provider,
+) {
+  type Bound = { accountId?: string; tessera_sid?: string }
+  const S = provider.Session as unknown as { IN_PAYLOAD: string[]; prototype: Record<string, unknown> }
+  const inPayload = [...S.IN_PAYLOAD, 'tessera_sid']
+  Object.defineProperty(S, 'IN_PAYLOAD', { get: () => inPayload })
+  const loginAccount = S.prototype.loginAccount as (this: Bound, d: unknown) => void
+  Object.defineProperty(S.prototype, 'loginAccount', {
+    value: function (this: Bound, details: unknown) {
+      loginAccount.call(this, details)
+      const c = (ProviderClass as unknown as { ctx?: { oidc?: { entities?: Record<string, unknown> } } }).ctx
+      const it = c?.oidc?.entities?.Interaction as
+        { result?: { login?: { tessera_sid?: unknown } } } | undefined
+      const sid = it?.result?.login?.tessera_sid
+      this.tessera_sid = typeof sid === 'string' ? sid : undefined
+    },
+  })
+  const destroy = S.prototype.destroy as (this: Bound) => Promise<void>
+  Object.defineProperty(S.prototype, 'destroy', {
+    value: async function (this: Bound) {
+      await destroy.call(this)
+      if (this.accountId && this.tessera_sid) await endTesseraSession(ctx, tenant.id, this.tessera_sid)
+    },
+  })
 }
 
 /** A new provider for one ACTIVE tenant, its issuer `{PUBLIC_URL}/t/{code}`. */
@@ -242,6 +297,7 @@ export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promi
   // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
   // library builds starts with PUBLIC_URL whatever Host the request came with.
   provider.proxy = true
+  bindSessions(ctx, tenant, provider, ProviderClass)
   // Why the prototype: the library compares secrets in the clear; ours are stored as hashes.
   Object.defineProperty(provider.Client.prototype, 'compareClientSecret', { value: compareClientSecret })
   return provider

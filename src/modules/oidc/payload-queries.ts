@@ -105,16 +105,122 @@ export async function deleteClientPayloads(trx: Transaction<Database>, tenantId:
     .execute()
 }
 
+/** A back-channel logout owed to a client: the provider session `sid` of `accountId` ended (section 23). */
+export interface OwedLogout {
+  tenantId: string
+  clientId: string
+  accountId: string
+  sid: string
+}
+
+type SessionPayload = { authorizations?: Record<string, { sid?: string; grantId?: string }> }
+
+/** Queues a logout token for each client that has a grant in the ended provider sessions. */
+async function queueLogouts(
+  db: Kysely<Database>,
+  tenantId: string,
+  ended: { account_id: string | null; payload: unknown }[],
+  now: Date,
+): Promise<void> {
+  const rows = ended.flatMap((s) =>
+    Object.entries((s.payload as SessionPayload).authorizations ?? {}).flatMap(([clientId, a]) =>
+      a.sid && s.account_id
+        ? [
+            {
+              tenant_id: tenantId,
+              model: LOGOUT_MODEL,
+              id: `${a.sid}:${clientId}`,
+              payload: JSON.stringify({ clientId, accountId: s.account_id, sid: a.sid }),
+              account_id: s.account_id,
+              // Why an expiry: a receiver that never answers is not retried forever (retention sweeps it).
+              expires_at: new Date(now.getTime() + 3_600_000),
+            },
+          ]
+        : [],
+    ),
+  )
+  if (rows.length === 0) return
+  await db
+    .insertInto('oidc_payloads')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['tenant_id', 'model', 'id']).doNothing())
+    .execute()
+}
+
+/** The model name of a queued back-channel logout (not one of the library's). */
+const LOGOUT_MODEL = 'TesseraLogout'
+
 /**
  * Deletes every provider payload of one user (sessions, grants, codes and tokens): their Tessera sign-ins
- * ended, so what the provider issued on them ends too (contract section 23).
+ * ended, so what the provider issued on them ends too, and each client with a grant in a session is owed a
+ * logout token (contract section 23).
  */
-export async function deleteAccountPayloads(db: Kysely<Database>, tenantId: string, accountId: string) {
-  await db
+export async function deleteAccountPayloads(
+  db: Kysely<Database>,
+  tenantId: string,
+  accountId: string,
+  now: Date,
+): Promise<void> {
+  const ended = await db
     .deleteFrom('oidc_payloads')
     .where('tenant_id', '=', tenantId)
     .where('account_id', '=', accountId)
+    .where('model', '<>', LOGOUT_MODEL)
+    .returning(['model', 'account_id', 'payload'])
     .execute()
+  await queueLogouts(
+    db,
+    tenantId,
+    ended.filter((r) => r.model === 'Session'),
+    now,
+  )
+}
+
+/**
+ * Ends the provider sessions bound to these Tessera sessions (the interaction's sign-in, `tessera_sid`) and
+ * the grants made in them, and owes their clients a logout token: a logout or a revocation of one session.
+ */
+export async function endBoundProviderSessions(
+  db: Kysely<Database>,
+  tenantId: string,
+  sessions: readonly { id: string; user_id: string }[],
+  now: Date,
+): Promise<void> {
+  if (sessions.length === 0) return
+  const ended = await db
+    .deleteFrom('oidc_payloads')
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'Session')
+    .where('account_id', 'in', [...new Set(sessions.map((s) => s.user_id))])
+    .where(
+      sql<string>`payload->>'tessera_sid'`,
+      'in',
+      sessions.map((s) => s.id),
+    )
+    .returning(['account_id', 'payload'])
+    .execute()
+  if (ended.length === 0) return
+  const grants = ended.flatMap((s) =>
+    Object.values((s.payload as SessionPayload).authorizations ?? {}).flatMap((a) =>
+      a.grantId ? [a.grantId] : [],
+    ),
+  )
+  if (grants.length > 0)
+    await db
+      .deleteFrom('oidc_payloads')
+      .where('tenant_id', '=', tenantId)
+      .where('grant_id', 'in', grants)
+      .execute()
+  await queueLogouts(db, tenantId, ended, now)
+}
+
+/** Claims up to `limit` owed logout tokens of a database (each is claimed by one instance only). */
+export async function claimOwedLogouts(db: Kysely<Database>, limit: number): Promise<OwedLogout[]> {
+  const r = await sql<{ tenant_id: string; payload: { clientId: string; accountId: string; sid: string } }>`
+    delete from oidc_payloads where ctid in (
+      select ctid from oidc_payloads where model = ${LOGOUT_MODEL} limit ${limit} for update skip locked)
+    returning tenant_id, payload`.execute(db)
+  return r.rows.map((row) => ({ tenantId: row.tenant_id, ...row.payload }))
 }
 
 /** Deletes up to `limit` expired payloads; how many it deleted (retention). */

@@ -5,6 +5,7 @@ import { sendCacheable } from '../../lib/cacheable.js'
 import { defineRawRoute, defineRoute } from '../../lib/route.js'
 import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
+import { startLogoutSender } from './backchannel.js'
 import { recordTokenCall } from './token-audit.js'
 import { discoveryDocument, handToProvider, providerOf } from './hand-over.js'
 import * as interaction from './interaction.js'
@@ -28,6 +29,8 @@ function markOffline(req: FastifyRequest): void {
 export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
   const pool = new ProviderPool(ctx)
+  const stopSender = startLogoutSender(ctx, pool, app.log)
+  app.addHook('onClose', async () => stopSender())
   const documents = new WeakMap<PooledProvider, Promise<Record<string, unknown>>>()
   const documentOf = (pooled: PooledProvider) => {
     let doc = documents.get(pooled)
@@ -69,6 +72,10 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
   defineRawRoute(app, 'postOidcUserinfo', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'introspectOidcToken', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'revokeOidcToken', (req, reply) => handToProvider(ctx, pool, req, reply))
+  defineRawRoute(app, 'endOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
+  defineRawRoute(app, 'postEndOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
+  defineRawRoute(app, 'confirmOidcEndSession', (req, reply) => handToProvider(ctx, pool, req, reply))
+  defineRawRoute(app, 'getOidcLogoutSuccess', (req, reply) => handToProvider(ctx, pool, req, reply))
 
   defineRawRoute(app, 'getOpenIdConfiguration', async (req, reply) => {
     const pooled = await providerOf(pool, req.params.tenantCode)

@@ -5,7 +5,7 @@ import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
-import { deleteAccountPayloads } from '../oidc/payload-queries.js'
+import { deleteAccountPayloads, endBoundProviderSessions } from '../oidc/payload-queries.js'
 
 /** The user's active (not revoked, not expired) sessions' ids, oldest first. */
 export function activeSessionIds(trx: Transaction<Database>, tenantId: string, userId: string, now: Date) {
@@ -85,7 +85,7 @@ async function revokeScope(
   scope: SessionScope,
   reason: string,
   now: Date,
-): Promise<{ id: string; expires_at: Date }[]> {
+): Promise<{ id: string; user_id: string; expires_at: Date }[]> {
   if ('ids' in scope && scope.ids.length === 0) return []
   const ended = await trx
     .updateTable('sessions')
@@ -102,7 +102,7 @@ async function revokeScope(
       return q.orderBy('id').forUpdate()
     })
     .where('tenant_id', '=', tenantId)
-    .returning(['id', 'expires_at'])
+    .returning(['id', 'user_id', 'expires_at'])
     .execute()
   if (ended.length === 0) return []
   let tokens = trx
@@ -128,21 +128,24 @@ async function revokeScope(
     )
   }
   await tokens.execute()
-  return ended.map((r) => ({ id: r.id, expires_at: new Date(r.expires_at) }))
+  return ended.map((r) => ({ id: r.id, user_id: r.user_id, expires_at: new Date(r.expires_at) }))
 }
 
 /**
  * Revokes the given sessions of a tenant and every token of theirs, in the shared lock order. Returns the
  * sessions that were not revoked yet (with their expiry); already revoked ones are left as they were.
  */
-export function revokeSessions(
+export async function revokeSessions(
   trx: Transaction<Database>,
   tenantId: string,
   sessionIds: string[],
   reason: string,
   now: Date,
-): Promise<{ id: string; expires_at: Date }[]> {
-  return revokeScope(trx, tenantId, { ids: sessionIds }, reason, now)
+): Promise<{ id: string; user_id: string; expires_at: Date }[]> {
+  const ended = await revokeScope(trx, tenantId, { ids: sessionIds }, reason, now)
+  // The OpenID provider's sessions signed in with them end too (contract section 23).
+  await endBoundProviderSessions(trx, tenantId, ended, now)
+  return ended
 }
 
 /**
@@ -161,7 +164,7 @@ export async function endUserSessions(
 ): Promise<{ id: string; expires_at: Date }[]> {
   const ended = await revokeScope(trx, tenantId, { userId, except }, reason, now)
   // The OpenID provider's sessions, grants and tokens of the user end with them (contract section 23).
-  await deleteAccountPayloads(trx, tenantId, userId)
+  await deleteAccountPayloads(trx, tenantId, userId, now)
   return ended
 }
 
