@@ -219,7 +219,12 @@ export interface SessionsTable {
   revoked_reason: string | null
   ip: string | null
   user_agent: string | null
+  /** How the session was signed in (`pwd`, `otp`, `passkey`); null for sessions older than the column. */
+  login_method: LoginMethod | null
 }
+
+/** How a session was signed in (the provider's `amr`, contract section 23). */
+export type LoginMethod = 'pwd' | 'otp' | 'passkey'
 
 export interface RefreshTokensTable {
   id: Generated<string>

@@ -11,6 +11,7 @@ import { asOwner, whoAmI } from './0002_audit_guard.js'
 //   (the RS256 pair that signs ID tokens and JWT access tokens).
 // - The four `oauth-clients:*` built-in permissions (the built-in admin role holds every built-in one).
 // - The audit actions of section 23.
+// - `sessions.login_method`: how a session was signed in, for the ID token's `amr`.
 // Frozen once released: the action list is spelled out.
 
 const ACTIONS_0015 = sql`'LOGIN', 'LOGOUT', 'REFRESH_TOKEN', 'REGISTER', 'USER_DELETE', 'ROLE_ASSIGN',
@@ -119,8 +120,12 @@ export const oidcProvider: Migration = {
     )
     await sql`alter table tenant_signing_keys add constraint tenant_signing_keys_algorithm_check
       check (algorithm in ('EdDSA', 'ES256', 'RS256'))`.execute(db)
+    // How a session was signed in (RFC 8176's `amr` of the provider's ID tokens): pwd, otp or passkey.
+    await sql`alter table sessions add column login_method text
+      check (login_method in ('pwd', 'otp', 'passkey'))`.execute(db)
   },
   async down(db: Kysely<unknown>) {
+    await sql`alter table sessions drop column login_method`.execute(db)
     await sql`delete from tenant_signing_keys where purpose = 'oidc'`.execute(db)
     await sql`alter table tenant_signing_keys drop constraint tenant_signing_keys_algorithm_check`.execute(db)
     await sql`alter table tenant_signing_keys add constraint tenant_signing_keys_algorithm_check

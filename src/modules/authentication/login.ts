@@ -81,6 +81,7 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
   const opened = await completeLogin(ctx, tenant, user, meta, {
     newHash,
     reason: factor === 'recovery' ? 'recovery_code' : undefined,
+    secondFactor: factor !== null,
   })
   if (!opened) throw await failed('USER_INACTIVE', user.id, 'user no longer active')
   return opened

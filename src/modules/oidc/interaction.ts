@@ -4,6 +4,8 @@ import type { AppContext } from '../../context.js'
 import { AppError } from '../../errors.js'
 import { assertRecentSignIn } from '../../security/recent-auth.js'
 import type { Principal, UserPrincipal } from '../../security/principal.js'
+import type { LoginMethod } from '../../db/database.js'
+import { sessionLoginMethod } from '../sessions/queries.js'
 import { findUserById } from '../users/queries.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import type { PooledProvider } from './pool.js'
@@ -56,6 +58,13 @@ function userOfTenant(p: Principal, pooled: PooledProvider): UserPrincipal {
   return p
 }
 
+/** RFC 8176 `amr` of a sign-in (section 23); a session older than its method column goes by the user's factor. */
+function amrOf(method: LoginMethod | null, otpEnabled: boolean): string[] {
+  if (method === 'passkey') return ['hwk', 'user', 'mfa']
+  if (method === 'otp' || (method === null && otpEnabled)) return ['pwd', 'otp', 'mfa']
+  return ['pwd']
+}
+
 /** POST /t/:code/interaction/:uid/login: the provider session now belongs to this token's sign-in. */
 export async function loginInteraction(
   ctx: AppContext,
@@ -83,7 +92,15 @@ export async function loginInteraction(
       login: {
         accountId: user.userId,
         ts: user.authTime ?? undefined,
-        amr: row.otp_enabled ? ['pwd', 'otp', 'mfa'] : ['pwd'],
+        amr: amrOf(
+          await sessionLoginMethod(
+            ctx.dbs.forTenant(user.tenantId),
+            user.tenantId,
+            user.userId,
+            user.sessionId,
+          ),
+          row.otp_enabled,
+        ),
         remember: true,
         // The provider session belongs to this Tessera session (library.ts, bindSessions).
         tessera_sid: user.sessionId,

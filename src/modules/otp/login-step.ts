@@ -179,6 +179,7 @@ async function secondStep(
   }
   const opened = await completeLogin(ctx, tenant, user, meta, {
     reason: factor === 'recovery' ? 'recovery_code' : undefined,
+    secondFactor: true,
   })
   if (!opened) throw await failed('USER_INACTIVE', user.id, 'user no longer active')
   if (tenant.authConfig.lockout.enabled) await ctx.lockout.succeeded(tenant.id, token.throttle_key)

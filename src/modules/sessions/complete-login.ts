@@ -108,7 +108,7 @@ export async function completeLogin(
   tenant: TenantInfo,
   user: LoginUser,
   meta: RequestMeta,
-  opts: { newHash?: string | null; reason?: string; method?: 'passkey' } = {},
+  opts: { newHash?: string | null; reason?: string; method?: 'passkey'; secondFactor?: boolean } = {},
 ) {
   const db = ctx.dbs.forTenant(tenant.id)
   const nowMs = ctx.clock.now()
@@ -126,6 +126,7 @@ export async function completeLogin(
         expiresAt,
         ip: meta.ip,
         userAgent: meta.userAgent,
+        loginMethod: opts.method === 'passkey' ? 'passkey' : opts.secondFactor ? 'otp' : 'pwd',
       })
       if (!session) return null
       await recordLogin(trx, tenant.id, user.id, now, opts.newHash)

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely'
-import type { Database } from '../../db/database.js'
+import type { Database, LoginMethod } from '../../db/database.js'
 import { lockUserStatus } from '../users/queries.js'
 import { activeSessionIds, insertRefreshToken, insertSession, revokeSessions } from './queries.js'
 import { newRefreshTokenFor } from './refresh-token.js'
@@ -21,6 +21,7 @@ export async function openSession(
     expiresAt: Date
     ip: string | null
     userAgent: string | null
+    loginMethod?: LoginMethod
   },
 ): Promise<{ sessionId: string; refreshToken: string } | null> {
   const user = await lockUserStatus(trx, s.tenantId, s.userId)

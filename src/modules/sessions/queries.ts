@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { LiveSession } from '../../security/lookups.js'
-import type { Database } from '../../db/database.js'
+import type { Database, LoginMethod } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
@@ -31,6 +31,7 @@ export async function insertSession(
     expiresAt: Date
     ip: string | null
     userAgent: string | null
+    loginMethod?: LoginMethod
   },
 ): Promise<string> {
   const row = await trx
@@ -43,10 +44,28 @@ export async function insertSession(
       expires_at: s.expiresAt,
       ip: s.ip,
       user_agent: s.userAgent,
+      login_method: s.loginMethod ?? null,
     })
     .returning('id')
     .executeTakeFirstOrThrow()
   return row.id
+}
+
+/** How a session of the user was signed in; null when unknown (or not the user's). */
+export async function sessionLoginMethod(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  sessionId: string,
+): Promise<LoginMethod | null> {
+  const row = await db
+    .selectFrom('sessions')
+    .select('login_method')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst()
+  return row?.login_method ?? null
 }
 
 /** Stores a refresh token's SHA-256 (never the value) for a session. */
