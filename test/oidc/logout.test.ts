@@ -121,42 +121,68 @@ t.test('endOidcSession: with an id_token_hint the user is signed out at once, ev
   t.equal(await errorOf(client.refreshTokenGrant(config, tokens.refresh_token ?? '')), 'invalid_grant')
 })
 
-t.test('endOidcSession: without a hint it asks first; a foreign redirect is refused', async (t) => {
+t.test(
+  'confirmOidcEndSession: without a hint the page asks first; a forged confirmation or a foreign redirect is refused',
+  async (t) => {
+    const user = await createUser(app, tenant, { roles: ['user'] })
+    const { flow, tokens } = await signedIn(user)
+    const ask = await flow.browser.fetch(`${issuer}/session/end`)
+    t.equal(ask.status, 200)
+    const html = await ask.text()
+    t.match(html, /Yes, sign me out/)
+    t.notMatch(html, /<script/, 'no script: the person decides')
+    t.match(ask.headers.get('content-security-policy') ?? '', /script-src 'none'/)
+    const stay = formOf(html)
+    const kept = await flow.browser.fetch(new URL(stay.action, base).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(stay.fields).toString(),
+    })
+    t.equal(kept.status, 303, '"No" is an answer too')
+    t.equal((await activeSessions(app, user)).length, 1, 'the Tessera session stays')
+    const foreign = await flow.browser.fetch(
+      client.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: 'https://evil.test/bye',
+      }).href,
+    )
+    t.equal(foreign.status, 400, 'an unregistered post_logout_redirect_uri')
+    t.equal(foreign.headers.get('location'), null, 'redirects nowhere')
+    const forged = await flow.browser.fetch(
+      `${issuer}/session/end?id_token_hint=${tokens.id_token?.slice(0, -4)}AAAA&post_logout_redirect_uri=${BYE}`,
+    )
+    t.equal(forged.status, 400, 'a forged id_token_hint')
+    const replay = await flow.browser.fetch(`${issuer}/session/end/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'xsrf=made-up&logout=yes',
+    })
+    t.equal(replay.status, 400, 'a confirmation without the page’s anti-forgery value')
+    t.equal((await activeSessions(app, user)).length, 1, 'still signed in')
+  },
+)
+
+t.test('postEndOidcSession: the same logout, its parameters in a form body', async (t) => {
   const user = await createUser(app, tenant, { roles: ['user'] })
   const { flow, tokens } = await signedIn(user)
-  const ask = await flow.browser.fetch(`${issuer}/session/end`)
-  t.equal(ask.status, 200)
-  const html = await ask.text()
-  t.match(html, /Yes, sign me out/)
-  t.notMatch(html, /<script/, 'no script: the person decides')
-  t.match(ask.headers.get('content-security-policy') ?? '', /script-src 'none'/)
-  const stay = formOf(html)
-  const kept = await flow.browser.fetch(new URL(stay.action, base).href, {
+  const page = await flow.browser.fetch(`${issuer}/session/end`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(stay.fields).toString(),
-  })
-  t.equal(kept.status, 303, '"No" is an answer too')
-  t.equal((await activeSessions(app, user)).length, 1, 'the Tessera session stays')
-  const foreign = await flow.browser.fetch(
-    client.buildEndSessionUrl(config, {
+    body: new URLSearchParams({
       id_token_hint: tokens.id_token ?? '',
-      post_logout_redirect_uri: 'https://evil.test/bye',
-    }).href,
-  )
-  t.equal(foreign.status, 400, 'an unregistered post_logout_redirect_uri')
-  t.equal(foreign.headers.get('location'), null, 'redirects nowhere')
-  const forged = await flow.browser.fetch(
-    `${issuer}/session/end?id_token_hint=${tokens.id_token?.slice(0, -4)}AAAA&post_logout_redirect_uri=${BYE}`,
-  )
-  t.equal(forged.status, 400, 'a forged id_token_hint')
-  const replay = await flow.browser.fetch(`${issuer}/session/end/confirm`, {
+      post_logout_redirect_uri: BYE,
+    }).toString(),
+  })
+  t.equal(page.status, 200)
+  const { action, fields } = formOf(await page.text())
+  t.equal(fields.logout, 'yes', 'signs out at once')
+  const confirm = await flow.browser.fetch(new URL(action, base).href, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'xsrf=made-up&logout=yes',
+    body: new URLSearchParams(fields).toString(),
   })
-  t.equal(replay.status, 400, 'a confirmation without the page’s anti-forgery value')
-  t.equal((await activeSessions(app, user)).length, 1, 'still signed in')
+  t.equal(confirm.headers.get('location'), BYE)
+  t.same(await activeSessions(app, user), [])
 })
 
 t.test('getOidcLogoutSuccess: the page a logout without an address ends on', async (t) => {

@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { Clock } from '../../lib/clock.js'
-import { findOAuthClientByClientId } from '../oauth-clients/queries.js'
+import { findOAuthClientByClientId, insertOAuthClient } from '../oauth-clients/queries.js'
+import { registeredClientRow } from './registration.js'
 import { clientMetadata } from './client-metadata.js'
 import * as q from './payload-queries.js'
 
 // oidc-provider's storage (its Adapter interface), on Kysely: one class per tenant, bound to that tenant's
-// database and id. Clients come from oauth_clients (read-only here: dynamic registration goes through the
-// oauth-clients module, registration.ts); every other model lives in oidc_payloads.
+// database and id. Clients come from oauth_clients, where a dynamically registered one is written too
+// (registration.ts checks it first); every other model lives in oidc_payloads.
 
 /** The payload fields the adapter reads; the library stores more, which the row keeps whole. */
 interface Payload {
@@ -34,7 +35,11 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock)
 
     /** Stores a payload for `expiresIn` seconds. */
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
-      if (this.model === 'Client') throw new Error('clients are written by the oauth-clients module')
+      // A client the library registered (RFC 7591, registration.ts): checked there, written as ours.
+      if (this.model === 'Client') {
+        await insertOAuthClient(db, registeredClientRow(tenantId, id, payload))
+        return
+      }
       const account =
         typeof payload.accountId === 'string' && UUID.test(payload.accountId) ? payload.accountId : null
       await q.upsertPayload(db, tenantId, this.model, id, payload, {

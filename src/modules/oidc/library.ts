@@ -164,7 +164,10 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
       dPoP: { enabled: false },
       clientCredentials: { enabled: true },
       resourceIndicators: resourceIndicators(tenant, errors),
-      registration: { enabled: false },
+      // Section 23: open to anyone while the tenant turns it on, for public clients (registration.ts).
+      registration: cfg.oauth.dynamicRegistration
+        ? { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false }
+        : { enabled: false },
       requestObjects: { enabled: false },
     },
     interactions: {

@@ -6,6 +6,7 @@ import { defineRawRoute, defineRoute } from '../../lib/route.js'
 import { principalOf, userOf } from '../../security/request-principal.js'
 import { requestMeta } from '../audit/write.js'
 import { startLogoutSender } from './backchannel.js'
+import { admitRegistration } from './registration.js'
 import { recordTokenCall } from './token-audit.js'
 import { discoveryDocument, handToProvider, providerOf } from './hand-over.js'
 import * as interaction from './interaction.js'
@@ -72,6 +73,11 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
   defineRawRoute(app, 'postOidcUserinfo', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'introspectOidcToken', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'revokeOidcToken', (req, reply) => handToProvider(ctx, pool, req, reply))
+  defineRawRoute(app, 'registerOidcClient', async (req, reply) => {
+    const pooled = await providerOf(pool, req.params.tenantCode)
+    if (!(await admitRegistration(ctx, pooled, req, reply))) return reply
+    return handToProvider(ctx, pool, req, reply)
+  })
   defineRawRoute(app, 'endOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'postEndOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'confirmOidcEndSession', (req, reply) => handToProvider(ctx, pool, req, reply))
