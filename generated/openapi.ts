@@ -2070,11 +2070,7 @@ export interface paths {
          */
         get: operations["endOidcSession"];
         put?: never;
-        /**
-         * End the session (form post)
-         * @description The same as `endOidcSession`, with its parameters in a form body.
-         */
-        post: operations["postEndOidcSession"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2779,15 +2775,6 @@ export interface components {
             /** @description `yes` to sign out of every application; absent: sign out of the asking client only. */
             logout?: string;
             xsrf?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description The parameters of `endOidcSession`, in a form body. */
-        EndSessionForm: {
-            client_id?: string;
-            id_token_hint?: string;
-            post_logout_redirect_uri?: string;
-            state?: string;
         } & {
             [key: string]: unknown;
         };
@@ -10480,61 +10467,6 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: {
-            /** @description The logout page: it asks to sign out, or signs out at once. */
-            200: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description An error page: an `id_token_hint` that does not verify, a `post_logout_redirect_uri` not registered for its client, or no logout of this browser to confirm. */
-            400: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                    "text/html": string;
-                };
-            };
-            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
-            404: components["responses"]["NotFound"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
-            429: components["responses"]["TooManyRequests"];
-            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
-            500: components["responses"]["InternalError"];
-            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    postEndOidcSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The tenant's code (case-insensitive). */
-                tenantCode: components["schemas"]["TenantCodeReference"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/x-www-form-urlencoded": components["schemas"]["EndSessionForm"];
-            };
-        };
         responses: {
             /** @description The logout page: it asks to sign out, or signs out at once. */
             200: {

@@ -162,29 +162,6 @@ t.test(
   },
 )
 
-t.test('postEndOidcSession: the same logout, its parameters in a form body', async (t) => {
-  const user = await createUser(app, tenant, { roles: ['user'] })
-  const { flow, tokens } = await signedIn(user)
-  const page = await flow.browser.fetch(`${issuer}/session/end`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      id_token_hint: tokens.id_token ?? '',
-      post_logout_redirect_uri: BYE,
-    }).toString(),
-  })
-  t.equal(page.status, 200)
-  const { action, fields } = formOf(await page.text())
-  t.equal(fields.logout, 'yes', 'signs out at once')
-  const confirm = await flow.browser.fetch(new URL(action, base).href, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-  })
-  t.equal(confirm.headers.get('location'), BYE)
-  t.same(await activeSessions(app, user), [])
-})
-
 t.test('getOidcLogoutSuccess: the page a logout without an address ends on', async (t) => {
   const res = await fetch(`${issuer}/session/end/success?client_id=${reg.clientId}`)
   t.equal(res.status, 200)

@@ -79,7 +79,6 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
     return handToProvider(ctx, pool, req, reply)
   })
   defineRawRoute(app, 'endOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
-  defineRawRoute(app, 'postEndOidcSession', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'confirmOidcEndSession', (req, reply) => handToProvider(ctx, pool, req, reply))
   defineRawRoute(app, 'getOidcLogoutSuccess', (req, reply) => handToProvider(ctx, pool, req, reply))
 

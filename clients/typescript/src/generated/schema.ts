@@ -2037,6 +2037,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/t/{tenantCode}/reg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a client (RFC 7591)
+         * @description Dynamic client registration, for MCP clients: open to anyone while the tenant's `auth_config.oauth.dynamicRegistration` is true, and then named by the discovery document's `registration_endpoint`. Public clients only (`token_endpoint_auth_method: none`), with redirect URIs under the rules of `createOAuthClient`; at most 10 registrations an hour from one address. The client is `dynamic: true`, never first-party, and the admin operations list and delete it. No registration access token is issued: a registered client is managed by the tenant's administrators.
+         */
+        post: operations["registerOidcClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/t/{tenantCode}/session/end": {
         parameters: {
             query?: never;
@@ -2050,11 +2070,7 @@ export interface paths {
          */
         get: operations["endOidcSession"];
         put?: never;
-        /**
-         * End the session (form post)
-         * @description The same as `endOidcSession`, with its parameters in a form body.
-         */
-        post: operations["postEndOidcSession"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2520,6 +2536,31 @@ export interface components {
             status: components["schemas"]["ClientKeyStatus"];
             tenantId: components["schemas"]["Uuid"];
         };
+        /** @description RFC 7591 client metadata; `token_endpoint_auth_method` must be `none`. */
+        ClientRegistrationRequest: {
+            client_name?: string;
+            grant_types?: string[];
+            post_logout_redirect_uris?: string[];
+            redirect_uris: string[];
+            response_types?: string[];
+            scope?: string;
+            token_endpoint_auth_method?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description RFC 7591 section 3.2.1. */
+        ClientRegistrationResponse: {
+            client_id: string;
+            /** Format: int64 */
+            client_id_issued_at?: number;
+            client_name?: string;
+            grant_types?: string[];
+            redirect_uris?: string[];
+            scope?: string;
+            token_endpoint_auth_method?: string;
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * Format: uri
          * @description An `https` (or loopback `http`) URI.
@@ -2734,15 +2775,6 @@ export interface components {
             /** @description `yes` to sign out of every application; absent: sign out of the asking client only. */
             logout?: string;
             xsrf?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description The parameters of `endOidcSession`, in a form body. */
-        EndSessionForm: {
-            client_id?: string;
-            id_token_hint?: string;
-            post_logout_redirect_uri?: string;
-            state?: string;
         } & {
             [key: string]: unknown;
         };
@@ -10357,6 +10389,60 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    registerOidcClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The registered client's metadata, with its `client_id`. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientRegistrationResponse"];
+                };
+            };
+            /** @description `invalid_client_metadata` (not a public client, a grant type other than authorization_code and refresh_token, a scope the provider does not know) or `invalid_redirect_uri`. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code; NOT_FOUND: the tenant keeps dynamic registration off (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: 10 registrations in the last hour came from this address, or the per-IP request budget is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     endOidcSession: {
         parameters: {
             query?: {
@@ -10381,61 +10467,6 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: {
-            /** @description The logout page: it asks to sign out, or signs out at once. */
-            200: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description An error page: an `id_token_hint` that does not verify, a `post_logout_redirect_uri` not registered for its client, or no logout of this browser to confirm. */
-            400: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                    "text/html": string;
-                };
-            };
-            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
-            404: components["responses"]["NotFound"];
-            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
-            429: components["responses"]["TooManyRequests"];
-            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
-            500: components["responses"]["InternalError"];
-            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    postEndOidcSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The tenant's code (case-insensitive). */
-                tenantCode: components["schemas"]["TenantCodeReference"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/x-www-form-urlencoded": components["schemas"]["EndSessionForm"];
-            };
-        };
         responses: {
             /** @description The logout page: it asks to sign out, or signs out at once. */
             200: {
