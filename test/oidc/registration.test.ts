@@ -145,6 +145,30 @@ t.test('registerOidcClient: public clients only, with redirect URIs under the ru
     t.equal(res.status, 400, bad)
     t.match(await res.json(), { error: 'invalid_redirect_uri' })
   }
+  const notObject = await register([{ redirect_uris: uris }])
+  t.match(await notObject.json(), { error: 'invalid_client_metadata' }, 'a body that is not an object')
+  const many = await register({
+    redirect_uris: Array.from({ length: 11 }, (_, i) => `http://127.0.0.1:9/cb${i}`),
+    token_endpoint_auth_method: 'none',
+  })
+  t.match(await many.json(), { error: 'invalid_redirect_uri' }, 'more than 10 redirect URIs')
+  const none = await register({ token_endpoint_auth_method: 'none' })
+  t.match(await none.json(), { error: 'invalid_redirect_uri' }, 'no redirect URI')
+  const sneaky = await register({
+    redirect_uris: uris,
+    token_endpoint_auth_method: 'none',
+    tessera_first_party: true,
+    scope: 'unknown:scope',
+  })
+  t.equal(sneaky.status, 201)
+  const { cred } = await userWithToken(app, tenant, { roles: ['admin'] })
+  const sneakyId = ((await sneaky.json()) as { client_id: string }).client_id
+  const listed = await call(app, 'listOAuthClients', cred, { query: { limit: 100 } })
+  t.match(
+    listed.data.items.find((c) => c.clientId === sneakyId),
+    { firstParty: false, scopes: [] },
+    'a registrant never sets our own metadata, and an unknown scope is not given',
+  )
   const ok = await register({ redirect_uris: uris, token_endpoint_auth_method: 'none', scope: 'openid' })
   t.equal(ok.status, 201)
   const body = (await ok.json()) as Record<string, unknown>

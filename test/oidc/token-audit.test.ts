@@ -1,5 +1,5 @@
 import t from 'tap'
-import { auditRows, createTenant, createUser } from '../helpers/fixtures.js'
+import { auditRows, createTenant, createUser, waitFor } from '../helpers/fixtures.js'
 import { client, discover, listeningApp, registerClient, signIn, startFlow } from '../helpers/oidc.js'
 
 // exchangeOidcToken's audit and metric (contract section 23, "Audit and metrics"): every call writes one
@@ -30,6 +30,8 @@ t.test(
       }).toString(),
     })
     t.equal(bad.status, 401)
+    // Why a wait: the row is written once the answer has gone (an onResponse hook sees the library's answer).
+    await waitFor(async () => (await auditRows(app, tenant.id, 'OAUTH_TOKEN')).length >= 2)
     const rows = await auditRows(app, tenant.id, 'OAUTH_TOKEN')
     t.same(
       rows.map((r) => [r.success, r.metadata.grantType, r.metadata.clientId]),
