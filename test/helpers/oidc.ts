@@ -172,4 +172,19 @@ export async function signIn(app: TestApp, s: Started, user: UserFx, consent = t
   return follow(s, answer.json.data?.redirectTo ?? '')
 }
 
+/** The code exchange a client makes at its callback, with the flow's checks (and `resource` or others). */
+export function exchangeCode(
+  config: client.Configuration,
+  s: Started,
+  callback: URL,
+  params?: Record<string, string>,
+) {
+  return client.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: s.verifier, expectedState: s.state, expectedNonce: s.nonce },
+    params,
+  )
+}
+
 export { client }

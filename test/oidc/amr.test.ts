@@ -2,8 +2,8 @@ import t from 'tap'
 import { loginTokens } from '../helpers/call.js'
 import { createUser, userWithToken, type UserFx } from '../helpers/fixtures.js'
 import {
-  client,
   discover,
+  exchangeCode,
   follow,
   interact,
   listeningApp,
@@ -26,11 +26,7 @@ async function idTokenAfter(accessToken: string, user: UserFx) {
   const login = await interact(flow, 'login', accessToken)
   t.equal(login.status, 200)
   const callback = await follow(flow, login.json.data?.redirectTo ?? '')
-  const tokens = await client.authorizationCodeGrant(config, callback, {
-    pkceCodeVerifier: flow.verifier,
-    expectedState: flow.state,
-    expectedNonce: flow.nonce,
-  })
+  const tokens = await exchangeCode(config, flow, callback)
   const claims = tokens.claims()
   t.equal(claims?.sub, user.id)
   return claims

@@ -8,6 +8,7 @@ import type { UserFx } from '../helpers/fixtures.js'
 import {
   client,
   discover,
+  exchangeCode,
   follow,
   interact,
   listeningApp,
@@ -51,11 +52,7 @@ async function signedIn(user: UserFx) {
   const login = await interact(flow, 'login', tessera.accessToken)
   t.equal(login.status, 200)
   const callback = await follow(flow, login.json.data?.redirectTo ?? '')
-  const tokens = await client.authorizationCodeGrant(config, callback, {
-    pkceCodeVerifier: flow.verifier,
-    expectedState: flow.state,
-    expectedNonce: flow.nonce,
-  })
+  const tokens = await exchangeCode(config, flow, callback)
   return { flow, tessera, tokens }
 }
 

@@ -2,7 +2,15 @@ import t from 'tap'
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { call, unchecked } from '../helpers/call.js'
 import { createTenant, createUser, userWithToken } from '../helpers/fixtures.js'
-import { client, discover, listeningApp, registerClient, signIn, startFlow } from '../helpers/oidc.js'
+import {
+  client,
+  discover,
+  exchangeCode,
+  listeningApp,
+  registerClient,
+  signIn,
+  startFlow,
+} from '../helpers/oidc.js'
 
 // Resources (contract section 23, RFC 8707) and their JWT access tokens (RFC 9068): set in the tenant's
 // `auth_config.oauth`, asked for with `resource`, checked by a standard verifier with the JWKS alone.
@@ -95,12 +103,7 @@ t.test('exchangeOidcToken: a code flow for a resource answers an RFC 9068 JWT fo
     resource: API,
   })
   const callback = await signIn(app, flow, user)
-  const tokens = await client.authorizationCodeGrant(
-    config,
-    callback,
-    { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce },
-    { resource: API },
-  )
+  const tokens = await exchangeCode(config, flow, callback, { resource: API })
   const claims = await verifyAccessToken(tokens.access_token, API)
   t.equal(claims.sub, user.id)
   t.equal(claims.client_id, reg.clientId)
@@ -118,12 +121,7 @@ t.test(
       resource: REPORTS,
     })
     const callback = await signIn(app, flow, user)
-    const tokens = await client.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce },
-      { resource: REPORTS },
-    )
+    const tokens = await exchangeCode(config, flow, callback, { resource: REPORTS })
     const first = await verifyAccessToken(tokens.access_token, REPORTS)
     t.equal(Number(first.exp) - Number(first.iat), 120, "the resource's accessTokenTtl")
     t.ok(tokens.refresh_token)
@@ -202,12 +200,7 @@ t.test(
     const flow = await startFlow(base, firstConfig, { scope: 'openid invoices:read', resource: API })
     const callback = await signIn(app, flow, user, false)
     t.ok(callback.searchParams.get('code'), 'no consent page')
-    const tokens = await client.authorizationCodeGrant(
-      firstConfig,
-      callback,
-      { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce },
-      { resource: API },
-    )
+    const tokens = await exchangeCode(firstConfig, flow, callback, { resource: API })
     t.equal((await verifyAccessToken(tokens.access_token, API)).scope, 'invoices:read')
   },
 )
