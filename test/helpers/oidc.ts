@@ -89,14 +89,35 @@ export class Browser {
   }
 }
 
-/** What a code flow started: the interaction's address and the checks the client keeps. */
-export interface Started {
-  browser: Browser
-  interactionUrl: string
-  uid: string
+/** The checks a client keeps for one authorization request. */
+export interface FlowChecks {
   verifier: string
   state: string
   nonce: string
+}
+
+/** What a code flow started: the interaction's address and the checks the client keeps. */
+export interface Started extends FlowChecks {
+  browser: Browser
+  interactionUrl: string
+  uid: string
+}
+
+/**
+ * Opens an authorization request, built by any client library, in a browser: the answer must send it to
+ * the sign-in page, whose address (with the client's checks) is returned.
+ */
+export async function openAuthorization(
+  base: string,
+  url: URL,
+  checks: FlowChecks,
+  browser = new Browser(),
+): Promise<Started> {
+  const res = await browser.fetch(url.href)
+  const location = res.headers.get('location') ?? ''
+  const uid = /\/interaction\/([^/?]+)/.exec(location)?.[1]
+  if (!uid) throw new Error(`authorization answered ${res.status} ${location} ${await res.text()}`)
+  return { browser, interactionUrl: new URL(location, base).href, uid, ...checks }
 }
 
 /** Starts the code flow in a browser: the authorization request, answered with the sign-in page's address. */
@@ -118,11 +139,7 @@ export async function startFlow(
     nonce,
     ...params,
   })
-  const res = await browser.fetch(url.href)
-  const location = res.headers.get('location') ?? ''
-  const uid = /\/interaction\/([^/?]+)/.exec(location)?.[1]
-  if (!uid) throw new Error(`authorization answered ${res.status} ${location} ${await res.text()}`)
-  return { browser, interactionUrl: new URL(location, base).href, uid, verifier, state, nonce }
+  return openAuthorization(base, url, { verifier, state, nonce }, browser)
 }
 
 /** Posts to an interaction operation as the page does (the browser's cookies, a bearer when given). */
