@@ -12,6 +12,8 @@ import { Roles } from './screens/Roles'
 import { RolePage } from './screens/RolePage'
 import { Keys } from './screens/Keys'
 import { KeyPage } from './screens/KeyPage'
+import { Applications } from './applications/Applications'
+import { ApplicationPage } from './applications/ApplicationPage'
 import { PublishableKeyPage } from './screens/PublishableKeyPage'
 import { AuditLog } from './screens/AuditLog'
 import { Settings } from './screens/Settings'
@@ -31,6 +33,12 @@ const SCREENS: Screen[] = [
   { path: '/users', name: 'Users', permission: 'users:read', render: () => <Users /> },
   { path: '/roles', name: 'Roles', permission: 'roles:read', render: () => <Roles /> },
   { path: '/keys', name: 'Keys', permission: 'client-keys:read', render: () => <Keys /> },
+  {
+    path: '/applications',
+    name: 'Applications',
+    permission: 'oauth-clients:read',
+    render: () => <Applications />,
+  },
   { path: '/audit-log', name: 'Audit log', permission: 'auth:logs', render: () => <AuditLog /> },
   { path: '/settings', name: 'Settings', permission: 'tenants:read', render: () => <Settings /> },
   { path: '/account', name: 'Account', render: () => <Account /> },
@@ -47,6 +55,11 @@ const DETAILS: { pattern: RegExp; name: string; render: (id: string) => ReactNod
     render: (id) => <PublishableKeyPage id={id} />,
   },
   { pattern: /^\/roles\/([^/]+)$/, name: 'Role', render: (id) => <RolePage id={id} /> },
+  {
+    pattern: /^\/applications\/([^/]+)$/,
+    name: 'Application',
+    render: (id) => <ApplicationPage id={id} />,
+  },
 ]
 
 function Shell({ path, children }: { path: string; children: ReactNode }) {

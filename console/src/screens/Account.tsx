@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { qrSource } from '../lib/qr'
+import { AuthorizedApps } from '../applications/AuthorizedApps'
 import { MyPasskeys } from '../passkeys/MyPasskeys'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
@@ -233,6 +234,7 @@ export function Account() {
         <Sessions />
         <SecondFactor />
         <MyPasskeys />
+        <AuthorizedApps />
       </div>
     </>
   )
