@@ -8,7 +8,9 @@
  * The server runs as `npm start` runs it (bundle, node flags, default log level, its log to a file);
  * BENCH_LOG_LEVEL overrides its level, BENCH_NODE_FLAGS adds node flags, and BENCH_ONLY=refresh,me
  * runs just those workloads (names: limits, login, loginOtp, passkey, refresh, me, validate and its replay
- * (bench/replay-ceiling.ts), validateEdDSA, validateES256, signing, meUnderLogin, forgot, signup).
+ * (bench/replay-ceiling.ts), validateEdDSA, validateES256, signing, meUnderLogin, forgot, signup, and the
+ * OpenID provider's codeExchange, refreshGrant, userinfo, introspection, each beside the bare library's
+ * ceiling, and Better Auth's OAuth provider with BENCH_PEER=1: bench/oidc.ts).
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process'
 import { openSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -28,6 +30,7 @@ import { rssOf, startFlags, ticksOf, withChildren } from './proc.js'
 import { seedAsymmetricTenant, signingCosts } from './asymmetric.js'
 import { benchIp, prepareSignups, SIGNUP_ORIGIN } from './signup.js'
 import { captureResponse, replayServer } from './replay-ceiling.js'
+import { oidcBench, OIDC_WORKLOADS } from './oidc.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 // BENCH_ONLY=refresh,me runs just those service workloads (and no machine limits): for iterating.
@@ -473,8 +476,15 @@ async function main(): Promise<void> {
         ],
       })
     }
+    const printOidc = OIDC_WORKLOADS.some(wanted)
+      ? await oidcBench({
+          ...{ origin: BASE, db: opened.db, tenant, passwordHash: hash, password: PASSWORD },
+          ...{ serverPid, seconds: SECONDS, wanted },
+        })
+      : undefined
     clearInterval(sampler)
     report(bcryptRate, bareRow, rows, peakRss)
+    printOidc?.(fmt)
     if (process.env.WORKERS && process.env.WORKERS !== '1') {
       console.log(
         `  WORKERS=${process.env.WORKERS}: peak RSS ${peakRss.toFixed(0)} MB in total, ${peakRssPerProcess.toFixed(0)} MB per process at most`,

@@ -1,6 +1,6 @@
 // What /proc says about the server under test: CPU ticks and resident memory, of one process or of a
 // process with its children (the workers of WORKERS=n).
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 
 /** CPU ticks used so far by one process (0 when it is gone). */
 export function ticksOf(pid: number): number {
@@ -41,4 +41,18 @@ export function startFlags(): string[] {
   if (!m) throw new Error('package.json start script: expected `node [--flags] dist/server.js`')
   const [, flags = ''] = m
   return flags.split(' ').filter(Boolean)
+}
+
+/** CPU ticks used so far by every PostgreSQL process of the machine. */
+export function postgresTicks(): number {
+  let ticks = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) ticks += ticksOf(Number(entry))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ticks
 }
