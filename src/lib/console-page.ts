@@ -19,18 +19,31 @@ declare module 'fastify' {
  * host (see plugins/docs.ts), and its `style-src` allows inline styles the console does not need.
  * img-src allows data: for the QR code of a TOTP enrollment, drawn from the SVG the API answers.
  */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ')
+export const CONSOLE_CSP = consolePolicy("'self' data:")
+
+/**
+ * The provider's interaction page also shows the client's logo, from wherever its `logo_uri` says (https,
+ * or http on loopback: what oauth-clients/uris.ts admits). No referrer goes with it.
+ */
+const INTERACTION_CSP = consolePolicy(
+  "'self' data: https: http://127.0.0.1:* http://localhost:* http://[::1]:*",
+)
+
+/** The console's policy with its img-src. */
+function consolePolicy(images: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${images}`,
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
 
 /** Hashed by Vite (name-hash.ext): never change under their name, so browsers keep them a year. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -52,15 +65,17 @@ export function consoleDist(): string | undefined {
  * Readies an encapsulated scope to answer with the console: every answer of the scope gets the console's
  * CSP and no referrer (a mail's link carries its token in the query until the page takes it out of the
  * address), and, with a build (`root`), `reply.sendFile` reads it. `files`: each file of the build is also
- * a route under /console/ (the console plugin); without, only sendFile (the mail links' pages).
+ * a route under /console/ (the console plugin); without, only sendFile (the mail links' pages). `logos`: the
+ * interaction page's img-src, which admits the client's logo.
  */
 export async function consoleScope(
   scope: FastifyInstance,
   root: string | null,
-  opts: { files: boolean },
+  opts: { files: boolean; logos?: boolean },
 ): Promise<void> {
+  const policy = opts.logos ? INTERACTION_CSP : CONSOLE_CSP
   scope.addHook('onRequest', (_req, reply, done) => {
-    reply.header('content-security-policy', CONSOLE_CSP).header('referrer-policy', 'no-referrer')
+    reply.header('content-security-policy', policy).header('referrer-policy', 'no-referrer')
     done()
   })
   if (!root) return

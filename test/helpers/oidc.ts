@@ -21,10 +21,13 @@ async function freePort(): Promise<number> {
   })
 }
 
-/** A listening test app whose PUBLIC_URL is `base`. */
-export async function listeningApp(t: TestLike, env: Record<string, string> = {}) {
+/**
+ * A listening test app whose PUBLIC_URL is `base`, on 127.0.0.1; `host` names it in the URL (`localhost`
+ * for WebAuthn, which needs a domain).
+ */
+export async function listeningApp(t: TestLike, env: Record<string, string> = {}, host = '127.0.0.1') {
   const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
+  const base = `http://${host}:${port}`
   const app = await buildTestApp(t, { PUBLIC_URL: base, ...env })
   await app.listen({ port, host: '127.0.0.1' })
   return { app, base }

@@ -9,7 +9,13 @@ import { signWithPasskey } from './webauthn'
  * tenant's options, the browser's passkey prompt, then the SDK session helper's loginWithPasskey, which keeps
  * the tokens as a password login does (the access token in memory, the refresh token in sessionStorage).
  */
-export function PasskeySignIn({ tenantCode }: { tenantCode: () => string | null }) {
+export function PasskeySignIn({
+  tenantCode,
+  onSignedIn,
+}: {
+  tenantCode: () => string | null
+  onSignedIn?: () => void
+}) {
   const session = useSession()
   const [error, setError] = useState<unknown>(null)
   const [pending, setPending] = useState(false)
@@ -32,6 +38,7 @@ export function PasskeySignIn({ tenantCode }: { tenantCode: () => string | null 
         ))
       rememberSignIn({ tenantCode: tenant, identifier: identifier ?? '' })
       session.update()
+      onSignedIn?.()
     } catch (err) {
       setError(err)
     } finally {

@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent } from 'react'
+import { useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
 import { rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
@@ -7,9 +7,26 @@ import { Link } from '../router'
 import { qrSource } from '../lib/qr'
 import { PasskeySignIn } from '../passkeys/PasskeySignIn'
 
-/** Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. */
-export function SignIn() {
+/**
+ * Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. The
+ * provider's interaction page (section 23) shows the same form for its tenant (`tenantCode`, fixed) and the
+ * request's `login_hint` (`identifier`), under its own heading and lead.
+ */
+export function SignIn(props: {
+  tenantCode?: string
+  identifier?: string
+  heading?: string
+  lead?: ReactNode
+  /** After the session holds the new tokens (the interaction page then hands them to the provider). */
+  onSignedIn?: () => void
+  /** Below the form, inside the page's main landmark. */
+  children?: ReactNode
+}) {
   const session = useSession()
+  const signedIn = () => {
+    session.update()
+    props.onSignedIn?.()
+  }
   const [error, setError] = useState<unknown>(null)
   const [pending, setPending] = useState(false)
   const [mfa, setMfa] = useState<{ token: string; setup: SecondFactorSetup | null } | null>(null)
@@ -46,7 +63,7 @@ export function SignIn() {
         rememberSignIn(who)
         await tessera.login({ ...who, password: String(form.get('password')) })
       }
-      session.update()
+      signedIn()
     } catch (err) {
       if (err instanceof SecondFactorRequired) {
         const setup = err.enrollment ? await tessera.setupSecondFactor(err.mfaToken).catch(() => null) : null
@@ -72,7 +89,7 @@ export function SignIn() {
             </li>
           ))}
         </ul>
-        <button type="button" onClick={() => session.update()}>
+        <button type="button" onClick={signedIn}>
           Continue
         </button>
       </main>
@@ -81,7 +98,8 @@ export function SignIn() {
 
   return (
     <main id="main" className="narrow">
-      <h1>Sign in</h1>
+      <h1>{props.heading ?? 'Sign in'}</h1>
+      {props.lead}
       <form onSubmit={signIn} className="stack">
         <div hidden={mfa !== null} className="stack">
           <label>
@@ -91,12 +109,13 @@ export function SignIn() {
               name="tenant"
               autoComplete="organization"
               required
-              defaultValue="platform"
+              defaultValue={props.tenantCode ?? 'platform'}
+              readOnly={props.tenantCode !== undefined}
             />
           </label>
           <label>
             Email, username or CPF/CNPJ
-            <input name="identifier" autoComplete="username" required />
+            <input name="identifier" autoComplete="username" required defaultValue={props.identifier ?? ''} />
           </label>
           <label>
             Password
@@ -128,12 +147,13 @@ export function SignIn() {
         )}
         <FormFooter submit="Sign in" error={error} pending={pending} layout="stacked" />
       </form>
-      {!mfa && <PasskeySignIn tenantCode={tenantCode} />}
+      {!mfa && <PasskeySignIn tenantCode={tenantCode} onSignedIn={props.onSignedIn} />}
       {!mfa && (
         <p>
           <Link to="/forgot-password">Forgot your password?</Link>
         </p>
       )}
+      {props.children}
     </main>
   )
 }

@@ -136,7 +136,7 @@ export default async function oidcRoutes(app: FastifyInstance): Promise<void> {
 /** getInteractionPage: the console's sign-in as the provider's page, in the console's scope (CSP, no framing). */
 async function interactionPage(page: FastifyInstance, opts: { pool: ProviderPool }): Promise<void> {
   const root = page.consoleRoot
-  await consoleScope(page, root, { files: false })
+  await consoleScope(page, root, { files: false, logos: true })
   defineRawRoute(page, 'getInteractionPage', async (req, reply) => {
     await providerOf(opts.pool, req.params.tenantCode)
     return root ? sendConsolePage(reply) : consoleNotBuilt(reply)
