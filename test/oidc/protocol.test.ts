@@ -306,6 +306,16 @@ t.test('introspectOidcToken, revokeOidcToken: the client’s own tokens only', a
     401,
   )
   t.equal((await post('/t/no-such-tenant/token/introspection', form({ token: 'x' }))).status, 404)
+  const strangers = await post(`/t/${tenant.code}/token/revocation`, form({ token: tokens.access_token }), {
+    authorization: basic(stranger.clientId, stranger.clientSecret ?? ''),
+  })
+  t.equal(strangers.status, 200, 'another client’s revocation: answered as for an unknown token')
+  const still = await post(
+    `/t/${tenant.code}/token/introspection`,
+    form({ token: tokens.access_token }),
+    auth,
+  )
+  t.match(await still.json(), { active: true }, 'and the token is left alone')
   const revoked = await post(`/t/${tenant.code}/token/revocation`, form({ token: tokens.access_token }), auth)
   t.equal(revoked.status, 200)
   const after = await post(

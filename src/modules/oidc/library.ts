@@ -152,7 +152,13 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
         allowedPolicy: async (_c, client, token) =>
           token.clientId === undefined || token.clientId === client.clientId,
       },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // A client revokes its own tokens only; another client's is left alone, answered 200 as RFC 7009 answers
+        // a token it does not know (the library's default would tell a confidential caller it exists).
+        allowedPolicy: async (_c, client, token) =>
+          token.clientId === undefined || token.clientId === client.clientId,
+      },
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,

@@ -2168,7 +2168,7 @@ export interface paths {
         put?: never;
         /**
          * Token revocation
-         * @description RFC 7009: the client authenticates as at the token endpoint; revoking a refresh token ends its grant's tokens. An unknown token is 200 too.
+         * @description RFC 7009: the client authenticates as at the token endpoint; revoking an access or refresh token ends its grant's tokens. An unknown token, and another client's (left alone), are 200 too.
          */
         post: operations["revokeOidcToken"];
         delete?: never;
