@@ -161,7 +161,9 @@ export function ApplicationPage({ id }: { id: string }) {
       <h1>{c ? `Application ${c.name}` : 'Application'}</h1>
       <ErrorBox error={client.error} />
       {client.isPending && <Loading what="the application" />}
-      {c && shown && <ShownOnce name={c.name} value={shown} onDone={() => setShown(null)} />}
+      {c && shown && (
+        <ShownOnce name={c.name} value={shown} onDone={() => setShown(null)} label="Client secret" />
+      )}
       {c && (
         <div className="grid">
           <Details c={c} />

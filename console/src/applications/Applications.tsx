@@ -35,7 +35,12 @@ export function Applications() {
         (confidential), or a browser, mobile or desktop app with PKCE alone (public).
       </p>
       {created?.clientSecret && (
-        <ShownOnce name={created.name} value={created.clientSecret} onDone={() => open(created)} />
+        <ShownOnce
+          name={created.name}
+          value={created.clientSecret}
+          onDone={() => open(created)}
+          label="Client secret"
+        />
       )}
       {session.can('oauth-clients:create') && !creating && !created && (
         <button type="button" onClick={() => setCreating(true)}>
