@@ -129,6 +129,18 @@ format: install ## prettier --write, then eslint --fix, over the repository
 bench: install ## The autocannon workloads (needs PostgreSQL at BENCH_DATABASE_URL; see docs/performance.md)
 	npm run bench
 
+# The OpenID provider's rows (code exchange, refresh_token grant, userinfo, introspection) on the service, the bare
+# oidc-provider and Better Auth's OAuth provider plugin (bench/peers/better-auth-oauth, installed on first use), in
+# one run. `make bench` runs the first two only; BENCH_PEER=1 adds the third there too (bench/oidc.ts).
+.PHONY: bench-oidc-peer bench-oidc-pool
+bench-oidc-peer: install ## The OpenID rows on the service, the bare oidc-provider and Better Auth's OAuth provider
+	BENCH_PEER=1 BENCH_ONLY=$${BENCH_ONLY:-codeExchange,refreshGrant,userinfo,introspection} npm run bench
+
+# 1,000 tenants (POOL_TENANTS), a client and one authorization each, through a running service: its RSS and heap
+# before, at checkpoints and after, each before and after a full GC (the provider pool's bound: 200).
+bench-oidc-pool: install ## The provider pool's memory over 1,000 tenants' authorizations (PostgreSQL at BENCH_DATABASE_URL)
+	npx tsx bench/oidc-pool-memory.ts
+
 # POST /validate under the Better Auth harness's own driver, against the service and against a replay of its
 # answers: the rate no server sending the contract's headers can pass with that driver on this machine.
 .PHONY: bench-peer-ceiling

@@ -61,6 +61,10 @@ const config: KnipConfig = {
     console: {
       project: ['src/**/*.{ts,tsx}'],
     },
+    // The Better Auth peer of the OpenID provider rows (bench/oidc-peer.ts): a package of its own, with its own
+    // package.json and node_modules, so its imports are checked against its own list (its entry, server.mjs, is
+    // its `start` script's).
+    'bench/peers/better-auth-oauth': {},
     // The TypeScript SDK (@tessera/client) is a package of its own (its own package.json, no npm
     // workspace). Checked as a knip workspace: its entry is src/index.ts (package.json `exports`,
     // mapped from dist/ to src/ through its tsconfig.json), whose exports are its public API.

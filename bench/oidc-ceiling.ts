@@ -65,6 +65,7 @@ const configuration: Configuration = {
     revocation: { enabled: true },
     userinfo: { enabled: true },
     rpInitiatedLogout: { enabled: true },
+    backchannelLogout: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: { enabled: true },
   },
