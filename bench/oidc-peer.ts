@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { Browser, follow, authorizeUrl, codeOf, type OidcTarget } from './oidc-flow.js'
-import { measure, type OidcWorkload, type TargetResult } from './oidc-workloads.js'
+import { measure, type OidcWorkload, type TargetResult, type XactCounter } from './oidc-workloads.js'
 
 const DIR = 'bench/peers/better-auth-oauth'
 const PORT = 4110
@@ -104,7 +104,21 @@ export async function peerResult(
     }
     // A first authorization each, checked: the session is accepted and the code comes without a screen.
     for (const b of browsers) codeOf(target, await follow(b, target, authorizeUrl(target)))
-    return await measure(target, browsers, wanted, seconds)
+    const stats = new pg.Client({ connectionString: dbUrl.toString() })
+    await stats.connect()
+    const xacts: XactCounter = async () =>
+      Number(
+        (
+          await stats.query(
+            'select xact_commit as n from pg_stat_database where datname = current_database()',
+          )
+        ).rows[0]?.n ?? 0,
+      )
+    try {
+      return await measure(target, browsers, wanted, seconds, xacts)
+    } finally {
+      await stats.end()
+    }
   } finally {
     child.kill('SIGTERM')
     await new Promise((r) => child.once('exit', r))

@@ -23,7 +23,14 @@ export interface Row {
   serverCpu: number
   /** CPU of every PostgreSQL process during the run, in % of one core. */
   pgCpu: number
+  /** Server CPU per request, in ms. */
+  cpuMsPerRequest?: number
+  /** Transactions the target's database committed per request (each autocommit statement is one). */
+  xactsPerRequest?: number
 }
+
+/** Transactions committed so far in the target's database (pg_stat_database), when it has one. */
+export type XactCounter = () => Promise<number>
 
 /** What one target measured: its rows, and the authorization requests a second that minted the codes. */
 export interface TargetResult {
@@ -42,9 +49,16 @@ const fail = (tally: Tally, why: string) => {
   tally.first ??= why
 }
 
-async function run(t: OidcTarget, name: string, opts: autocannon.Options, tally: Tally): Promise<Row> {
+async function run(
+  t: OidcTarget,
+  name: string,
+  opts: autocannon.Options,
+  tally: Tally,
+  xacts?: XactCounter,
+): Promise<Row> {
   const pid = t.pid ?? process.pid
   const serverTicks = () => withChildren(pid).reduce((n, p) => n + ticksOf(p), 0)
+  const xactsBefore = xacts ? await settled(xacts) : 0
   const before = { server: serverTicks(), pg: postgresTicks() }
   const started = performance.now()
   const result = await autocannon({ connections: CONNECTIONS, ...opts })
@@ -52,16 +66,29 @@ async function run(t: OidcTarget, name: string, opts: autocannon.Options, tally:
   const pct = (ticks: number) => Math.max(0, ((ticks * TICK_MS) / elapsed) * 100)
   if (tally.first)
     console.error(`  ${t.label} ${name}: ${tally.failed} failed checks, the first: ${tally.first}`)
+  const server = serverTicks() - before.server
+  const pgTicks = postgresTicks() - before.pg
+  const total = result.requests.total
+  // Two of the counted transactions are the counter's own reads.
+  const xactsAfter = xacts ? await settled(xacts) : 0
   return {
+    cpuMsPerRequest: total ? (server * TICK_MS) / total : NaN,
+    xactsPerRequest: xacts && total ? (xactsAfter - xactsBefore - 2) / total : undefined,
     name: `${name} (${t.label})`,
     // Why total over time: a run bounded by `amount` (the code exchange) may last a second or two.
     rps: result.requests.total / (elapsed / 1000),
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: Math.max(tally.failed, result.non2xx) + result.errors + result.timeouts,
-    serverCpu: pct(serverTicks() - before.server),
-    pgCpu: pct(postgresTicks() - before.pg),
+    serverCpu: pct(server),
+    pgCpu: pct(pgTicks),
   }
+}
+
+/** The counter once PostgreSQL's statistics have caught up (backends flush them about once a second). */
+async function settled(xacts: XactCounter): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1500))
+  return xacts()
 }
 
 const parse = (body: string): Record<string, unknown> | undefined => {
@@ -92,8 +119,9 @@ export async function measure(
   browsers: Browser[],
   wanted: (w: OidcWorkload) => boolean,
   seconds: number,
-  expectIdToken = true,
+  xacts?: XactCounter,
 ): Promise<TargetResult> {
+  const expectIdToken = true
   const out: TargetResult = { target: t, rows: {} }
   const tokenHeaders = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(t) }
   // The tokens the other workloads use: one code exchange per browser (outside the measured runs).
@@ -133,6 +161,7 @@ export async function measure(
         ],
       },
       tally,
+      xacts,
     )
   }
 
@@ -170,6 +199,7 @@ export async function measure(
         ],
       },
       tally,
+      xacts,
     )
   }
 
@@ -198,6 +228,7 @@ export async function measure(
         ],
       },
       tally,
+      xacts,
     )
   }
 
@@ -228,6 +259,7 @@ export async function measure(
         ],
       },
       tally,
+      xacts,
     )
   }
   return out

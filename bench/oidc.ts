@@ -8,11 +8,18 @@
 // BENCH_SECONDS (at most 20 s), then exchanges each once; the row is the exchange alone, and the minting's rate
 // (authorization requests a second) is printed beside it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database } from '../src/db/database.js'
 import { insertUserRoles } from '../src/modules/roles/queries.js'
 import { Browser, CEILING_CLIENT, follow, authorizeUrl, codeOf, type OidcTarget } from './oidc-flow.js'
-import { measure, OIDC_WORKLOADS, type OidcWorkload, type Row, type TargetResult } from './oidc-workloads.js'
+import {
+  measure,
+  OIDC_WORKLOADS,
+  type OidcWorkload,
+  type Row,
+  type TargetResult,
+  type XactCounter,
+} from './oidc-workloads.js'
 import { startFlags } from './proc.js'
 
 export { OIDC_WORKLOADS }
@@ -146,7 +153,15 @@ export async function oidcBench(s: Seeded): Promise<(fmt: (r: Row) => string) =>
   }
   const emails = Array.from({ length: CONNECTIONS }, (_, i) => `bench${i}@example.test`)
   const browsers = await Promise.all(emails.map((e) => serviceBrowser(s, service, e)))
-  const results: TargetResult[] = [await measure(service, browsers, wanted, s.seconds)]
+  const xacts: XactCounter = async () =>
+    Number(
+      (
+        await sql<{
+          n: string
+        }>`select xact_commit as n from pg_stat_database where datname = current_database()`.execute(s.db)
+      ).rows[0]?.n ?? 0,
+    )
+  const results: TargetResult[] = [await measure(service, browsers, wanted, s.seconds, xacts)]
 
   const ceiling = await startCeiling()
   try {
@@ -181,22 +196,33 @@ function printOidc(results: TargetResult[], fmt: (r: Row) => string): void {
   const [service, ceiling, peer] = results
   console.log('\nOpenID provider (a tenant at /t/bench; the bare library; Better Auth with BENCH_PEER=1):')
   for (const r of results) {
-    for (const row of Object.values(r.rows)) console.log(`  ${fmt(row)}`)
+    for (const row of Object.values(r.rows)) {
+      const per = `server CPU ${row.cpuMsPerRequest?.toFixed(3)} ms/req`
+      const xacts =
+        row.xactsPerRequest === undefined ? '' : `, ${row.xactsPerRequest.toFixed(1)} db xacts/req`
+      console.log(`  ${fmt(row)}  (${per}${xacts})`)
+    }
     if (r.mint)
       console.log(
         `  (${r.target.label}: ${r.mint.codes} codes minted at ${r.mint.perSecond.toFixed(0)} authorization requests/s before the exchange)`,
       )
   }
-  console.log('\nOpenID ratios and targets:')
+  console.log('\nOpenID ratios (by req/s; by server CPU per request) and targets:')
   for (const w of OIDC_WORKLOADS) {
     const ours = service?.rows[w]
     if (!ours) continue
-    const pct = (other: Row | undefined) => (other ? `${((ours.rps / other.rps) * 100).toFixed(0)}%` : 'n/a')
-    const times = (other: Row | undefined) => (other ? `${(ours.rps / other.rps).toFixed(2)}x` : 'n/a')
+    const ratio = (other: Row | undefined, asPct: boolean) => {
+      if (!other) return 'n/a'
+      const byRate = ours.rps / other.rps
+      const byCpu = (other.cpuMsPerRequest ?? NaN) / (ours.cpuMsPerRequest ?? NaN)
+      return asPct
+        ? `${(byRate * 100).toFixed(0)}%; ${(byCpu * 100).toFixed(0)}%`
+        : `${byRate.toFixed(2)}x; ${byCpu.toFixed(2)}x`
+    }
     const peerTarget = w === 'refreshGrant' || w === 'userinfo' ? ' (target >= 2x)' : ''
     console.log(
-      `  ${w.padEnd(14)} service / bare library ${pct(ceiling?.rows[w]).padStart(5)} (target >= 60%)` +
-        (peer ? `   service / Better Auth ${times(peer.rows[w])}${peerTarget}` : ''),
+      `  ${w.padEnd(14)} service / bare library ${ratio(ceiling?.rows[w], true).padStart(9)} (target >= 60%)` +
+        (peer ? `   service / Better Auth ${ratio(peer.rows[w], false)}${peerTarget}` : ''),
     )
   }
 }
