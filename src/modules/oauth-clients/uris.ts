@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.js'
+import { outboundUrlAllowed } from '../../lib/outbound.js'
 
 // The rules on an OAuth client's URIs (contract section 23, "Applications"): exact redirect URIs, and where
 // the service itself may connect (a back-channel logout URI, section 24's OUTBOUND_ALLOWED_HOSTS).
@@ -43,13 +44,9 @@ export function checkRedirectUris(
   return [...list]
 }
 
-/** True when the service may connect to this URL: `https`, or any scheme of http(s) on an allowed host. */
+/** True when the service may connect to this URL by its form (the rule is src/lib/outbound.ts's). */
 export function outboundAllowed(raw: string, allowedHosts: readonly string[]): boolean {
-  const u = URL.parse(raw)
-  if (!u || u.username || u.password || u.hash) return false
-  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, '')
-  if (u.protocol === 'http:') return allowedHosts.includes(host)
-  return u.protocol === 'https:'
+  return outboundUrlAllowed(raw, allowedHosts)
 }
 
 /** VALIDATION_ERROR when a URI shown to people (logo, home page) is not https or loopback http. */

@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider'
 import type { Configuration, errors as LibraryErrors } from 'oidc-provider'
 import type { AppContext, TenantInfo } from '../../context.js'
 import type { OAuthResource } from '../../security/auth-config.js'
+import { outboundFetch as guardedFetch } from '../../lib/outbound.js'
 import { sha256Hex, timingSafeEqualStr } from '../../lib/tokens.js'
 import { resourceOf } from '../oauth-clients/resources.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
@@ -245,18 +246,17 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
 }
 
 /**
- * The library's outbound requests (back-channel logout): a host of OUTBOUND_ALLOWED_HOSTS, as written in the
- * URL, may be reached at any address; every other one keeps the library's dispatcher, which refuses
- * special-use addresses (contract section 24, "Where the service may connect").
+ * The library's outbound requests (back-channel logout), through the outbound rule (contract section 24,
+ * "Where the service may connect"): a host of OUTBOUND_ALLOWED_HOSTS, as written in the URL, may be reached
+ * at any address; every other one through a dispatcher that refuses special-use addresses.
  */
 function outboundFetch(allowed: readonly string[]) {
+  const send = guardedFetch(allowed, { timeoutMs: 2500 })
   return (url: string | URL | Request, options?: RequestInit & { dispatcher?: unknown }) => {
-    const host = new URL(url instanceof Request ? url.url : url).hostname
-      .replace(/^\[|\]$/g, '')
-      .toLowerCase()
-    const init: RequestInit & { dispatcher?: unknown } = { ...options, signal: AbortSignal.timeout(2500) }
-    if (allowed.includes(host)) delete init.dispatcher
-    return fetch(url, init)
+    // The library's own dispatcher would refuse a listed host's private address; ours chooses instead.
+    const init: RequestInit & { dispatcher?: unknown } = { ...options }
+    delete init.dispatcher
+    return send(url, init)
   }
 }
 
