@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
+import { WebSocket } from 'undici'
 import { openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { provisionTenant } from '../src/modules/tenants/provision.js'
@@ -45,19 +46,8 @@ async function admin(sql: string): Promise<void> {
   await c.end()
 }
 
-/** The little of a WebSocket the inspector's client needs. */
-interface Socket {
-  addEventListener(ev: string, fn: (e: { data: unknown }) => void, o?: { once: boolean }): void
-  removeEventListener(ev: string, fn: (e: { data: unknown }) => void): void
-  send(data: string): void
-  close(): void
-}
-
 /** The server's inspector: a full GC and the heap's figures, on loopback. */
 async function inspector() {
-  // Why imported by a computed name: Node 20 has no global WebSocket, and undici's type declarations, once in the
-  // program, change the global fetch types that src/ compiles against.
-  const { WebSocket } = (await import('undici' as string)) as { WebSocket: new (url: string) => Socket }
   const list = (await (await fetch(`http://127.0.0.1:${INSPECT}/json/list`)).json()) as {
     webSocketDebuggerUrl: string
   }[]
