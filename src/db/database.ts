@@ -103,6 +103,11 @@ export const AUDIT_ACTIONS = [
   'OAUTH_CLIENT_CREATE',
   'OAUTH_CLIENT_UPDATE',
   'OAUTH_CLIENT_DELETE',
+  'IDENTITY_PROVIDER_CREATE',
+  'IDENTITY_PROVIDER_UPDATE',
+  'IDENTITY_PROVIDER_DELETE',
+  'IDENTITY_LINKED',
+  'IDENTITY_UNLINKED',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -502,6 +507,45 @@ export interface OAuthClientsTable {
   updated_at: CreatedAt
 }
 
+/** A tenant's identity provider (contract section 24); the client secret sealed by lib/crypto-box.ts. */
+export interface IdentityProvidersTable {
+  id: Generated<string>
+  tenant_id: string
+  name: string
+  kind: 'oidc' | 'oauth2'
+  preset: 'google' | 'microsoft' | 'github' | null
+  issuer: string | null
+  authorization_endpoint: string
+  token_endpoint: string
+  userinfo_endpoint: string | null
+  jwks_uri: string | null
+  client_id: string
+  client_secret_enc: string
+  token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post'
+  scopes: ColumnType<string[], string, string>
+  claim_mapping: ColumnType<Record<string, string>, string, string>
+  allow_signup: Generated<boolean>
+  trust_email: Generated<boolean>
+  linking: Generated<'never' | 'verified_email'>
+  allowed_domains: ColumnType<string[], string | undefined, string>
+  default_roles: ColumnType<string[], string | undefined, string>
+  show_on_login: Generated<boolean>
+  created_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+/** A provider's person linked to a user: (tenant, provider, subject), never the email. */
+export interface UserIdentitiesTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  provider_id: string
+  subject: string
+  email: string | null
+  created_at: CreatedAt
+  last_used_at: Date | null
+}
+
 /** What `oidc-provider` stores, per (tenant, model, id): its adapter's table. */
 export interface OidcPayloadsTable {
   tenant_id: string
@@ -547,4 +591,6 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable
   oauth_clients: OAuthClientsTable
   oidc_payloads: OidcPayloadsTable
+  identity_providers: IdentityProvidersTable
+  user_identities: UserIdentitiesTable
 }

@@ -14,6 +14,7 @@ import publishableKeysRoutes from './publishable-keys/routes.js'
 import passkeysRoutes from './passkeys/routes.js'
 import oauthClientsRoutes from './oauth-clients/routes.js'
 import oidcRoutes from './oidc/routes.js'
+import identityProvidersRoutes from './identity-providers/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -32,4 +33,5 @@ export const modules: FastifyPluginAsync[] = [
   publishableKeysRoutes,
   oauthClientsRoutes,
   oidcRoutes,
+  identityProvidersRoutes,
 ]

@@ -12,6 +12,7 @@ const TABLES = [
   'client_key_usage',
   'client_keys',
   'email_tokens',
+  'identity_providers',
   'login_throttle',
   'mail_outbox',
   'mfa_tokens',
@@ -32,6 +33,7 @@ const TABLES = [
   'tenant_secrets',
   'tenant_signing_keys',
   'tenants',
+  'user_identities',
   'user_otp',
   'user_permissions',
   'user_roles',
@@ -60,8 +62,9 @@ t.test('applies every migration once; a second run applies nothing', (t) =>
         .select(['name', 'resource', 'action', 'description', 'is_system'])
         .where('tenant_id', 'is', null)
         .execute()
-      // 26, and the four oauth-clients:* of the OpenID provider (migration 0016).
-      t.equal(builtins.length, 30)
+      // 26, the four oauth-clients:* of the OpenID provider (migration 0016), and the four
+      // identity-providers:* of sign-in with other providers (0017).
+      t.equal(builtins.length, 34)
       t.ok(builtins.every((p) => p.is_system && p.description && p.name === `${p.resource}:${p.action}`))
       t.ok(builtins.some((p) => p.name === 'admin:*'))
     },

@@ -79,6 +79,11 @@ t.test('createOAuthClient: POST /oauth/clients', async (t) => {
       { ...web, type: 'public' as const, grantTypes: ['client_credentials' as const] },
       { ...web, grantTypes: ['refresh_token' as const] },
       { ...web, backchannelLogoutUri: 'http://rp.acme.test/logout' },
+      // Section 24's rule at registration: an unlisted host resolving to loopback, a private address, a name
+      // that never resolves (RFC 6761's .invalid); no connection is made.
+      { ...web, backchannelLogoutUri: 'https://localhost/logout' },
+      { ...web, backchannelLogoutUri: 'https://10.0.0.7/logout' },
+      { ...web, backchannelLogoutUri: 'https://rp.acme.invalid/logout' },
       { ...web, logoUri: 'http://cdn.acme.test/logo.png' },
     ]
     for (const body of bad) {

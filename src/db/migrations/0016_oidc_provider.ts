@@ -23,11 +23,11 @@ const ACTIONS_0015 = sql`'LOGIN', 'LOGOUT', 'REFRESH_TOKEN', 'REGISTER', 'USER_D
   'USER_UPDATE', 'TENANT_CREATE', 'TENANT_UPDATE', 'TENANT_DELETE', 'TENANT_CONFIG_UPDATE',
   'TENANT_DATABASE_ROUTE', 'CLIENT_KEY_CREATE', 'CLIENT_KEY_UPDATE', 'CLIENT_KEY_ROTATE', 'CLIENT_KEY_REVOKE',
   'PUBLISHABLE_KEY_CREATE', 'PUBLISHABLE_KEY_UPDATE', 'PUBLISHABLE_KEY_REVOKE'`
-const ACTIONS_0016 = sql`${ACTIONS_0015}, 'OAUTH_CONSENT', 'OAUTH_TOKEN', 'OAUTH_CLIENT_CREATE',
+export const ACTIONS_0016 = sql`${ACTIONS_0015}, 'OAUTH_CONSENT', 'OAUTH_TOKEN', 'OAUTH_CLIENT_CREATE',
   'OAUTH_CLIENT_UPDATE', 'OAUTH_CLIENT_DELETE'`
 
-/** Replaces the action check of tessera_audit.audit_log, as its owner. */
-async function setActionCheck(db: Kysely<unknown>, actions: typeof ACTIONS_0015): Promise<void> {
+/** Replaces the action check of tessera_audit.audit_log, as its owner (later migrations call it too). */
+export async function setActionCheck(db: Kysely<unknown>, actions: typeof ACTIONS_0015): Promise<void> {
   const who = await whoAmI(db)
   await asOwner(db, who, async () => {
     if (!who.superuser) await sql`set local role tessera_audit_owner`.execute(db)

@@ -15,6 +15,7 @@ import { passkeys } from './0013_passkeys.js'
 import { auditRollup } from './0014_audit_rollup.js'
 import { thirdReview } from './0015_third_review.js'
 import { oidcProvider } from './0016_oidc_provider.js'
+import { identityProviders } from './0017_identity_providers.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014_audit_rollup': auditRollup,
   '0015_third_review': thirdReview,
   '0016_oidc_provider': oidcProvider,
+  '0017_identity_providers': identityProviders,
 }

@@ -57,12 +57,22 @@ export interface AuditEntry {
     passkeyId?: string
     /** An administrative event's object (contract section 25). */
     target?: {
-      type: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key' | 'oauth_client'
+      type:
+        | 'role'
+        | 'permission'
+        | 'user'
+        | 'tenant'
+        | 'client_key'
+        | 'publishable_key'
+        | 'oauth_client'
+        | 'identity_provider'
       id: string
     }
     /** An OAuth client's `client_id` and, for OAUTH_TOKEN, the grant asked for (section 23). */
     clientId?: string
     grantType?: string
+    /** The identity provider a row is about, or that a federated LOGIN came through (section 24). */
+    providerId?: string
     /** The names of the fields the call set, never their values (section 25). */
     changed?: string[]
   }

@@ -7,6 +7,7 @@ import type { Principal } from '../../security/principal.js'
 import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { deleteClientPayloads } from '../oidc/payload-queries.js'
 import * as q from './queries.js'
+import { checkOutbound } from '../../lib/outbound.js'
 import { checkRedirectUris, checkShownUri, outboundAllowed } from './uris.js'
 
 // The applications of a tenant's OpenID provider (contract section 23): registered here, read by the provider
@@ -83,6 +84,16 @@ function settle(ctx: AppContext, s: Settled): Settled {
   return s
 }
 
+/**
+ * The back-channel logout URI passes section 24's whole rule at registration: beside its form (settle), an
+ * unlisted host must resolve to public addresses only. Every logout request checks it again (the provider's fetch).
+ */
+async function assertBackchannelReachable(ctx: AppContext, uri: string | null): Promise<void> {
+  if (uri === null) return
+  const refusal = await checkOutbound(uri, ctx.config.outboundAllowedHosts)
+  if (refusal) throw invalid('body.backchannelLogoutUri', refusal.message)
+}
+
 /** Writes one OAUTH_CLIENT_* row (section 25's target and changed, never a value) in the tenant's log. */
 async function audit(
   ctx: AppContext,
@@ -123,6 +134,7 @@ export async function createOAuthClient(
   })
   checkShownUri(body.logoUri, 'logoUri')
   checkShownUri(body.clientUri, 'clientUri')
+  await assertBackchannelReachable(ctx, s.backchannelLogoutUri)
   const secret = s.type === 'confidential' ? newSecret() : null
   const row = await q.insertOAuthClient(tdb(ctx, actor), {
     tenant_id: actor.tenantId,
@@ -177,6 +189,7 @@ export async function updateOAuthClient(
   })
   checkShownUri(body.logoUri, 'logoUri')
   checkShownUri(body.clientUri, 'clientUri')
+  if (body.backchannelLogoutUri) await assertBackchannelReachable(ctx, s.backchannelLogoutUri)
   if (before.dynamic && body.firstParty)
     throw invalid('body.firstParty', 'a dynamic client is never first-party')
   const row =

@@ -269,6 +269,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/identity-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List identity providers
+         * @description The tenant's identity providers, newest first; client secrets are never included. Page size default 20, at most 100.
+         */
+        get: operations["listIdentityProviders"];
+        put?: never;
+        /**
+         * Add an identity provider
+         * @description Adds a provider the tenant's people can sign in with. An `oidc` provider's discovery document is read now (from `issuer`, or the preset's), and its endpoints are taken from it. The client secret is encrypted at rest and never answered. Register the answer's `callbackUrl` at the provider. Writes an `IDENTITY_PROVIDER_CREATE` audit row. A user caller needs a recent sign-in (600 seconds): a provider decides who signs in.
+         */
+        post: operations["createIdentityProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/identity-providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an identity provider
+         * @description One provider of the caller's tenant, without its client secret.
+         */
+        get: operations["getIdentityProvider"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an identity provider
+         * @description Deletes a provider with the links it made: its identities no longer sign anyone in. Users it created keep their accounts. Writes an `IDENTITY_PROVIDER_DELETE` audit row. A user caller needs a recent sign-in (600 seconds).
+         */
+        delete: operations["deleteIdentityProvider"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an identity provider
+         * @description Changes a provider; lists are replaced and the rules of creation apply to the result (a new `issuer` is read again). A new `clientSecret` replaces the stored one. Writes an `IDENTITY_PROVIDER_UPDATE` audit row with the changed field names (never a value of the secret). A user caller needs a recent sign-in (600 seconds).
+         */
+        patch: operations["updateIdentityProvider"];
+        trace?: never;
+    };
     "/api/v1/login": {
         parameters: {
             query?: never;
@@ -363,6 +415,26 @@ export interface paths {
          * @description Options for `navigator.credentials.get()` (WebAuthn Level 3 JSON): a new challenge, single-use for 5 minutes, an empty `allowCredentials` (the authenticator offers the tenant's discoverable credentials, so the user types nothing) and `userVerification: required`. Shares the per-IP login budget (5 per minute).
          */
         post: operations["getPasskeyLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/login/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sign-in page's providers
+         * @description The providers a tenant's sign-in page offers ("Continue with {name}"): those with `showOnLogin`, oldest first. An unknown or inactive tenant has none (the answer does not tell which tenants exist).
+         */
+        get: operations["listLoginProviders"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2184,10 +2256,10 @@ export interface components {
         /** @description An exact origin a sign-up page is served from: `https://host[:port]`, or `http://` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`). A trailing `/` is accepted and dropped; stored in serialized form (lowercase, default port dropped). */
         AllowedOrigin: string;
         /**
-         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`) and the passkey ones (`PASSKEY_ADDED`, `PASSKEY_REMOVED`), the email change's (`EMAIL_CHANGE_REQUESTED`, `EMAIL_CHANGED`) and the administrative events of contract section 25, and the OpenID provider's of section 23 (`OAUTH_CONSENT`, `OAUTH_TOKEN`, `OAUTH_CLIENT_CREATE`, `OAUTH_CLIENT_UPDATE`, `OAUTH_CLIENT_DELETE`).
+         * @description The audit action codes: the nine of the original interface, and the account-lifecycle ones (`PASSWORD_CHANGED`, `PASSWORD_RESET`, `SESSIONS_REVOKED`, `ACCOUNT_LOCKED`, `ACCOUNT_UNLOCKED`) and the second-factor ones (`OTP_ENABLED`, `OTP_DISABLED`, `OTP_RECOVERY_CODES_RENEWED`) and the email ones (`PASSWORD_RESET_REQUESTED`, `EMAIL_VERIFICATION_SENT`, `EMAIL_VERIFIED`) and the passkey ones (`PASSKEY_ADDED`, `PASSKEY_REMOVED`), the email change's (`EMAIL_CHANGE_REQUESTED`, `EMAIL_CHANGED`) and the administrative events of contract section 25, and the OpenID provider's of section 23 (`OAUTH_CONSENT`, `OAUTH_TOKEN`, `OAUTH_CLIENT_CREATE`, `OAUTH_CLIENT_UPDATE`, `OAUTH_CLIENT_DELETE`; section 24: `IDENTITY_PROVIDER_CREATE`, `IDENTITY_PROVIDER_UPDATE`, `IDENTITY_PROVIDER_DELETE`, `IDENTITY_LINKED`, `IDENTITY_UNLINKED`).
          * @enum {string}
          */
-        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED" | "PASSKEY_ADDED" | "PASSKEY_REMOVED" | "EMAIL_CHANGE_REQUESTED" | "EMAIL_CHANGED" | "ROLE_CREATE" | "ROLE_UPDATE" | "ROLE_DELETE" | "PERMISSION_CREATE" | "PERMISSION_UPDATE" | "PERMISSION_DELETE" | "USER_UPDATE" | "TENANT_CREATE" | "TENANT_UPDATE" | "TENANT_DELETE" | "TENANT_CONFIG_UPDATE" | "TENANT_DATABASE_ROUTE" | "CLIENT_KEY_CREATE" | "CLIENT_KEY_UPDATE" | "CLIENT_KEY_ROTATE" | "CLIENT_KEY_REVOKE" | "PUBLISHABLE_KEY_CREATE" | "PUBLISHABLE_KEY_UPDATE" | "PUBLISHABLE_KEY_REVOKE" | "OAUTH_CONSENT" | "OAUTH_TOKEN" | "OAUTH_CLIENT_CREATE" | "OAUTH_CLIENT_UPDATE" | "OAUTH_CLIENT_DELETE";
+        AuditAction: "LOGIN" | "LOGOUT" | "REFRESH_TOKEN" | "REGISTER" | "USER_DELETE" | "ROLE_ASSIGN" | "ROLE_REMOVE" | "PERMISSION_GRANT" | "PERMISSION_REVOKE" | "PASSWORD_CHANGED" | "PASSWORD_RESET" | "SESSIONS_REVOKED" | "ACCOUNT_LOCKED" | "ACCOUNT_UNLOCKED" | "OTP_ENABLED" | "OTP_DISABLED" | "OTP_RECOVERY_CODES_RENEWED" | "PASSWORD_RESET_REQUESTED" | "EMAIL_VERIFICATION_SENT" | "EMAIL_VERIFIED" | "PASSKEY_ADDED" | "PASSKEY_REMOVED" | "EMAIL_CHANGE_REQUESTED" | "EMAIL_CHANGED" | "ROLE_CREATE" | "ROLE_UPDATE" | "ROLE_DELETE" | "PERMISSION_CREATE" | "PERMISSION_UPDATE" | "PERMISSION_DELETE" | "USER_UPDATE" | "TENANT_CREATE" | "TENANT_UPDATE" | "TENANT_DELETE" | "TENANT_CONFIG_UPDATE" | "TENANT_DATABASE_ROUTE" | "CLIENT_KEY_CREATE" | "CLIENT_KEY_UPDATE" | "CLIENT_KEY_ROTATE" | "CLIENT_KEY_REVOKE" | "PUBLISHABLE_KEY_CREATE" | "PUBLISHABLE_KEY_UPDATE" | "PUBLISHABLE_KEY_REVOKE" | "OAUTH_CONSENT" | "OAUTH_TOKEN" | "OAUTH_CLIENT_CREATE" | "OAUTH_CLIENT_UPDATE" | "OAUTH_CLIENT_DELETE" | "IDENTITY_PROVIDER_CREATE" | "IDENTITY_PROVIDER_UPDATE" | "IDENTITY_PROVIDER_DELETE" | "IDENTITY_LINKED" | "IDENTITY_UNLINKED";
         /** @description One immutable audit row. `user_id` is the user the event is about; `actor_type`/`actor_id` name who made the request. */
         AuditRow: {
             action: components["schemas"]["AuditAction"];
@@ -2433,6 +2505,14 @@ export interface components {
         };
         /** @description An IPv4 or IPv6 address or CIDR range (`203.0.113.0/24`, `2001:db8::/32`); a bare address is one host. The service checks that it is a valid range. */
         Cidr: string;
+        /** @description Where each piece of the person comes from, by claim name (of the ID token, then userinfo). Defaults: the OpenID standard claims `sub`, `email`, `email_verified`, `preferred_username`. */
+        ClaimMapping: {
+            email?: components["schemas"]["ClaimName"];
+            emailVerified?: components["schemas"]["ClaimName"];
+            sub?: components["schemas"]["ClaimName"];
+            username?: components["schemas"]["ClaimName"];
+        };
+        ClaimName: string;
         /** @description The browser's extension outputs (`credProps`, and any other); kept as sent, never read but checked in size. */
         ClientExtensionResults: {
             [key: string]: unknown;
@@ -2601,6 +2681,40 @@ export interface components {
             tenantId?: components["schemas"]["Uuid"];
         };
         /**
+         * @description `oidc` needs `issuer` (a preset gives it), whose discovery document is read now: its `issuer` must equal the one given. `oauth2` needs `authorizationEndpoint`, `tokenEndpoint` and `userinfoEndpoint` (a preset gives them). Endpoints given for an `oidc` provider are taken from its discovery document instead. `defaultRoles`: role names of the tenant, each at or below the caller's own level (as a publishable key's).
+         * @example {
+         *       "name": "Google",
+         *       "kind": "oidc",
+         *       "preset": "google",
+         *       "clientId": "1234-abc.apps.googleusercontent.com",
+         *       "clientSecret": "GOCSPX-the-secret",
+         *       "allowSignup": true,
+         *       "allowedDomains": [
+         *         "acme.test"
+         *       ]
+         *     }
+         */
+        CreateIdentityProviderRequest: {
+            allowedDomains?: components["schemas"]["EmailDomainList"];
+            allowSignup?: boolean;
+            authorizationEndpoint?: components["schemas"]["EndpointUrl"];
+            claimMapping?: components["schemas"]["ClaimMapping"];
+            clientId: components["schemas"]["UpstreamClientId"];
+            clientSecret: components["schemas"]["UpstreamClientSecret"];
+            defaultRoles?: components["schemas"]["RoleName"][];
+            issuer?: components["schemas"]["EndpointUrl"];
+            kind: components["schemas"]["IdentityProviderKind"];
+            linking?: components["schemas"]["LinkingRule"];
+            name: components["schemas"]["IdentityProviderName"];
+            preset?: components["schemas"]["IdentityProviderPreset"];
+            scopes?: components["schemas"]["UpstreamScopes"];
+            showOnLogin?: boolean;
+            tokenEndpoint?: components["schemas"]["EndpointUrl"];
+            tokenEndpointAuthMethod?: components["schemas"]["UpstreamAuthMethod"];
+            trustEmail?: boolean;
+            userinfoEndpoint?: components["schemas"]["EndpointUrl"];
+        };
+        /**
          * @description `redirectUris`: 1-10 exact URIs (see `RedirectUri`). `tokenEndpointAuthMethod`: `client_secret_basic` (default) or `client_secret_post` for a confidential client, `none` (the default and only choice) for a public one. `grantTypes` (default `authorization_code`, `refresh_token`): `client_credentials` only for a confidential client. `scopes` (default `openid profile email offline_access`): what the client may ask for; `roles` and a resource's scopes must be named to be granted. `backchannelLogoutUri`: `https`, or `http` on a host of `OUTBOUND_ALLOWED_HOSTS`.
          * @example {
          *       "name": "Acme web",
@@ -2755,6 +2869,9 @@ export interface components {
             verificationTtlSeconds?: number;
             verifyUrl?: components["schemas"]["EmailLinkUrl"] | null;
         };
+        EmailDomain: string;
+        /** @description The email domains that may sign up (empty: any). */
+        EmailDomainList: components["schemas"]["EmailDomain"][];
         /** @description Absolute `https://` URL, or `http://` on a loopback host (localhost, 127.0.0.0/8, [::1]), containing `{token}`; `{tenantCode}` is replaced too. */
         EmailLinkUrl: string;
         EmailResetPasswordRequest: {
@@ -2770,6 +2887,11 @@ export interface components {
         };
         /** @description This operation takes no input; an empty JSON object (or no body at all) is accepted. */
         EmptyBody: Record<string, never>;
+        /**
+         * Format: uri
+         * @description An `https` URL whose host resolves to public addresses only, or a URL on a host of `OUTBOUND_ALLOWED_HOSTS` (then `http` and any address).
+         */
+        EndpointUrl: string;
         /** @description What the logout page posts. */
         EndSessionConfirmForm: {
             /** @description `yes` to sign out of every application; absent: sign out of the asking client only. */
@@ -2779,10 +2901,10 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN, INVALID_CHALLENGE and INVALID_PASSKEY 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND, PASSKEY_NOT_FOUND, OAUTH_CLIENT_NOT_FOUND, INTERACTION_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED, EMAIL_ALREADY_VERIFIED and PASSKEYS_DISABLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
+         * @description Stable machine-readable error code (contract section 3). Each code always comes with the same HTTP status: VALIDATION_ERROR, PASSWORD_POLICY_VIOLATION, INVALID_EMAIL_TOKEN, INVALID_CHALLENGE and INVALID_PASSKEY 400; UNAUTHORIZED, TOKEN_EXPIRED, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, OTP_REQUIRED, OTP_ENROLLMENT_REQUIRED, INVALID_OTP and REAUTHENTICATION_REQUIRED 401; FORBIDDEN, ROLE_HIERARCHY_VIOLATION, USER_INACTIVE, IP_NOT_ALLOWED, ORIGIN_NOT_ALLOWED and EMAIL_NOT_VERIFIED 403; TENANT_NOT_FOUND, USER_NOT_FOUND, ROLE_NOT_FOUND, PERMISSION_NOT_FOUND, CLIENT_KEY_NOT_FOUND, SESSION_NOT_FOUND, PASSKEY_NOT_FOUND, OAUTH_CLIENT_NOT_FOUND, INTERACTION_NOT_FOUND, IDENTITY_PROVIDER_NOT_FOUND and NOT_FOUND 404; USER_ALREADY_EXISTS, ROLE_ALREADY_EXISTS, PERMISSION_ALREADY_EXISTS, TENANT_ALREADY_EXISTS, SYSTEM_RESOURCE_PROTECTED, OTP_ALREADY_ENABLED, OTP_NOT_ENROLLED, EMAIL_ALREADY_VERIFIED and PASSKEYS_DISABLED 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; DATABASE_ROUTING_FAILED and IDENTITY_PROVIDER_UNREACHABLE 422; RATE_LIMIT_EXCEEDED 429; INTERNAL_ERROR 500; SERVICE_UNAVAILABLE and MAIL_NOT_CONFIGURED 503.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "INVALID_CHALLENGE" | "INVALID_PASSKEY" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "INTERACTION_NOT_FOUND" | "SESSION_NOT_FOUND" | "PASSKEY_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PASSKEYS_DISABLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
+        ErrorCode: "VALIDATION_ERROR" | "PASSWORD_POLICY_VIOLATION" | "INVALID_EMAIL_TOKEN" | "INVALID_CHALLENGE" | "INVALID_PASSKEY" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "INVALID_REFRESH_TOKEN" | "OTP_REQUIRED" | "OTP_ENROLLMENT_REQUIRED" | "INVALID_OTP" | "REAUTHENTICATION_REQUIRED" | "FORBIDDEN" | "ROLE_HIERARCHY_VIOLATION" | "USER_INACTIVE" | "IP_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "EMAIL_NOT_VERIFIED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "ROLE_NOT_FOUND" | "PERMISSION_NOT_FOUND" | "CLIENT_KEY_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "INTERACTION_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "SESSION_NOT_FOUND" | "PASSKEY_NOT_FOUND" | "NOT_FOUND" | "USER_ALREADY_EXISTS" | "ROLE_ALREADY_EXISTS" | "PERMISSION_ALREADY_EXISTS" | "TENANT_ALREADY_EXISTS" | "SYSTEM_RESOURCE_PROTECTED" | "OTP_ALREADY_ENABLED" | "OTP_NOT_ENROLLED" | "EMAIL_ALREADY_VERIFIED" | "PASSKEYS_DISABLED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DATABASE_ROUTING_FAILED" | "IDENTITY_PROVIDER_UNREACHABLE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "MAIL_NOT_CONFIGURED";
         /** @description Optional extra information of a failure. VALIDATION_ERROR: an array of `{ path, message }`. PASSWORD_POLICY_VIOLATION: the array of failed rule names (`minLength`, `maxBytes`, `requireUppercase`, `requireLowercase`, `requireDigit`, `requireSymbol`, `rejectCommon`, and `sameAsCurrent` when the new password of `POST /me/password` equals the current one; an administrator's reset never reports it). SERVICE_UNAVAILABLE from the health endpoints: the component statuses (a Health object). OTP_REQUIRED and OTP_ENROLLMENT_REQUIRED: `{ mfaToken, expiresIn }`, what `POST /login/otp` needs. */
         ErrorDetails: components["schemas"]["ValidationIssue"][] | ("minLength" | "maxBytes" | "requireUppercase" | "requireLowercase" | "requireDigit" | "requireSymbol" | "rejectCommon" | "sameAsCurrent")[] | components["schemas"]["MfaChallenge"] | Record<string, never>;
         /**
@@ -2818,6 +2940,13 @@ export interface components {
             /** @description Email, username or CPF/CNPJ, read as at login. */
             identifier: string;
             tenantCode: components["schemas"]["TenantCodeReference"];
+        };
+        /** @description The claim each piece of the person is read from. */
+        FullClaimMapping: {
+            email: components["schemas"]["ClaimName"];
+            emailVerified: components["schemas"]["ClaimName"];
+            sub: components["schemas"]["ClaimName"];
+            username: components["schemas"]["ClaimName"];
         };
         /**
          * @description Component statuses. `status` is `ok` when everything answers and `degraded` when Redis, a routed tenant database, the account-throttling store or the change channel is down while the main database answers; when the main database does not answer the endpoint replies 503 with this object in `details` (`database.status` `down`, `latencyMs` null).
@@ -2903,6 +3032,51 @@ export interface components {
             /** @constant */
             success: false;
         };
+        /** @description A provider of the tenant. The client secret is never answered. `callbackUrl` is the address to register at the provider: one per tenant, `{PUBLIC_URL}/t/{tenantCode}/federation/callback`. */
+        IdentityProvider: {
+            allowedDomains: components["schemas"]["EmailDomainList"];
+            allowSignup: boolean;
+            authorizationEndpoint: components["schemas"]["EndpointUrl"];
+            /** Format: uri */
+            callbackUrl: string;
+            claimMapping: components["schemas"]["FullClaimMapping"];
+            clientId: components["schemas"]["UpstreamClientId"];
+            createdAt: components["schemas"]["Timestamp"];
+            defaultRoles: components["schemas"]["RoleName"][];
+            id: components["schemas"]["Uuid"];
+            issuer: components["schemas"]["NullableEndpointUrl"];
+            kind: components["schemas"]["IdentityProviderKind"];
+            linking: components["schemas"]["LinkingRule"];
+            name: components["schemas"]["IdentityProviderName"];
+            preset: components["schemas"]["IdentityProviderPreset"] | null;
+            scopes: components["schemas"]["UpstreamScopes"];
+            showOnLogin: boolean;
+            tokenEndpoint: components["schemas"]["EndpointUrl"];
+            tokenEndpointAuthMethod: components["schemas"]["UpstreamAuthMethod"];
+            trustEmail: boolean;
+            updatedAt: components["schemas"]["Timestamp"];
+            userinfoEndpoint: components["schemas"]["NullableEndpointUrl"];
+        };
+        /**
+         * @description `oidc`: an OpenID provider, read from its discovery document at `issuer`. `oauth2`: a plain OAuth 2.0 server with explicit endpoints (GitHub), whose person is read from its userinfo endpoint.
+         * @enum {string}
+         */
+        IdentityProviderKind: "oidc" | "oauth2";
+        /** @description The name on the sign-in button ("Continue with {name}"). */
+        IdentityProviderName: string;
+        /** @description One page of providers, newest first. */
+        IdentityProviderPage: {
+            items: components["schemas"]["IdentityProvider"][];
+            /** Format: int32 */
+            limit: number;
+            offset: components["schemas"]["Offset"];
+            total: components["schemas"]["ListTotal"];
+        };
+        /**
+         * @description Fills in what the provider is known to need: `google` (oidc, issuer `https://accounts.google.com`), `microsoft` (oidc, the multi-tenant issuer `https://login.microsoftonline.com/common/v2.0`, whose ID tokens are checked against the issuer template `https://login.microsoftonline.com/{tenantid}/v2.0`), `github` (oauth2, GitHub's endpoints, `sub` from `id` and `username` from `login`).
+         * @enum {string}
+         */
+        IdentityProviderPreset: "google" | "microsoft" | "github";
         /** @description What the sign-in page shows for an interaction. */
         InteractionDetails: {
             client: {
@@ -2976,6 +3150,11 @@ export interface components {
         /** @description Display name of a Client Key (1-100 characters, no control characters). */
         KeyName: string;
         /**
+         * @description `never` (default): an identity signs in only the user it is linked to (or one it creates). `verified_email`: a first sign-in links the one user of the tenant whose verified email equals the provider's verified one.
+         * @enum {string}
+         */
+        LinkingRule: "never" | "verified_email";
+        /**
          * Format: int64
          * @description Rows matching the filter over all pages. Exact below 10,000; a larger total is counted once and reused for up to 10 seconds for the same query (every page of it), so it may lag rows added or removed meanwhile.
          */
@@ -3013,6 +3192,14 @@ export interface components {
         };
         LoginOtpSetupRequest: {
             mfaToken: components["schemas"]["MfaToken"];
+        };
+        /** @description The tenant's providers shown on its sign-in page (`showOnLogin`), oldest first. */
+        LoginProviderList: {
+            items: {
+                id: components["schemas"]["Uuid"];
+                kind: components["schemas"]["IdentityProviderKind"];
+                name: components["schemas"]["IdentityProviderName"];
+            }[];
         };
         /**
          * @example {
@@ -3115,6 +3302,7 @@ export interface components {
             items: components["schemas"]["MySession"][];
         };
         NullableClientUri: components["schemas"]["ClientUri"] | null;
+        NullableEndpointUrl: components["schemas"]["EndpointUrl"] | null;
         /**
          * Format: date-time
          * @description An RFC 3339 date-time in UTC, or null.
@@ -3996,6 +4184,25 @@ export interface components {
             /** @description Replaces the scopes; each must be held by the caller. */
             scopes?: components["schemas"]["PermissionName"][];
         };
+        /** @description The fields to change; lists are replaced and the rules of creation apply to the result (a new `issuer` is read again). `kind` and `preset` cannot change. */
+        UpdateIdentityProviderRequest: {
+            allowedDomains?: components["schemas"]["EmailDomainList"];
+            allowSignup?: boolean;
+            authorizationEndpoint?: components["schemas"]["EndpointUrl"];
+            claimMapping?: components["schemas"]["ClaimMapping"];
+            clientId?: components["schemas"]["UpstreamClientId"];
+            clientSecret?: components["schemas"]["UpstreamClientSecret"];
+            defaultRoles?: components["schemas"]["RoleName"][];
+            issuer?: components["schemas"]["EndpointUrl"];
+            linking?: components["schemas"]["LinkingRule"];
+            name?: components["schemas"]["IdentityProviderName"];
+            scopes?: components["schemas"]["UpstreamScopes"];
+            showOnLogin?: boolean;
+            tokenEndpoint?: components["schemas"]["EndpointUrl"];
+            tokenEndpointAuthMethod?: components["schemas"]["UpstreamAuthMethod"];
+            trustEmail?: boolean;
+            userinfoEndpoint?: components["schemas"]["EndpointUrl"];
+        };
         /** @description Changes a client; lists are replaced, and the rules of creation apply to the result. `type` and the authentication method's kind (secret or none) cannot change. */
         UpdateOAuthClientRequest: {
             backchannelLogoutUri?: components["schemas"]["NullableClientUri"];
@@ -4040,6 +4247,17 @@ export interface components {
             status?: components["schemas"]["UserStatus"];
             username?: components["schemas"]["Username"];
         };
+        /**
+         * @description How the service authenticates at the provider's token endpoint (default `client_secret_basic`).
+         * @enum {string}
+         */
+        UpstreamAuthMethod: "client_secret_basic" | "client_secret_post";
+        /** @description The client id the provider gave this tenant. */
+        UpstreamClientId: string;
+        /** @description The client secret the provider gave this tenant; encrypted at rest, never answered. */
+        UpstreamClientSecret: string;
+        /** @description The scopes asked of the provider (default `openid email profile` for `oidc`; a preset's own otherwise). */
+        UpstreamScopes: string[];
         /**
          * @description A user of a tenant. Never carries any password material.
          * @example {
@@ -5207,6 +5425,253 @@ export interface operations {
             503: components["responses"]["HealthUnavailable"];
         };
     };
+    listIdentityProviders: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Number of items to skip (default 0, at most 2147483647). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of providers. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IdentityProviderPage"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (`limit` above 100). */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `identity-providers:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdentityProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description The provider. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IdentityProvider"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties; an endpoint (or `issuer`) that is not `https`, or whose name resolves to a loopback, private, link-local or unique-local address, unless its host is listed in `OUTBOUND_ALLOWED_HOSTS` (no connection is made); `oidc` without `issuer`, `oauth2` without its three endpoints; a preset of the other kind. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user caller whose sign-in is more than 600 seconds old. */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `identity-providers:create` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. ROLE_HIERARCHY_VIOLATION: a `defaultRoles` role the caller may not assign by the hierarchy rule (a user caller: a role whose `level` is above its own rank; holders of `admin:*` are exempt). */
+            403: components["responses"]["Forbidden"];
+            /** @description ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description IDENTITY_PROVIDER_UNREACHABLE: the `oidc` provider's discovery document could not be read (no answer, not JSON, a name that does not resolve) or names another `issuer`; nothing is stored. */
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IdentityProvider"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `identity-providers:read` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description IDENTITY_PROVIDER_NOT_FOUND: no such provider in the caller's tenant (another tenant's provider is not revealed). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeleteResult"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user caller whose sign-in is more than 600 seconds old. */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `identity-providers:delete` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. */
+            403: components["responses"]["Forbidden"];
+            /** @description IDENTITY_PROVIDER_NOT_FOUND: no such provider in the caller's tenant (another tenant's provider is not revealed). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. An id that belongs to another tenant is answered like an unknown one (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIdentityProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated provider. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IdentityProvider"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `id` is not a UUID, the body is empty, or the body has the wrong shape or unknown properties; an endpoint (or `issuer`) that is not `https`, or whose name resolves to a loopback, private, link-local or unique-local address, unless its host is listed in `OUTBOUND_ALLOWED_HOSTS` (no connection is made); `oidc` without `issuer`, `oauth2` without its three endpoints; a preset of the other kind. */
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user caller whose sign-in is more than 600 seconds old. */
+            401: components["responses"]["Unauthorized"];
+            /** @description FORBIDDEN: the credential lacks `identity-providers:update` (a Client Key: the scope). IP_NOT_ALLOWED / ORIGIN_NOT_ALLOWED: a Client Key used from outside its IP or origin allowlist. Also FORBIDDEN: a `defaultRoles` role with a permission the caller does not hold, or holding `admin:*` or any `users:`, `roles:`, `tenants:` or `client-keys:` permission. ROLE_HIERARCHY_VIOLATION: a `defaultRoles` role the caller may not assign by the hierarchy rule (a user caller: a role whose `level` is above its own rank; holders of `admin:*` are exempt). */
+            403: components["responses"]["Forbidden"];
+            /** @description IDENTITY_PROVIDER_NOT_FOUND: no such provider in the caller's tenant (another tenant's provider is not revealed). ROLE_NOT_FOUND: a `defaultRoles` name that is no role of the tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description IDENTITY_PROVIDER_UNREACHABLE: the `oidc` provider's discovery document could not be read (no answer, not JSON, a name that does not resolve) or names another `issuer`; nothing is stored. */
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. No audit row is written. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -5453,6 +5918,46 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, which this operation shares with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up; no audit row is written; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listLoginProviders: {
+        parameters: {
+            query: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's sign-in providers. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoginProviderList"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `tenantCode` is missing or malformed. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -6486,7 +6991,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties; a redirect URI that is not `https`, `http` on a loopback host or (a public client) a private-use scheme, or that has a fragment or a wildcard; `client_credentials` or a secret method for a public client, or `none` for a confidential one; a `backchannelLogoutUri` that is not `https` and not on a host of `OUTBOUND_ALLOWED_HOSTS`. */
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties; a redirect URI that is not `https`, `http` on a loopback host or (a public client) a private-use scheme, or that has a fragment or a wildcard; `client_credentials` or a secret method for a public client, or `none` for a confidential one; a `backchannelLogoutUri` that is not `https` and not on a host of `OUTBOUND_ALLOWED_HOSTS`, or whose unlisted host does not resolve or resolves to a loopback, private, link-local or unique-local address. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: a user caller whose sign-in is more than 600 seconds old. */
             401: components["responses"]["Unauthorized"];
@@ -6630,7 +7135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: `id` is not a UUID, the body is empty, or the body has the wrong shape or unknown properties; a redirect URI that is not `https`, `http` on a loopback host or (a public client) a private-use scheme, or that has a fragment or a wildcard; `client_credentials` or a secret method for a public client, or `none` for a confidential one; a `backchannelLogoutUri` that is not `https` and not on a host of `OUTBOUND_ALLOWED_HOSTS`. */
+            /** @description VALIDATION_ERROR: `id` is not a UUID, the body is empty, or the body has the wrong shape or unknown properties; a redirect URI that is not `https`, `http` on a loopback host or (a public client) a private-use scheme, or that has a fragment or a wildcard; `client_credentials` or a secret method for a public client, or `none` for a confidential one; a `backchannelLogoutUri` that is not `https` and not on a host of `OUTBOUND_ALLOWED_HOSTS`, or whose unlisted host does not resolve or resolves to a loopback, private, link-local or unique-local address. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];

@@ -108,6 +108,9 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'mail_outbox', key: ['id'] },
   { name: 'passkeys', key: ['id'] },
   { name: 'passkey_challenges', key: ['id'] },
+  { name: 'oauth_clients', key: ['id'] },
+  { name: 'identity_providers', key: ['id'] },
+  { name: 'user_identities', key: ['id'] },
   AUDIT_TABLE,
 ]
 
