@@ -1,7 +1,12 @@
 import type { Kysely } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import type { Database } from '../../db/database.js'
 import type { Clock } from '../../lib/clock.js'
-import { findOAuthClientByClientId, insertOAuthClient } from '../oauth-clients/queries.js'
+import {
+  findOAuthClientByClientId,
+  insertOAuthClient,
+  type OAuthClientWithHashes,
+} from '../oauth-clients/queries.js'
 import { registeredClientRow } from './registration.js'
 import { clientMetadata } from './client-metadata.js'
 import * as q from './payload-queries.js'
@@ -20,16 +25,34 @@ interface Payload {
   consumed?: number
 }
 
+/**
+ * The payloads written on every token call, whose loss in a crash costs a repeated request or a new
+ * sign-in, never a wrong answer: committed asynchronously on a PostgreSQL server (payload-queries.ts).
+ * Sessions and grants, which outlive a sign-in, wait for their flush.
+ */
+const SHORT_LIVED = new Set([
+  'AccessToken',
+  'RefreshToken',
+  'AuthorizationCode',
+  'Interaction',
+  'ClientCredentials',
+])
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The adapter class `oidc-provider` instantiates per model name, for one tenant. */
-export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock) {
+export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock, onServer: boolean) {
   const now = () => new Date(clock.now())
   const out = (row: Awaited<ReturnType<typeof q.findPayload>>): Payload | undefined => {
     if (!row) return undefined
     const p = row.payload as Payload
     return row.consumed_at ? { ...p, consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : p
   }
+  // The tenant's clients by client_id, found ones only (a miss may be registered a moment later). Why safe to
+  // keep: this adapter lives as long as its provider instance, which the pool drops on every instance when a
+  // client of the tenant changes (section 14's change channel); the metadata is built per call, since a former
+  // secret's grace ends with time. It saves a round trip on every token, userinfo and introspection call.
+  const clients = new LRUCache<string, OAuthClientWithHashes>({ max: 1000 })
   return class TesseraAdapter {
     constructor(private readonly model: string) {}
 
@@ -42,19 +65,28 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock)
       }
       const account =
         typeof payload.accountId === 'string' && UUID.test(payload.accountId) ? payload.accountId : null
-      await q.upsertPayload(db, tenantId, this.model, id, payload, {
-        grantId: payload.grantId ?? null,
-        uid: payload.uid ?? null,
-        userCode: payload.userCode ?? null,
-        accountId: account,
-        expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
-      })
+      await q.upsertPayload(
+        db,
+        tenantId,
+        this.model,
+        id,
+        payload,
+        {
+          grantId: payload.grantId ?? null,
+          uid: payload.uid ?? null,
+          userCode: payload.userCode ?? null,
+          accountId: account,
+          expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
+        },
+        onServer && SHORT_LIVED.has(this.model),
+      )
     }
 
     /** A payload by id; a client from oauth_clients. */
     async find(id: string): Promise<Payload | undefined> {
       if (this.model === 'Client') {
-        const row = await findOAuthClientByClientId(db, tenantId, id)
+        const row = clients.get(id) ?? (await findOAuthClientByClientId(db, tenantId, id))
+        if (row) clients.set(id, row)
         return row ? (clientMetadata(row, clock.now()) as Payload) : undefined
       }
       return out(await q.findPayload(db, tenantId, this.model, { column: 'id', value: id }, now()))

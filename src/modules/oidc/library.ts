@@ -121,7 +121,7 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
   }
   const cfg = tenant.authConfig
   return {
-    adapter: adapterFor(ctx.dbs.forTenant(tenant.id), tenant.id, ctx.clock),
+    adapter: adapterFor(ctx.dbs.forTenant(tenant.id), tenant.id, ctx.clock, ctx.dbs.onServer(tenant.id)),
     jwks: { keys: [signing] },
     findAccount: (_c, sub) => findAccount(ctx, tenant, sub),
     claims: {

@@ -14,7 +14,11 @@ export interface PayloadColumns {
   expiresAt: Date | null
 }
 
-/** Inserts or replaces one payload. */
+/**
+ * Inserts or replaces one payload. With `asyncCommit` (a PostgreSQL server only) the statement commits
+ * without waiting for its WAL flush, as POST /refresh does: for short-lived payloads whose loss in a crash
+ * costs a new sign-in or a repeated request, never a wrong answer. It must not run inside a transaction.
+ */
 export async function upsertPayload(
   db: Kysely<Database>,
   tenantId: string,
@@ -22,6 +26,7 @@ export async function upsertPayload(
   id: string,
   payload: Record<string, unknown>,
   c: PayloadColumns,
+  asyncCommit = false,
 ): Promise<void> {
   const values = {
     payload: JSON.stringify(payload),
@@ -30,6 +35,18 @@ export async function upsertPayload(
     user_code: c.userCode,
     account_id: c.accountId,
     expires_at: c.expiresAt,
+  }
+  if (asyncCommit) {
+    // Why one statement: set_config(..., true) lasts until the end of the transaction, this statement's own.
+    await sql`with async_commit as (select set_config('synchronous_commit', 'off', true))
+      insert into oidc_payloads (tenant_id, model, id, payload, grant_id, uid, user_code, account_id, expires_at)
+      select ${tenantId}, ${model}, ${id}, ${values.payload}::jsonb, ${values.grant_id}, ${values.uid},
+        ${values.user_code}, ${values.account_id}::uuid, ${values.expires_at}::timestamptz
+      from async_commit
+      on conflict (tenant_id, model, id) do update set payload = excluded.payload,
+        grant_id = excluded.grant_id, uid = excluded.uid, user_code = excluded.user_code,
+        account_id = excluded.account_id, expires_at = excluded.expires_at, consumed_at = null`.execute(db)
+    return
   }
   await db
     .insertInto('oidc_payloads')
