@@ -90,15 +90,28 @@ async function watch(page: Page): Promise<Problems> {
   return problems
 }
 
-/** Opens the explorer and waits for swagger-ui to have rendered the document's operations. */
+/** Opens the explorer and waits for swagger-ui to have rendered the document's operations (the first one). */
 async function openExplorer(page: Page, origin: string): Promise<void> {
   const res = await page.goto(`${origin}/docs`, { waitUntil: 'load' })
   if (res?.status() !== 200) throw new Error(`/docs answered ${res?.status()}`)
-  await page.locator('#operations-Authentication-getMe').waitFor()
+  await page.locator('#operations-Authentication-login').waitFor()
+}
+
+/**
+ * Scrolls until the operation's block is rendered, and to it. Why: swagger-ui virtualizes the operation list
+ * once it holds 150 rows (tags and operations, as the document now does), so a block far down the page exists
+ * only once it is scrolled into view.
+ */
+async function reveal(page: Page, operation: string): Promise<void> {
+  const op = page.locator(`#${operation}`)
+  await page.evaluate(() => window.scrollTo(0, 0))
+  for (let i = 0; i < 200 && (await op.count()) === 0; i++) await page.mouse.wheel(0, 600)
+  await op.scrollIntoViewIfNeeded()
 }
 
 /** Expands an operation, turns "Try it out" on (unless already on), clicks Execute; returns the block. */
 async function execute(page: Page, operation: string, url: string) {
+  await reveal(page, operation)
   const op = page.locator(`#${operation}`)
   await op.locator('.opblock-summary-control').click()
   const tryIt = op.locator('button.try-out__btn')
@@ -199,7 +212,7 @@ t.test(
 
     // Reload: the authorization is still there (persistAuthorization keeps it in localStorage).
     await page.reload({ waitUntil: 'load' })
-    await page.locator('#operations-Authentication-getMe').waitFor()
+    await page.locator('#operations-Authentication-login').waitFor()
     await page.locator('.scheme-container button.authorize.locked').waitFor()
     t.pass('still authorized after a reload')
     const stored = await page.evaluate(() => localStorage.getItem('authorized'))
