@@ -229,7 +229,7 @@ export interface SessionsTable {
 }
 
 /** How a session was signed in (the provider's `amr`, contract section 23). */
-export type LoginMethod = 'pwd' | 'otp' | 'passkey'
+export type LoginMethod = 'pwd' | 'otp' | 'passkey' | 'fed'
 
 export interface RefreshTokensTable {
   id: Generated<string>
@@ -534,6 +534,35 @@ export interface IdentityProvidersTable {
   updated_at: CreatedAt
 }
 
+/** A federated sign-in between its authorize step and the provider's return (contract section 24). */
+export interface FederationFlowsTable {
+  id: Generated<string>
+  tenant_id: string
+  provider_id: string
+  state_hash: string
+  binding_hash: string
+  nonce: string
+  verifier_enc: string
+  return_to: string
+  code_challenge: string
+  intent: Generated<'login' | 'link'>
+  link_user_id: string | null
+  created_at: CreatedAt
+  expires_at: Date
+}
+
+/** The login code a federated sign-in ended with, until POST /login/federated takes it. */
+export interface FederationCodesTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  provider_id: string
+  code_hash: string
+  code_challenge: string
+  created_at: CreatedAt
+  expires_at: Date
+}
+
 /** A provider's person linked to a user: (tenant, provider, subject), never the email. */
 export interface UserIdentitiesTable {
   id: Generated<string>
@@ -593,4 +622,6 @@ export interface Database {
   oidc_payloads: OidcPayloadsTable
   identity_providers: IdentityProvidersTable
   user_identities: UserIdentitiesTable
+  federation_flows: FederationFlowsTable
+  federation_codes: FederationCodesTable
 }

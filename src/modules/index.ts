@@ -15,6 +15,7 @@ import passkeysRoutes from './passkeys/routes.js'
 import oauthClientsRoutes from './oauth-clients/routes.js'
 import oidcRoutes from './oidc/routes.js'
 import identityProvidersRoutes from './identity-providers/routes.js'
+import federationRoutes from './federation/routes.js'
 
 /** One route plugin per module (a tag of the document), registered in this order. */
 export const modules: FastifyPluginAsync[] = [
@@ -34,4 +35,5 @@ export const modules: FastifyPluginAsync[] = [
   oauthClientsRoutes,
   oidcRoutes,
   identityProvidersRoutes,
+  federationRoutes,
 ]

@@ -25,6 +25,8 @@ export interface AuthConfig {
   webauthn: WebauthnConfig | null
   /** The OpenID provider's resources and registration switch (`OAuthConfig`, src/modules/oidc). */
   oauth: OAuthConfig
+  /** Sign-in with other providers (`FederationConfig`, src/modules/federation): where a flow may return. */
+  federation: { returnOrigins: string[] }
 }
 
 /** A tenant's `auth_config.oauth` (`OAuthConfig` in openapi/components/oidc.yaml). */
@@ -100,6 +102,7 @@ export function defaultAuthConfig(): AuthConfig {
     email: defaultEmailConfig(),
     webauthn: null,
     oauth: { resources: [], dynamicRegistration: false },
+    federation: { returnOrigins: [] },
   }
 }
 

@@ -12,6 +12,8 @@ const TABLES = [
   'client_key_usage',
   'client_keys',
   'email_tokens',
+  'federation_codes',
+  'federation_flows',
   'identity_providers',
   'login_throttle',
   'mail_outbox',

@@ -1,17 +1,44 @@
 // An upstream identity provider for the federation tests (contract section 24): panva's oidc-provider on a
-// loopback port with its in-memory adapter, PKCE required, and one confidential client that the tenant under
-// test registers. A real provider, not a mock of our own.
-import { createServer, type Server } from 'node:http'
+// loopback port with its in-memory adapter, PKCE required, one confidential client that the tenant under
+// test registers, and a scripted interaction: the person in `upstream.person` signs in and consents at once.
+// A real provider, not a mock of our own.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Provider from 'oidc-provider'
 import type { TestLike } from './app.js'
 
-/** A running upstream: its issuer and the client the tenant holds at it. */
+/** Who signs in at the upstream: its claims as the provider gives them. */
+export interface UpstreamPerson {
+  sub: string
+  email?: string
+  email_verified?: boolean
+  preferred_username?: string
+}
+
+/** A running upstream: its issuer, the client the tenant holds at it, and who signs in next. */
 export interface Upstream {
   issuer: string
   clientId: string
   clientSecret: string
   provider: Provider
+  person: UpstreamPerson
+}
+
+/** Finishes an interaction as the scripted person: the sign-in, then a consent to what was asked. */
+async function interact(provider: Provider, up: Upstream, req: IncomingMessage, res: ServerResponse) {
+  const details = await provider.interactionDetails(req, res)
+  if (details.prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: up.person.sub } })
+    return
+  }
+  const grant = new provider.Grant({ accountId: up.person.sub, clientId: String(details.params.client_id) })
+  grant.addOIDCScope(String(details.params.scope))
+  await provider.interactionFinished(
+    req,
+    res,
+    { consent: { grantId: await grant.save() } },
+    { mergeWithLastSubmission: true },
+  )
 }
 
 /**
@@ -20,19 +47,23 @@ export interface Upstream {
  */
 export async function startUpstream(
   t: TestLike,
-  opts: { redirectUris?: string[]; host?: string } = {},
+  opts: { redirectUris?: string[]; host?: string; person?: UpstreamPerson } = {},
 ): Promise<Upstream> {
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   const issuer = `http://${opts.host ?? '127.0.0.1'}:${port}`
-  const clientId = 'tessera-at-upstream'
-  const clientSecret = 'upstream-secret-0123456789abcdef'
+  const up = {
+    issuer,
+    clientId: 'tessera-at-upstream',
+    clientSecret: 'upstream-secret-0123456789abcdef',
+    person: opts.person ?? { sub: 'upstream-person-1', email: 'person@acme.test', email_verified: true },
+  } as Upstream
   const provider = new Provider(issuer, {
     clients: [
       {
-        client_id: clientId,
-        client_secret: clientSecret,
+        client_id: up.clientId,
+        client_secret: up.clientSecret,
         redirect_uris: opts.redirectUris ?? ['http://127.0.0.1:9/cb'],
         grant_types: ['authorization_code'],
         response_types: ['code'],
@@ -40,9 +71,16 @@ export async function startUpstream(
     ],
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username'] },
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ ...up.person, sub }) }),
   })
+  up.provider = provider
   const handle = provider.callback()
-  server.on('request', (req, res) => void handle(req, res))
+  server.on('request', (req, res) => {
+    if (req.url?.startsWith('/interaction/')) void interact(provider, up, req, res).catch(() => res.end())
+    else void handle(req, res)
+  })
   t.teardown(
     () =>
       new Promise<void>((resolve) => {
@@ -50,5 +88,5 @@ export async function startUpstream(
         server.close(() => resolve())
       }),
   )
-  return { issuer, clientId, clientSecret, provider }
+  return up
 }

@@ -16,6 +16,7 @@ import { auditRollup } from './0014_audit_rollup.js'
 import { thirdReview } from './0015_third_review.js'
 import { oidcProvider } from './0016_oidc_provider.js'
 import { identityProviders } from './0017_identity_providers.js'
+import { federationFlows } from './0018_federation_flows.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015_third_review': thirdReview,
   '0016_oidc_provider': oidcProvider,
   '0017_identity_providers': identityProviders,
+  '0018_federation_flows': federationFlows,
 }

@@ -49,10 +49,10 @@ export interface AuditEntry {
     sessionsRevoked?: number
     lockedSeconds?: number
     /** How a REGISTER came in: `publishable_key` (POST /signup, src/modules/publishable-keys), with its key. */
-    via?: 'publishable_key'
+    via?: 'publishable_key' | 'federated'
     keyId?: string
     /** How a PASSWORD_RESET was proven (`email`, a reset link), or how a LOGIN was tried (`passkey`). */
-    method?: 'email' | 'passkey'
+    method?: 'email' | 'passkey' | 'federated'
     /** The passkey a PASSKEY_ADDED or PASSKEY_REMOVED row is about. */
     passkeyId?: string
     /** An administrative event's object (contract section 25). */

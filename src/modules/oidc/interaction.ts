@@ -61,6 +61,8 @@ function userOfTenant(p: Principal, pooled: PooledProvider): UserPrincipal {
 /** RFC 8176 `amr` of a sign-in (section 23); a session older than its method column goes by the user's factor. */
 function amrOf(method: LoginMethod | null, otpEnabled: boolean): string[] {
   if (method === 'passkey') return ['hwk', 'user', 'mfa']
+  // A sign-in through another provider (contract section 24): what it checked there is its own to say.
+  if (method === 'fed') return ['fed']
   if (method === 'otp' || (method === null && otpEnabled)) return ['pwd', 'otp', 'mfa']
   return ['pwd']
 }

@@ -19,7 +19,14 @@ export async function loginFailure(
   db: Kysely<Database>,
   tenantId: string,
   meta: RequestMeta,
-  f: { code: ErrorCode; userId: string | null; reason: string; errorMessage?: string; method?: 'passkey' },
+  f: {
+    code: ErrorCode
+    userId: string | null
+    reason: string
+    errorMessage?: string
+    method?: 'passkey' | 'federated'
+    providerId?: string
+  },
 ): Promise<AppError> {
   await writeAudit(db, {
     tenantId,
@@ -27,7 +34,9 @@ export async function loginFailure(
     success: false,
     userId: f.userId,
     errorMessage: f.errorMessage ?? f.reason,
-    metadata: f.method ? { reason: f.reason, method: f.method } : { reason: f.reason },
+    metadata: f.method
+      ? { reason: f.reason, method: f.method, ...(f.providerId ? { providerId: f.providerId } : {}) }
+      : { reason: f.reason },
     meta,
   })
   return new AppError(f.code)
@@ -53,6 +62,9 @@ export async function admitUser(
   if (loginNeedsVerifiedEmail(ctx, tenant, user))
     throw await failed('EMAIL_NOT_VERIFIED', user.id, 'email not verified')
 }
+
+/** The session's `login_method` (the ID token's `amr` of section 23) by how the sign-in was made. */
+const LOGIN_METHODS = { passkey: 'passkey', federated: 'fed', otp: 'otp', pwd: 'pwd' } as const
 
 type LoginUser = { id: string; email: string | null; username: string | null }
 
@@ -108,7 +120,14 @@ export async function completeLogin(
   tenant: TenantInfo,
   user: LoginUser,
   meta: RequestMeta,
-  opts: { newHash?: string | null; reason?: string; method?: 'passkey'; secondFactor?: boolean } = {},
+  opts: {
+    newHash?: string | null
+    reason?: string
+    method?: 'passkey' | 'federated'
+    /** The identity provider of a federated sign-in (contract section 24), for its LOGIN row. */
+    providerId?: string
+    secondFactor?: boolean
+  } = {},
 ) {
   const db = ctx.dbs.forTenant(tenant.id)
   const nowMs = ctx.clock.now()
@@ -126,7 +145,7 @@ export async function completeLogin(
         expiresAt,
         ip: meta.ip,
         userAgent: meta.userAgent,
-        loginMethod: opts.method === 'passkey' ? 'passkey' : opts.secondFactor ? 'otp' : 'pwd',
+        loginMethod: LOGIN_METHODS[opts.method ?? (opts.secondFactor ? 'otp' : 'pwd')],
       })
       if (!session) return null
       await recordLogin(trx, tenant.id, user.id, now, opts.newHash)
@@ -135,7 +154,10 @@ export async function completeLogin(
         action: 'LOGIN',
         success: true,
         userId: user.id,
-        metadata: opts.reason || opts.method ? { reason: opts.reason, method: opts.method } : undefined,
+        metadata:
+          opts.reason || opts.method
+            ? { reason: opts.reason, method: opts.method, providerId: opts.providerId }
+            : undefined,
         meta,
       })
       return session

@@ -15,6 +15,7 @@ import {
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { sweepExpiredPayloads } from '../oidc/payload-queries.js'
+import { sweepFederation } from '../federation/queries.js'
 import { deleteExpiredMfaTokens } from '../otp/queries.js'
 import { deleteExpiredChallenges as deleteExpiredPasskeyChallenges } from '../passkeys/queries.js'
 import { deleteExpiredChallenges } from '../publishable-keys/queries.js'
@@ -159,6 +160,8 @@ async function sweepSessions(
   await deleteExpiredPasskeyChallenges(conn, now)
   // The OpenID provider's expired payloads (codes, tokens, sessions, interactions; contract section 23).
   await inBatches(() => sweepExpiredPayloads(conn, now, batch), batch)
+  // Federated sign-ins' flows and login codes past their 10 minutes and 60 seconds (section 24).
+  await inBatches(() => sweepFederation(conn, now, batch), batch)
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 

@@ -38,6 +38,17 @@ export function findUserForLogin(
   return q.executeTakeFirst()
 }
 
+/** The tenant's users with this email, case-insensitive: at most two (one is an answer, two a conflict). */
+export function findUsersByEmail(db: Kysely<Database>, tenantId: string, email: string) {
+  return db
+    .selectFrom('users')
+    .select([...userColumns])
+    .where('users.tenant_id', '=', tenantId)
+    .where(sql`lower(users.email)`, '=', email.toLowerCase())
+    .limit(2)
+    .execute()
+}
+
 function userById(db: Kysely<Database>, tenantId: string, userId: string) {
   return db
     .selectFrom('users')
@@ -193,6 +204,12 @@ export async function countUsers(db: Kysely<Database>, tenantId: string) {
     .executeTakeFirstOrThrow()
   return { total: Number(row.total), active: Number(row.active) }
 }
+
+/**
+ * The stored password of a user who has none (made by a federated sign-in, contract section 24): no hash
+ * format, so every password verify of it fails at a real verify's cost (lib/hashing.ts), until a reset sets one.
+ */
+export const NO_PASSWORD = '!'
 
 /** A new user row; its columns as userColumns lists them (never the password hash). */
 export function insertUser(db: Kysely<Database>, values: Insertable<UsersTable>) {

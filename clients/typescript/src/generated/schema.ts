@@ -341,6 +341,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/login/federated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log in with a federated sign-in's code
+         * @description Trades the `login_code` of a federated sign-in, with the verifier of the `code_challenge` its page sent, for a login response, as `POST /login` answers; a user with a second factor gets section 16's second step instead (`OTP_REQUIRED` or `OTP_ENROLLMENT_REQUIRED` with an `mfaToken`). The session limit, account throttling's lock and a required verified email apply as to a password login. Shares the per-IP login budget (5 per minute). Writes one `LOGIN` row with `metadata = { method: "federated", providerId }`, success or failure.
+         */
+        post: operations["loginFederated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/login/otp": {
         parameters: {
             query?: never;
@@ -1985,6 +2005,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/t/{tenantCode}/federation/{id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in with a provider
+         * @description Sends the browser to the provider (302) with the service's own `state`, `nonce` and PKCE (S256), and sets the cookie that binds the flow to this browser (10 minutes). The provider returns to the tenant's callback, which ends at `return_to` with `#login_code=...` (or `#error=...`). `return_to` must lie under `{PUBLIC_URL}/console/`, under `{PUBLIC_URL}/t/{tenantCode}/interaction/`, or on an origin of the tenant's `auth_config.federation.returnOrigins`. `code_challenge` is the page's own PKCE challenge, which `POST /login/federated` checks its verifier against.
+         */
+        get: operations["federationAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantCode}/federation/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The providers' return to the tenant
+         * @description The one URL of a tenant that its providers return to (`{PUBLIC_URL}/t/{tenantCode}/federation/callback`). The flow named by `state` is used up; with this browser's cookie, the code is exchanged (PKCE), an `oidc` provider's ID token is verified (its JWKS, `iss`, `aud`, `nonce`, `exp`), the person's claims are read (the ID token, then userinfo), and the account is found, linked or made by section 24's rules. The browser is then sent to the flow's `return_to` with `#login_code=...` (single use, 60 seconds, bound to the page's `code_challenge`) or `#error=...`: `account_not_linked`, `signup_disabled`, `user_inactive`, `provider_error` (the provider's error, a refused check, or a browser without the flow's cookie), `already_linked` or `invalid_link_token`. Nothing is written when the flow fails.
+         */
+        get: operations["federationCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/t/{tenantCode}/interaction/{uid}": {
         parameters: {
             query?: never;
@@ -2361,6 +2421,7 @@ export interface components {
              */
             accessTokenExpiresIn: number;
             email: components["schemas"]["EmailConfig"];
+            federation: components["schemas"]["FederationConfig"];
             lockout: components["schemas"]["Lockout"];
             /** @description Enabled login identifier kinds; default `["email"]`. */
             loginIdentifiers: components["schemas"]["LoginIdentifierKind"][];
@@ -2410,6 +2471,7 @@ export interface components {
             /** Format: int32 */
             accessTokenExpiresIn?: number;
             email?: components["schemas"]["EmailConfigPatch"];
+            federation?: components["schemas"]["FederationConfigPatch"];
             lockout?: {
                 /**
                  * Format: int32
@@ -2930,6 +2992,21 @@ export interface components {
         };
         /** @description Human-readable message, safe to show; never carries internals. One line of at most 1024 characters (a longer one, e.g. listing many unknown permission names, is cut and ends with `…`). */
         ErrorMessage: string;
+        /** @description The `login_code` a federated sign-in returned in the fragment of `return_to`, and the PKCE verifier of the `code_challenge` the page sent to the authorize step. */
+        FederatedLoginRequest: {
+            code: string;
+            /** @description RFC 7636's code verifier. */
+            codeVerifier: string;
+            tenantCode: components["schemas"]["TenantCodeReference"];
+        };
+        /** @description A tenant's `auth_config.federation` (contract section 24). `returnOrigins`: the exact origins, beside the service's own console and interaction pages, that a federated sign-in may return to (its `return_to`). */
+        FederationConfig: {
+            returnOrigins: components["schemas"]["AllowedOrigin"][];
+        };
+        /** @description Changes `auth_config.federation`; the list is replaced. */
+        FederationConfigPatch: {
+            returnOrigins?: components["schemas"]["AllowedOrigin"][];
+        };
         /**
          * @example {
          *       "tenantCode": "acme",
@@ -5716,6 +5793,57 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget (5 per minute unless the tenant's `rateLimits` says otherwise) is used up (no audit row is written), or the identifier is locked by account throttling (`auth_config.lockout`; a failed `LOGIN` row is written); `Retry-After` gives the seconds to wait. Also the user's secret budget (always on): after 10 failed checks of the user's second-factor codes or current password in 15 minutes, counted together across `POST /login` with `otp`, `POST /login/otp` (every `mfaToken`), the `/me/otp` operations that take a code and `POST /me/password`, every such check of the user is refused from any address, even with the right `otp` (judged only once the password has passed), until the window that began at the first failure ends (`Retry-After`, at most 900 seconds) or an administrator unlocks the user; this refusal writes the operation's failed audit row. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    loginFederated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FederatedLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Logged in: a new access token and refresh token. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoginResponse"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: the body has the wrong shape or unknown properties. */
+            400: components["responses"]["BadRequest"];
+            /** @description INVALID_CREDENTIALS: a wrong, used or expired code, or a verifier that does not match its challenge; one answer for all of them. OTP_REQUIRED / OTP_ENROLLMENT_REQUIRED: the user has (or must enroll) a second factor; `details` carries the `mfaToken` for `POST /login/otp`. */
+            401: components["responses"]["Unauthorized"];
+            /** @description USER_INACTIVE: the user is not ACTIVE. EMAIL_NOT_VERIFIED: the tenant requires verified addresses and the user's email is not verified. */
+            403: components["responses"]["Forbidden"];
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code. */
+            404: components["responses"]["NotFound"];
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP login budget, shared with `POST /login` (5 per minute unless the tenant's `rateLimits` says otherwise), is used up, or the user is locked by account throttling; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
@@ -10541,6 +10669,116 @@ export interface operations {
                 };
             };
             /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code (answered in the envelope). */
+            404: components["responses"]["NotFound"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    federationAuthorize: {
+        parameters: {
+            query: {
+                /** @description The page's PKCE challenge: BASE64URL(SHA-256(its verifier)). */
+                code_challenge: string;
+                /** @description Only `S256`. */
+                code_challenge_method: "S256";
+                /** @description Where the flow ends (see above). */
+                return_to: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's id. */
+                id: components["schemas"]["Uuid"];
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint. */
+            302: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    /** @description The flow's binding to this browser (`HttpOnly`, `SameSite=Lax`, path `/t/{tenantCode}/federation/`, 10 minutes). */
+                    "Set-Cookie"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a parameter is missing or malformed, `code_challenge_method` is not `S256`, `return_to` is not allowed (no redirect is made), or the provider's endpoint is one the service may not reach. */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code. IDENTITY_PROVIDER_NOT_FOUND: no such provider in the tenant. */
+            404: components["responses"]["NotFound"];
+            /** @description IDENTITY_PROVIDER_UNREACHABLE: the `oidc` provider's discovery document cannot be read now. */
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    federationCallback: {
+        parameters: {
+            query: {
+                /** @description Sent by Google; not used. */
+                authuser?: string;
+                /** @description The provider's authorization code. */
+                code?: string;
+                /** @description The provider's error code, when it refused. */
+                error?: string;
+                /** @description The provider's words for it. */
+                error_description?: string;
+                /** @description Sent by Google; not used. */
+                hd?: string;
+                /** @description The provider's issuer (RFC 9207), when it sends one. */
+                iss?: string;
+                /** @description Sent by Google; not used. */
+                prompt?: string;
+                /** @description Sent by some providers; not used. */
+                scope?: string;
+                /** @description Sent by some providers; not used. */
+                session_state?: string;
+                /** @description The flow's state, as the provider returns it. */
+                state: string;
+            };
+            header?: never;
+            path: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the flow's `return_to`, with the login code or the error in the fragment. */
+            302: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a parameter is malformed, or `state` names no live flow of this tenant (nowhere safe to send the browser). */
+            400: components["responses"]["BadRequest"];
+            /** @description TENANT_NOT_FOUND: no ACTIVE tenant has this code. */
             404: components["responses"]["NotFound"];
             /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
             429: components["responses"]["TooManyRequests"];

@@ -111,6 +111,8 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'oauth_clients', key: ['id'] },
   { name: 'identity_providers', key: ['id'] },
   { name: 'user_identities', key: ['id'] },
+  { name: 'federation_flows', key: ['id'] },
+  { name: 'federation_codes', key: ['id'] },
   AUDIT_TABLE,
 ]
 

@@ -1,0 +1,272 @@
+import t from 'tap'
+import { createHash, randomBytes } from 'node:crypto'
+import { call } from '../helpers/call.js'
+import { auditRows, createTenant, createUser, tokenFor, userRow } from '../helpers/fixtures.js'
+import { Browser, listeningApp } from '../helpers/oidc.js'
+import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import type { TestApp } from '../helpers/app.js'
+import type { TenantFx } from '../helpers/fixtures.js'
+
+// The browser's sign-in through another provider (contract section 24, "The sign-in flow" and "Whose
+// account it is"), end to end on loopback: a listening service, a real upstream oidc-provider whose scripted
+// person signs in and consents, and a browser (cookies kept, redirects followed by hand) between them.
+
+const { app, base } = await listeningApp(t, { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' })
+const tenant = await createTenant(app)
+const callback = `${base}/t/${tenant.code}/federation/callback`
+const upstream = await startUpstream(t, { redirectUris: [callback] })
+const admin = { token: await tokenFor(app, await createUser(app, tenant, { roles: ['admin'] })) }
+const RETURN_TO = `${base}/console/sign-in`
+
+/** A provider of the tenant at the upstream, with these settings. */
+async function addProvider(settings: Record<string, unknown> = {}) {
+  const res = await call(app, 'createIdentityProvider', admin, {
+    body: {
+      name: 'Upstream',
+      kind: 'oidc',
+      issuer: upstream.issuer,
+      clientId: upstream.clientId,
+      clientSecret: upstream.clientSecret,
+      ...settings,
+    },
+  })
+  if (res.status !== 201) throw new Error(res.raw)
+  return res.data
+}
+
+/** A page's PKCE pair. */
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+
+/**
+ * Runs the flow in a browser as the upstream's current person: authorize, the upstream's redirects, the
+ * callback (in `atCallback`, another browser when given), then the fragment of the address it ended at.
+ */
+async function federate(
+  up: Upstream,
+  providerId: string,
+  opts: { returnTo?: string; person?: Upstream['person']; atCallback?: Browser; tamperState?: boolean } = {},
+) {
+  if (opts.person) up.person = opts.person
+  const browser = new Browser()
+  const { verifier, challenge } = pkce()
+  const q = new URLSearchParams({
+    return_to: opts.returnTo ?? RETURN_TO,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })
+  let res = await browser.fetch(`${base}/t/${tenant.code}/federation/${providerId}/authorize?${q}`)
+  if (res.status !== 302) return { status: res.status, body: await res.text(), verifier }
+  let next = new URL(res.headers.get('location') ?? '')
+  for (let i = 0; i < 12; i++) {
+    const atCallback = next.href.startsWith(callback)
+    if (atCallback && opts.tamperState) next.searchParams.set('state', 'tampered')
+    res = await (atCallback && opts.atCallback ? opts.atCallback : browser).fetch(next.href)
+    const location = res.headers.get('location')
+    if (!location) return { status: res.status, body: await res.text(), verifier }
+    next = new URL(location, next)
+    if (next.href.startsWith(opts.returnTo ?? RETURN_TO))
+      return { status: 302, fragment: new URLSearchParams(next.hash.slice(1)), verifier }
+  }
+  throw new Error('too many redirects')
+}
+
+/** POST /login/federated with the flow's code and verifier. */
+function login(code: string | null, verifier: string) {
+  return call(
+    app,
+    'loginFederated',
+    {},
+    { body: { tenantCode: tenant.code, code: code ?? 'x', codeVerifier: verifier } },
+  )
+}
+
+t.test(
+  'federationAuthorize, federationCallback, loginFederated: a first sign-in signs up, the next one signs in',
+  async (t) => {
+    const provider = await addProvider({ allowSignup: true })
+    const person = { sub: 'person-signup', email: 'newcomer@acme.test', email_verified: true }
+    const first = await federate(upstream, provider.id, { person })
+    t.equal(first.status, 302)
+    const code = first.fragment?.get('login_code') ?? null
+    t.ok(code, `a login code in the fragment: ${first.fragment?.toString()}`)
+    const wrong = await login(code, pkce().verifier)
+    t.equal(wrong.code, 'INVALID_CREDENTIALS', 'another verifier: refused')
+    const again = await federate(upstream, provider.id)
+    const good = await login(again.fragment?.get('login_code') ?? null, again.verifier)
+    t.equal(good.status, 200, good.raw)
+    t.ok(good.data.accessToken)
+    t.equal(good.data.user.email, 'newcomer@acme.test')
+    const row = await userRow(app, tenant.id, good.data.user.id)
+    t.equal(row?.email_verified, true, 'verified as the provider says')
+    const reused = await login(again.fragment?.get('login_code') ?? null, again.verifier)
+    t.equal(reused.code, 'INVALID_CREDENTIALS', 'a login code works once')
+    const third = await federate(upstream, provider.id)
+    const signedIn = await login(third.fragment?.get('login_code') ?? null, third.verifier)
+    t.equal(signedIn.data.user.id, good.data.user.id, 'the link signs the same user in again')
+    const registers = (await auditRows(app, tenant.id, 'REGISTER')).filter(
+      (r) => r.user_id === good.data.user.id,
+    )
+    t.match(
+      registers,
+      [{ success: true, metadata: { via: 'federated', providerId: provider.id } }],
+      'one sign-up',
+    )
+    const logins = (await auditRows(app, tenant.id, 'LOGIN')).filter((r) => r.metadata.method === 'federated')
+    t.ok(
+      logins.some((r) => r.success && r.metadata.providerId === provider.id),
+      'a LOGIN row, method federated',
+    )
+    t.ok(
+      logins.some((r) => !r.success),
+      'and the refusals’ rows',
+    )
+    const password = await call(
+      app,
+      'login',
+      {},
+      {
+        body: { tenantCode: tenant.code, identifier: 'newcomer@acme.test', password: 'anything-at-all-1' },
+      },
+    )
+    t.equal(password.code, 'INVALID_CREDENTIALS', 'a user made by a provider has no password')
+  },
+)
+
+t.test('federationCallback: a browser without the flow’s cookie, and a tampered state', async (t) => {
+  const provider = await addProvider({ allowSignup: true })
+  const elsewhere = await federate(upstream, provider.id, {
+    person: { sub: 'csrf', email: 'csrf@acme.test', email_verified: true },
+    atCallback: new Browser(),
+  })
+  t.equal(elsewhere.fragment?.get('error'), 'provider_error', 'another browser: provider_error')
+  t.notOk(elsewhere.fragment?.get('login_code'))
+  const tampered = await federate(upstream, provider.id, { tamperState: true })
+  t.equal(tampered.status, 400, 'a state naming no flow: 400, nowhere to send the browser')
+  t.match(tampered.body, /VALIDATION_ERROR/)
+})
+
+t.test(
+  'federationAuthorize: 400 for a return_to that is not allowed, 404 for another tenant’s provider',
+  async (t) => {
+    const provider = await addProvider()
+    for (const returnTo of [
+      'https://evil.example/cb',
+      `${base}/api/v1/me`,
+      `${base}/t/other/interaction/x`,
+    ]) {
+      const res = await federate(upstream, provider.id, { returnTo })
+      t.equal(res.status, 400, returnTo)
+      t.match(res.body, /VALIDATION_ERROR/)
+    }
+    const other = await createTenant(app)
+    const b = new Browser()
+    const { challenge } = pkce()
+    const q = new URLSearchParams({
+      return_to: RETURN_TO,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    const foreign = await b.fetch(`${base}/t/${other.code}/federation/${provider.id}/authorize?${q}`)
+    t.equal(foreign.status, 404)
+    t.match(await foreign.text(), /IDENTITY_PROVIDER_NOT_FOUND/)
+  },
+)
+
+/** A user of the tenant with this email, its verification as given. */
+async function holder(email: string, verified: boolean, t2: TenantFx = tenant, a: TestApp = app) {
+  const user = await createUser(a, t2, { roles: ['user'], email })
+  await a.ctx.dbs
+    .forTenant(t2.id)
+    .updateTable('users')
+    .set({ email_verified: verified })
+    .where('id', '=', user.id)
+    .execute()
+  return user
+}
+
+t.test('whose account: each linking rule, both ways', async (t) => {
+  const linking = await addProvider({ linking: 'verified_email' })
+  const verified = await holder('verified@acme.test', true)
+  const linked = await federate(upstream, linking.id, {
+    person: { sub: 'p-verified', email: 'verified@acme.test', email_verified: true },
+  })
+  const res = await login(linked.fragment?.get('login_code') ?? null, linked.verifier)
+  t.equal(res.data.user.id, verified.id, 'verified on both sides: linked to the existing user')
+  t.match(await auditRows(app, tenant.id, 'IDENTITY_LINKED'), [{ user_id: verified.id }])
+
+  await holder('unverified-local@acme.test', false)
+  const local = await federate(upstream, linking.id, {
+    person: { sub: 'p-local', email: 'unverified-local@acme.test', email_verified: true },
+  })
+  t.equal(local.fragment?.get('error'), 'account_not_linked', 'an unverified local email never links')
+
+  await holder('unverified-up@acme.test', true)
+  const up = await federate(upstream, linking.id, {
+    person: { sub: 'p-up', email: 'unverified-up@acme.test', email_verified: false },
+  })
+  t.equal(up.fragment?.get('error'), 'account_not_linked', 'an unverified upstream email never links')
+
+  const never = await addProvider({ linking: 'never', allowSignup: true })
+  const n = await federate(upstream, never.id, {
+    person: { sub: 'p-never', email: 'verified@acme.test', email_verified: true },
+  })
+  t.equal(
+    n.fragment?.get('error'),
+    'account_not_linked',
+    'linking never: an account with that email is not taken',
+  )
+
+  const closed = await addProvider({ allowSignup: false })
+  const c = await federate(upstream, closed.id, {
+    person: { sub: 'p-closed', email: 'nobody@acme.test', email_verified: true },
+  })
+  t.equal(c.fragment?.get('error'), 'signup_disabled')
+
+  const domains = await addProvider({ allowSignup: true, allowedDomains: ['partner.test'] })
+  const outside = await federate(upstream, domains.id, {
+    person: { sub: 'p-outside', email: 'someone@acme.test', email_verified: true },
+  })
+  t.equal(outside.fragment?.get('error'), 'signup_disabled', 'a domain outside allowedDomains')
+  const inside = await federate(upstream, domains.id, {
+    person: { sub: 'p-inside', email: 'someone@partner.test', email_verified: false },
+  })
+  const made = await login(inside.fragment?.get('login_code') ?? null, inside.verifier)
+  t.equal(made.status, 200, 'inside the domains: signed up')
+  t.equal(
+    (await userRow(app, tenant.id, made.data.user.id))?.email_verified,
+    false,
+    'an unverified email stays unverified',
+  )
+})
+
+t.test('an inactive user and a user with a second factor', async (t) => {
+  const provider = await addProvider({ linking: 'verified_email' })
+  const inactive = await holder('sleeper@acme.test', true)
+  await app.ctx.dbs
+    .forTenant(tenant.id)
+    .updateTable('users')
+    .set({ status: 'INACTIVE' })
+    .where('id', '=', inactive.id)
+    .execute()
+  const slept = await federate(upstream, provider.id, {
+    person: { sub: 'p-sleeper', email: 'sleeper@acme.test', email_verified: true },
+  })
+  t.equal(slept.fragment?.get('error'), 'user_inactive')
+  const guarded = await holder('guarded@acme.test', true)
+  await app.ctx.dbs
+    .forTenant(tenant.id)
+    .updateTable('users')
+    .set({ otp_enabled: true })
+    .where('id', '=', guarded.id)
+    .execute()
+  const flow = await federate(upstream, provider.id, {
+    person: { sub: 'p-guarded', email: 'guarded@acme.test', email_verified: true },
+  })
+  const res = await login(flow.fragment?.get('login_code') ?? null, flow.verifier)
+  t.equal(res.status, 401)
+  t.match(res.code, /^OTP_(REQUIRED|ENROLLMENT_REQUIRED)$/, 'section 16’s second step')
+  t.match(res.raw, /mfaToken/)
+})
