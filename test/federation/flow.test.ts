@@ -270,3 +270,57 @@ t.test('an inactive user and a user with a second factor', async (t) => {
   t.match(res.code, /^OTP_(REQUIRED|ENROLLMENT_REQUIRED)$/, 'section 16’s second step')
   t.match(res.raw, /mfaToken/)
 })
+
+t.test(
+  'the declared refusals: an unknown tenant, an inactive user at login, a provider that stopped answering',
+  async (t) => {
+    const res = await call(
+      app,
+      'loginFederated',
+      {},
+      {
+        body: { tenantCode: 'no-such-tenant', code: 'x', codeVerifier: pkce().verifier },
+      },
+    )
+    t.equal(res.code, 'TENANT_NOT_FOUND')
+    const cb = await new Browser().fetch(`${base}/t/no-such-tenant/federation/callback?state=x`)
+    t.equal(cb.status, 404, 'a callback to no tenant')
+    const provider = await addProvider({ allowSignup: true })
+    const flow = await federate(upstream, provider.id, {
+      person: { sub: 'p-late', email: 'late@acme.test', email_verified: true },
+    })
+    const code = flow.fragment?.get('login_code') ?? null
+    const made = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .updateTable('users')
+      .set({ status: 'INACTIVE' })
+      .where('email', '=', 'late@acme.test')
+      .returning('id')
+      .execute()
+    t.equal(made.length, 1)
+    const late = await login(code, flow.verifier)
+    t.equal(late.status, 403)
+    t.equal(late.code, 'USER_INACTIVE', 'deactivated between the callback and the login')
+    const gone = await startUpstream(t, { redirectUris: [callback] })
+    const stopped = await call(app, 'createIdentityProvider', admin, {
+      body: {
+        name: 'Gone',
+        kind: 'oidc',
+        issuer: gone.issuer,
+        clientId: gone.clientId,
+        clientSecret: gone.clientSecret,
+      },
+    })
+    await gone.close()
+    const b = new Browser()
+    const { challenge } = pkce()
+    const q = new URLSearchParams({
+      return_to: RETURN_TO,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    const unreachable = await b.fetch(`${base}/t/${tenant.code}/federation/${stopped.data.id}/authorize?${q}`)
+    t.equal(unreachable.status, 422)
+    t.match(await unreachable.text(), /IDENTITY_PROVIDER_UNREACHABLE/)
+  },
+)

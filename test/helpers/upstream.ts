@@ -22,6 +22,8 @@ export interface Upstream {
   clientSecret: string
   provider: Provider
   person: UpstreamPerson
+  /** Stops it now (a provider that stopped answering); teardown does it otherwise. */
+  close: () => Promise<void>
 }
 
 /** Finishes an interaction as the scripted person: the sign-in, then a consent to what was asked. */
@@ -81,12 +83,12 @@ export async function startUpstream(
     if (req.url?.startsWith('/interaction/')) void interact(provider, up, req, res).catch(() => res.end())
     else void handle(req, res)
   })
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  )
+  up.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+      if (!server.listening) resolve()
+    })
+  t.teardown(() => up.close())
   return up
 }

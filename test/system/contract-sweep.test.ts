@@ -114,6 +114,17 @@ t.test('every operation: the gate and the body parser answer as the document dec
   }
 })
 
+/** The required query of the operations that take one, so that the sweep reaches their handler. */
+const QUERIES: Record<string, string> = {
+  listLoginProviders: '?tenantCode=sweep',
+  federationAuthorize: `?${new URLSearchParams({
+    return_to: 'http://127.0.0.1:3000/console/',
+    code_challenge: 'A'.repeat(43),
+    code_challenge_method: 'S256',
+  })}`,
+  federationCallback: '?state=sweep-state',
+}
+
 /** A well-formed token of a tenant no cache has seen: verifying it needs the database. */
 function jwtOfUnknownTenant(): string {
   const iat = Math.floor(Date.now() / 1000)
@@ -163,10 +174,12 @@ t.test('every operation: 503 SERVICE_UNAVAILABLE while the database does not ans
                 ? { tenantCode: 'sweep' }
                 : spec.operationId === 'loginWithPasskey'
                   ? { tenantCode: 'sweep', response: passkeyAssertion() }
-                  : undefined
+                  : spec.operationId === 'loginFederated'
+                    ? { tenantCode: 'sweep', code: 'sweep-code', codeVerifier: 'A'.repeat(43) }
+                    : undefined
     const res = await app.inject({
       method: spec.method,
-      url: urlOf(spec),
+      url: urlOf(spec) + (QUERIES[spec.operationId] ?? ''),
       remoteAddress: nextIp(),
       headers,
       ...(body ? { payload: body } : {}),
