@@ -33,8 +33,11 @@ t.test(
     // Why a wait: the row is written once the answer has gone (an onResponse hook sees the library's answer).
     await waitFor(async () => (await auditRows(app, tenant.id, 'OAUTH_TOKEN')).length >= 2)
     const rows = await auditRows(app, tenant.id, 'OAUTH_TOKEN')
+    // Why sorted: each row is written after its own answer, so two calls' rows may land in either order.
     t.same(
-      rows.map((r) => [r.success, r.metadata.grantType, r.metadata.clientId]),
+      rows
+        .map((r) => [r.success, r.metadata.grantType, r.metadata.clientId])
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
       [
         [true, 'authorization_code', conf.clientId],
         [false, 'refresh_token', conf.clientId],
