@@ -39,8 +39,17 @@ function exchange(config: client.Configuration, checks: FlowChecks, callback: UR
   })
 }
 
-/** Answers the client's redirect URI in the browser; resolves with the first address that reached it (20 s at most). */
-function callbackReached(page: Page): Promise<URL> {
+/**
+ * Answers the client's redirect URI in the browser; resolves with the first address that reached it (20 s at
+ * most), once the page has landed there (so that the next navigation does not interrupt it).
+ */
+async function callbackReached(page: Page): Promise<URL> {
+  const url = await routedCallback(page)
+  await page.waitForURL(`${CALLBACK}**`)
+  return url
+}
+
+function routedCallback(page: Page): Promise<URL> {
   return new Promise((resolve, reject) => {
     const late = setTimeout(
       () => reject(new Error(`no request reached ${CALLBACK}; at ${page.url()}`)),
