@@ -38,10 +38,22 @@ const SHORT_LIVED = new Set([
   'ClientCredentials',
 ])
 
+/** The models whose lookup reads their grant in the same statement: the library asks for the grant next. */
+const WITH_GRANT = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode'])
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** The adapter class `oidc-provider` instantiates per model name, for one tenant. */
-export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock, onServer: boolean) {
+/**
+ * The adapter class `oidc-provider` instantiates per model name, for one tenant; `currentRequest` is the
+ * library's context of the request being served (`Provider.ctx`), if any.
+ */
+export function adapterFor(
+  db: Kysely<Database>,
+  tenantId: string,
+  clock: Clock,
+  onServer: boolean,
+  currentRequest: () => object | undefined,
+) {
   const now = () => new Date(clock.now())
   const out = (row: Awaited<ReturnType<typeof q.findPayload>>): Payload | undefined => {
     if (!row) return undefined
@@ -53,12 +65,24 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock,
   // client of the tenant changes (section 14's change channel); the metadata is built per call, since a former
   // secret's grace ends with time. It saves a round trip on every token, userinfo and introspection call.
   const clients = new LRUCache<string, OAuthClientWithHashes>({ max: 1000 })
+  // Grants read with a token, code or refresh token, kept for the `Grant.find` that follows in the same request
+  // (userinfo, introspection, both grants): one round trip instead of two. Why per request (the library's
+  // context, weakly held): a grant revoked a moment later is never served to another request.
+  const prefetched = new WeakMap<object, Map<string, Payload>>()
+  const requestGrants = (): Map<string, Payload> => {
+    // Why a fresh key outside a request: nothing is kept for a lookup no request asked for.
+    const ctx = currentRequest() ?? {}
+    let m = prefetched.get(ctx)
+    if (!m) prefetched.set(ctx, (m = new Map()))
+    return m
+  }
   return class TesseraAdapter {
     constructor(private readonly model: string) {}
 
     /** Stores a payload for `expiresIn` seconds. */
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
       // A client the library registered (RFC 7591, registration.ts): checked there, written as ours.
+      if (this.model === 'Grant') requestGrants().delete(id)
       if (this.model === 'Client') {
         await insertOAuthClient(db, registeredClientRow(tenantId, id, payload))
         return
@@ -89,6 +113,21 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock,
         if (row) clients.set(id, row)
         return row ? (clientMetadata(row, clock.now()) as Payload) : undefined
       }
+      if (this.model === 'Grant') {
+        const grants = requestGrants()
+        const early = grants.get(id)
+        if (early) {
+          grants.delete(id)
+          return early
+        }
+      }
+      if (WITH_GRANT.has(this.model)) {
+        const row = await q.findPayloadWithGrant(db, tenantId, this.model, id, now())
+        const found = out(row)
+        const grant = out(row?.grant)
+        if (found?.grantId && grant) requestGrants().set(found.grantId, grant)
+        return found
+      }
       return out(await q.findPayload(db, tenantId, this.model, { column: 'id', value: id }, now()))
     }
 
@@ -111,11 +150,13 @@ export function adapterFor(db: Kysely<Database>, tenantId: string, clock: Clock,
 
     /** Deletes a payload. */
     async destroy(id: string): Promise<void> {
+      if (this.model === 'Grant') requestGrants().delete(id)
       await q.destroyPayload(db, tenantId, this.model, id)
     }
 
     /** Deletes everything of a grant. */
     async revokeByGrantId(grantId: string): Promise<void> {
+      requestGrants().delete(grantId)
       await q.revokeGrantPayloads(db, tenantId, grantId)
     }
   }

@@ -110,7 +110,12 @@ function throwError(e: Error): never {
 }
 
 /** The configuration of one tenant's provider. */
-async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Errors): Promise<Configuration> {
+async function configurationOf(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  errors: Errors,
+  currentRequest: () => object | undefined,
+): Promise<Configuration> {
   const keys = await ctx.keystore.oidcKeys(tenant.id)
   if (!keys.current) throw new Error(`tenant ${tenant.id} has no OpenID provider key`)
   const signing = {
@@ -121,7 +126,13 @@ async function configurationOf(ctx: AppContext, tenant: TenantInfo, errors: Erro
   }
   const cfg = tenant.authConfig
   return {
-    adapter: adapterFor(ctx.dbs.forTenant(tenant.id), tenant.id, ctx.clock, ctx.dbs.onServer(tenant.id)),
+    adapter: adapterFor(
+      ctx.dbs.forTenant(tenant.id),
+      tenant.id,
+      ctx.clock,
+      ctx.dbs.onServer(tenant.id),
+      currentRequest,
+    ),
     jwks: { keys: [signing] },
     findAccount: (_c, sub) => findAccount(ctx, tenant, sub),
     claims: {
@@ -301,7 +312,7 @@ export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promi
   const { default: ProviderClass, errors } = await import('oidc-provider')
   const provider = new ProviderClass(
     ctx.keystore.issuer(tenant.code),
-    await configurationOf(ctx, tenant, errors),
+    await configurationOf(ctx, tenant, errors, () => ProviderClass.ctx),
   )
   // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
   // library builds starts with PUBLIC_URL whatever Host the request came with.

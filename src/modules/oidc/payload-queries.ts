@@ -77,6 +77,41 @@ export async function findPayload(
     .executeTakeFirst()
 }
 
+/** A token's or a code's live payload by id with its live grant's, in one statement (adapter.ts). */
+export async function findPayloadWithGrant(
+  db: Kysely<Database>,
+  tenantId: string,
+  model: string,
+  id: string,
+  now: Date,
+): Promise<(NonNullable<Found> & { grant: Found }) | undefined> {
+  const row = await db
+    .selectFrom('oidc_payloads as p')
+    .leftJoin('oidc_payloads as g', (j) =>
+      j
+        .onRef('g.tenant_id', '=', 'p.tenant_id')
+        .on('g.model', '=', 'Grant')
+        .onRef('g.id', '=', 'p.grant_id')
+        .on((eb) => eb.or([eb('g.expires_at', 'is', null), eb('g.expires_at', '>', now)])),
+    )
+    .select([
+      'p.payload',
+      'p.consumed_at',
+      'g.payload as grant_payload',
+      'g.consumed_at as grant_consumed_at',
+    ])
+    .where('p.tenant_id', '=', tenantId)
+    .where('p.model', '=', model)
+    .where('p.id', '=', id)
+    .where((eb) => eb.or([eb('p.expires_at', 'is', null), eb('p.expires_at', '>', now)]))
+    .executeTakeFirst()
+  if (!row) return undefined
+  const grant = row.grant_payload
+    ? { payload: row.grant_payload as Record<string, unknown>, consumed_at: row.grant_consumed_at }
+    : undefined
+  return { payload: row.payload as Record<string, unknown>, consumed_at: row.consumed_at, grant }
+}
+
 /** Marks a payload consumed (a used code, a rotated refresh token). */
 export async function consumePayload(
   db: Kysely<Database>,
