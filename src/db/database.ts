@@ -563,6 +563,16 @@ export interface FederationCodesTable {
   expires_at: Date
 }
 
+/** A single-use token of POST /me/identities/link-token (its SHA-256). */
+export interface FederationLinkTokensTable {
+  id: Generated<string>
+  tenant_id: string
+  user_id: string
+  token_hash: string
+  created_at: CreatedAt
+  expires_at: Date
+}
+
 /** A provider's person linked to a user: (tenant, provider, subject), never the email. */
 export interface UserIdentitiesTable {
   id: Generated<string>
@@ -624,4 +634,5 @@ export interface Database {
   user_identities: UserIdentitiesTable
   federation_flows: FederationFlowsTable
   federation_codes: FederationCodesTable
+  federation_link_tokens: FederationLinkTokensTable
 }

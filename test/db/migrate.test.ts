@@ -14,6 +14,7 @@ const TABLES = [
   'email_tokens',
   'federation_codes',
   'federation_flows',
+  'federation_link_tokens',
   'identity_providers',
   'login_throttle',
   'mail_outbox',

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { createHash, randomBytes } from 'node:crypto'
 import { call } from '../helpers/call.js'
 import { auditRows, createTenant, createUser, tokenFor, userRow } from '../helpers/fixtures.js'
 import { Browser, listeningApp } from '../helpers/oidc.js'
-import { startUpstream, type Upstream } from '../helpers/upstream.js'
+import { federationKit, pkce } from '../helpers/federation.js'
+import { startUpstream } from '../helpers/upstream.js'
 import type { TestApp } from '../helpers/app.js'
 import type { TenantFx } from '../helpers/fixtures.js'
 
@@ -13,75 +13,16 @@ import type { TenantFx } from '../helpers/fixtures.js'
 
 const { app, base } = await listeningApp(t, { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' })
 const tenant = await createTenant(app)
-const callback = `${base}/t/${tenant.code}/federation/callback`
-const upstream = await startUpstream(t, { redirectUris: [callback] })
+const upstream = await startUpstream(t, {
+  redirectUris: [`${base}/t/${tenant.code}/federation/callback`],
+})
 const admin = { token: await tokenFor(app, await createUser(app, tenant, { roles: ['admin'] })) }
 const RETURN_TO = `${base}/console/sign-in`
 
-/** A provider of the tenant at the upstream, with these settings. */
-async function addProvider(settings: Record<string, unknown> = {}) {
-  const res = await call(app, 'createIdentityProvider', admin, {
-    body: {
-      name: 'Upstream',
-      kind: 'oidc',
-      issuer: upstream.issuer,
-      clientId: upstream.clientId,
-      clientSecret: upstream.clientSecret,
-      ...settings,
-    },
-  })
-  if (res.status !== 201) throw new Error(res.raw)
-  return res.data
-}
-
-/** A page's PKCE pair. */
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url')
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
-}
-
-/**
- * Runs the flow in a browser as the upstream's current person: authorize, the upstream's redirects, the
- * callback (in `atCallback`, another browser when given), then the fragment of the address it ended at.
- */
-async function federate(
-  up: Upstream,
-  providerId: string,
-  opts: { returnTo?: string; person?: Upstream['person']; atCallback?: Browser; tamperState?: boolean } = {},
-) {
-  if (opts.person) up.person = opts.person
-  const browser = new Browser()
-  const { verifier, challenge } = pkce()
-  const q = new URLSearchParams({
-    return_to: opts.returnTo ?? RETURN_TO,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  })
-  let res = await browser.fetch(`${base}/t/${tenant.code}/federation/${providerId}/authorize?${q}`)
-  if (res.status !== 302) return { status: res.status, body: await res.text(), verifier }
-  let next = new URL(res.headers.get('location') ?? '')
-  for (let i = 0; i < 12; i++) {
-    const atCallback = next.href.startsWith(callback)
-    if (atCallback && opts.tamperState) next.searchParams.set('state', 'tampered')
-    res = await (atCallback && opts.atCallback ? opts.atCallback : browser).fetch(next.href)
-    const location = res.headers.get('location')
-    if (!location) return { status: res.status, body: await res.text(), verifier }
-    next = new URL(location, next)
-    if (next.href.startsWith(opts.returnTo ?? RETURN_TO))
-      return { status: 302, fragment: new URLSearchParams(next.hash.slice(1)), verifier }
-  }
-  throw new Error('too many redirects')
-}
-
-/** POST /login/federated with the flow's code and verifier. */
-function login(code: string | null, verifier: string) {
-  return call(
-    app,
-    'loginFederated',
-    {},
-    { body: { tenantCode: tenant.code, code: code ?? 'x', codeVerifier: verifier } },
-  )
-}
+const { addProvider, federate, login, callback } = federationKit(
+  { app, base, tenant, admin, returnTo: RETURN_TO },
+  upstream,
+)
 
 t.test(
   'federationAuthorize, federationCallback, loginFederated: a first sign-in signs up, the next one signs in',

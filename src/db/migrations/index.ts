@@ -17,6 +17,7 @@ import { thirdReview } from './0015_third_review.js'
 import { oidcProvider } from './0016_oidc_provider.js'
 import { identityProviders } from './0017_identity_providers.js'
 import { federationFlows } from './0018_federation_flows.js'
+import { federationLinks } from './0019_federation_links.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016_oidc_provider': oidcProvider,
   '0017_identity_providers': identityProviders,
   '0018_federation_flows': federationFlows,
+  '0019_federation_links': federationLinks,
 }

@@ -8,7 +8,13 @@ import { writeAudit, type AuditAction, type RequestMeta } from './write.js'
 export interface AuditNote {
   /** The user the event is about; set once it is known to exist in the tenant. */
   userId: string | null
-  metadata: { role?: string; permission?: string; sessionsRevoked?: number; passkeyId?: string }
+  metadata: {
+    role?: string
+    permission?: string
+    sessionsRevoked?: number
+    passkeyId?: string
+    identityId?: string
+  }
 }
 
 /**

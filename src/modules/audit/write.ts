@@ -42,6 +42,8 @@ export interface AuditEntry {
   readonly userId?: string | null
   readonly errorMessage?: string | null
   readonly actor?: Principal | null
+  /** The acting user where no principal is at hand (a federation callback finishing that user's link). */
+  readonly actorUserId?: string
   readonly metadata?: {
     role?: string
     permission?: string
@@ -55,6 +57,8 @@ export interface AuditEntry {
     method?: 'email' | 'passkey' | 'federated'
     /** The passkey a PASSKEY_ADDED or PASSKEY_REMOVED row is about. */
     passkeyId?: string
+    /** The linked identity an IDENTITY_UNLINKED row is about (section 24). */
+    identityId?: string
     /** An administrative event's object (contract section 25). */
     target?: {
       type:
@@ -93,7 +97,7 @@ export async function writeAudit(db: Kysely<Database>, e: AuditEntry): Promise<v
     ip_address: e.meta.ip,
     user_agent: e.meta.userAgent,
     request_id: e.meta.requestId,
-    ...actorOf(e.actor),
+    ...(e.actorUserId ? { actor_type: 'user' as const, actor_id: e.actorUserId } : actorOf(e.actor)),
     metadata: JSON.stringify(e.metadata ?? {}),
   })
 }

@@ -124,6 +124,54 @@ export async function touchIdentity(
     .execute()
 }
 
+/** Stores a link token (its SHA-256) for a user. */
+export async function insertLinkToken(
+  db: Db,
+  t: { tenantId: string; userId: string; hash: string; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('federation_link_tokens')
+    .values({ tenant_id: t.tenantId, user_id: t.userId, token_hash: t.hash, expires_at: t.expiresAt })
+    .execute()
+}
+
+/** Takes (deletes) a live link token; its user, or undefined for an unknown, used or expired one. */
+export async function takeLinkToken(db: Db, tenantId: string, hash: string, now: Date) {
+  const row = await db
+    .deleteFrom('federation_link_tokens')
+    .where('tenant_id', '=', tenantId)
+    .where('token_hash', '=', hash)
+    .returning(['user_id', 'expires_at'])
+    .executeTakeFirst()
+  return row && row.expires_at.getTime() > now.getTime() ? row.user_id : undefined
+}
+
+/** A user's linked identities with their providers' names, oldest first. */
+export async function listIdentities(db: Db, tenantId: string, userId: string) {
+  return db
+    .selectFrom('user_identities as i')
+    .innerJoin('identity_providers as p', (j) =>
+      j.onRef('p.id', '=', 'i.provider_id').onRef('p.tenant_id', '=', 'i.tenant_id'),
+    )
+    .select(['i.id', 'i.provider_id', 'p.name as provider_name', 'i.subject', 'i.email', 'i.created_at'])
+    .where('i.tenant_id', '=', tenantId)
+    .where('i.user_id', '=', userId)
+    .orderBy('i.created_at')
+    .orderBy('i.id')
+    .execute()
+}
+
+/** Deletes one of a user's identities; whether it existed. */
+export async function deleteIdentity(db: Db, tenantId: string, userId: string, id: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom('user_identities')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return Number(r.numDeletedRows) > 0
+}
+
 /** Deletes at most `limit` flows and codes past their expiry (the retention sweep); how many went. */
 export async function sweepFederation(db: Kysely<Database>, now: Date, limit: number): Promise<number> {
   const r = await sql<{ n: number }>`with flows as (
@@ -133,7 +181,13 @@ export async function sweepFederation(db: Kysely<Database>, now: Date, limit: nu
     codes as (
       delete from federation_codes where id in (
         select id from federation_codes where expires_at <= ${now} limit ${limit})
+      returning 1),
+    links as (
+      delete from federation_link_tokens where id in (
+        select id from federation_link_tokens where expires_at <= ${now} limit ${limit})
       returning 1)
-    select ((select count(*) from flows) + (select count(*) from codes))::int as n`.execute(db)
+    select ((select count(*) from flows) + (select count(*) from codes) + (select count(*) from links))::int as n`.execute(
+    db,
+  )
   return r.rows[0]?.n ?? 0
 }

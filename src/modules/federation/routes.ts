@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import { Counter } from 'prom-client'
 import { defineRawRoute, defineRoute } from '../../lib/route.js'
 import { requestMeta } from '../audit/write.js'
+import { principalOf, userOf } from '../../security/request-principal.js'
+import * as identities from './identities.js'
 import * as federation from './service.js'
 
-/** Federated sign-in module: the browser's flow through another provider and its login (contract section 24). */
+/** Federated sign-in module: the browser's flow through another provider, its login, and a person's links (section 24). */
 export default async function federationRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
   const logins = new Counter({
@@ -20,7 +22,11 @@ export default async function federationRoutes(app: FastifyInstance): Promise<vo
       providerId: req.params.id,
       returnTo: req.query.return_to,
       codeChallenge: req.query.code_challenge,
+      intent: req.query.intent,
+      linkToken: req.query.link_token,
     })
+    // A link token refused: straight back to return_to with its error, no flow to bind.
+    if (started.binding === null) return reply.code(302).header('location', started.location).send()
     const secure = ctx.config.publicUrl.startsWith('https:') ? '; Secure' : ''
     return reply
       .code(302)
@@ -52,6 +58,19 @@ export default async function federationRoutes(app: FastifyInstance): Promise<vo
   })
   defineRoute(app, 'loginFederated', async (req) =>
     federation.loginFederated(ctx, req.body, requestMeta(req), count),
+  )
+  defineRoute(app, 'listMyIdentities', async (req) => identities.listMyIdentities(ctx, userOf(req)))
+  defineRoute(app, 'createMyIdentityLinkToken', async (req) =>
+    identities.createMyIdentityLinkToken(ctx, userOf(req)),
+  )
+  defineRoute(app, 'deleteMyIdentity', async (req) =>
+    identities.deleteMyIdentity(ctx, userOf(req), req.params.id, requestMeta(req)),
+  )
+  defineRoute(app, 'listUserIdentities', async (req) =>
+    identities.listUserIdentities(ctx, principalOf(req), req.params.userId),
+  )
+  defineRoute(app, 'deleteUserIdentity', async (req) =>
+    identities.deleteUserIdentity(ctx, principalOf(req), req.params.userId, req.params.id, requestMeta(req)),
   )
 }
 

@@ -4,7 +4,7 @@ import type { AppContext, TenantInfo } from '../../context.js'
 import { AppError, fail } from '../../errors.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto-box.js'
 import { randomToken, sha256Hex } from '../../lib/tokens.js'
-import type { RequestMeta } from '../audit/write.js'
+import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findIdentityProvider } from '../identity-providers/queries.js'
 import { callbackUrl } from '../identity-providers/service.js'
 import { lockedError, userThrottleKeys } from '../account/lockout.js'
@@ -66,19 +66,38 @@ export function returnToAllowed(ctx: AppContext, tenant: TenantInfo, raw: string
 /** GET /t/:code/federation/:id/authorize: the provider's address, and the cookie value to bind the flow. */
 export async function startFederation(
   ctx: AppContext,
-  input: { tenantCode: string; providerId: string; returnTo: string; codeChallenge: string },
-): Promise<{ location: string; binding: string; cookiePath: string }> {
+  input: {
+    tenantCode: string
+    providerId: string
+    returnTo: string
+    codeChallenge: string
+    intent?: 'login' | 'link'
+    linkToken?: string
+  },
+): Promise<{ location: string; binding: string | null; cookiePath: string }> {
   const tenant = await activeTenant(ctx, input.tenantCode)
   if (!returnToAllowed(ctx, tenant, input.returnTo))
     throw invalid('query.return_to', 'must lie under the console, the interaction pages or a return origin')
   const db = ctx.dbs.forTenant(tenant.id)
   const provider =
     (await findIdentityProvider(db, tenant.id, input.providerId)) ?? fail('IDENTITY_PROVIDER_NOT_FOUND')
+  const code = tenant.code.toLowerCase()
+  const cookiePath = `/t/${code}/federation/`
+  let linkUserId: string | null = null
+  if (input.intent === 'link') {
+    // Why taken here: the token is single use, and the flow row carries its user to the callback.
+    const now = new Date(ctx.clock.now())
+    const taken = input.linkToken
+      ? await q.takeLinkToken(db, tenant.id, sha256Hex(input.linkToken), now)
+      : undefined
+    if (!taken)
+      return { location: ending(input.returnTo, { error: 'invalid_link_token' }), binding: null, cookiePath }
+    linkUserId = taken
+  }
   const state = randomToken(32)
   const nonce = randomToken(32)
   const verifier = client.randomPKCECodeVerifier()
   const binding = randomToken(32)
-  const code = tenant.code.toLowerCase()
   const location = await authorizationUrl(ctx, provider, {
     redirectUri: callbackUrl(ctx, code),
     state,
@@ -96,9 +115,42 @@ export async function startFederation(
     verifier_enc: encryptSecret(verifier, ctx.secretsKey, `federation:${id}`),
     return_to: input.returnTo,
     code_challenge: input.codeChallenge,
+    intent: linkUserId ? 'link' : 'login',
+    link_user_id: linkUserId,
     expires_at: new Date(ctx.clock.now() + FLOW_MS),
   })
-  return { location: location.href, binding, cookiePath: `/t/${code}/federation/` }
+  return { location: location.href, binding, cookiePath }
+}
+
+/**
+ * `intent=link`: links the provider's person to the link token's user (contract section 24): `already_linked`
+ * when the identity is another user's; linking it again to the same user changes nothing.
+ */
+async function linkIdentity(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  providerId: string,
+  userId: string,
+  person: { subject: string; email: string | null },
+  meta: RequestMeta,
+): Promise<'linked' | 'already_linked' | 'user_inactive'> {
+  const db = ctx.dbs.forTenant(tenant.id)
+  const user = await findUserById(db, tenant.id, userId)
+  if (!user || user.status !== 'ACTIVE') return 'user_inactive'
+  const holder = await q.findLinkedUser(db, tenant.id, providerId, person.subject)
+  if (holder) return holder.id === userId ? 'linked' : 'already_linked'
+  const link = { tenantId: tenant.id, userId, providerId, subject: person.subject, email: person.email }
+  if (!(await q.insertIdentity(db, { ...link, now: new Date(ctx.clock.now()) }))) return 'already_linked'
+  await writeAudit(db, {
+    tenantId: tenant.id,
+    action: 'IDENTITY_LINKED',
+    success: true,
+    userId,
+    actorUserId: userId,
+    metadata: { providerId, reason: 'link' },
+    meta,
+  })
+  return 'linked'
 }
 
 /** Where the callback sends the browser: `return_to` with the login code or the error in the fragment. */
@@ -146,6 +198,12 @@ export async function finishFederation(
     verifier,
   }).catch(() => null)
   if (!person) return failed('provider_error', 'the provider refused, or a check of its answer failed')
+  if (flow.link_user_id) {
+    const linked = await linkIdentity(ctx, tenant, provider.id, flow.link_user_id, person, meta)
+    if (linked !== 'linked') return failed(linked, linked, flow.link_user_id)
+    count('linked')
+    return ending(flow.return_to, {})
+  }
   const outcome = await accountFor(ctx, tenant, provider, person, meta)
   if ('error' in outcome) return failed(outcome.error, outcome.error)
   if (outcome.user.status !== 'ACTIVE') return failed('user_inactive', 'user inactive', outcome.user.id)

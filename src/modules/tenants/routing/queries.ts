@@ -113,6 +113,7 @@ export const TENANT_TABLES: readonly TableSpec[] = [
   { name: 'user_identities', key: ['id'] },
   { name: 'federation_flows', key: ['id'] },
   { name: 'federation_codes', key: ['id'] },
+  { name: 'federation_link_tokens', key: ['id'] },
   AUDIT_TABLE,
 ]
 
