@@ -19,6 +19,7 @@ import { AuditLog } from './screens/AuditLog'
 import { Settings } from './screens/Settings'
 import { Account } from './screens/Account'
 import { Tenants } from './screens/Tenants'
+import { IdentityProviders } from './federation/IdentityProviders'
 
 interface Screen {
   path: string
@@ -43,6 +44,16 @@ const SCREENS: Screen[] = [
   { path: '/settings', name: 'Settings', permission: 'tenants:read', render: () => <Settings /> },
   { path: '/account', name: 'Account', render: () => <Account /> },
   { path: '/tenants', name: 'Tenants', permission: 'tenants:create', render: () => <Tenants /> },
+]
+
+/** Screens reached from another screen (Settings), not from the menu; the menu marks their parent. */
+const SUBSCREENS: Screen[] = [
+  {
+    path: '/settings/identity-providers',
+    name: 'Identity providers',
+    permission: 'identity-providers:read',
+    render: () => <IdentityProviders />,
+  },
 ]
 
 /** The page of one item of a screen's list, at `/<screen>/<id>` (its own URL, like every screen). */
@@ -121,7 +132,7 @@ export function App() {
   const detail = DETAILS.find((d) => d.pattern.test(path))
   useEffect(() => {
     if (open) return
-    const screen = detail?.name ?? SCREENS.find((s) => s.path === path)?.name
+    const screen = detail?.name ?? [...SCREENS, ...SUBSCREENS].find((s) => s.path === path)?.name
     const title = signingIn ? 'Sign in' : forgot ? 'Forgot your password?' : (screen ?? 'Not found')
     document.title = `${title} · Tessera console`
   }, [path, signingIn, forgot, detail, open])
@@ -129,7 +140,7 @@ export function App() {
   if (open) return open()
   if (!session.signedIn) return signingIn ? <SignIn /> : forgot ? <ForgotPassword /> : null
   const id = detail?.pattern.exec(path)?.[1]
-  const screen = SCREENS.find((s) => s.path === path)
+  const screen = [...SCREENS, ...SUBSCREENS].find((s) => s.path === path)
   return (
     <Shell path={path}>
       {detail && id ? (

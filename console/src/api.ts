@@ -1,4 +1,4 @@
-import { createTesseraClient, type Tokens } from '@tessera/client'
+import { createTesseraClient, type components, type Tokens } from '@tessera/client'
 
 // Why sessionStorage for the refresh token only: it survives a reload of the tab but not the tab itself,
 // and the access token, which every call carries, never touches storage (contract section 19).
@@ -26,6 +26,16 @@ export const tessera = createTesseraClient({
   // Why no retries: a person is watching; a 429 is shown at once with its reason.
   retry: false,
 })
+
+/**
+ * Keeps the tokens of a login the SDK has no helper for (a federated sign-in's `POST /login/federated`), as
+ * its own `login` keeps them: the access token in memory, the refresh token in sessionStorage.
+ */
+export function keepLogin(data: components['schemas']['LoginResponse']): void {
+  const tokens = { accessToken: data.accessToken, refreshToken: data.refreshToken }
+  tessera.setTokens(tokens)
+  store(tokens)
+}
 
 export function rememberSignIn(who: SignedInAs): void {
   sessionStorage.setItem(WHO, JSON.stringify(who))

@@ -5,6 +5,7 @@ import { tessera } from '../api'
 import { qrSource } from '../lib/qr'
 import { AuthorizedApps } from '../applications/AuthorizedApps'
 import { MyPasskeys } from '../passkeys/MyPasskeys'
+import { LinkedIdentities } from '../federation/LinkedIdentities'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox, Loading } from '../ui/feedback'
@@ -234,6 +235,7 @@ export function Account() {
         <Sessions />
         <SecondFactor />
         <MyPasskeys />
+        <LinkedIdentities />
         <AuthorizedApps />
       </div>
     </>

@@ -10,6 +10,7 @@ import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { Link } from '../router'
 
 type Obj = Record<string, unknown>
 type AuthConfigPatch = components['schemas']['AuthConfigPatch']
@@ -132,6 +133,15 @@ export function Settings() {
             <ConfigForm tenantId={tenant.data.id} current={tenant.data.auth_config as unknown as Obj} />
           </section>
           {session.can('tenants:update') && <Rotation />}
+          {session.can('identity-providers:read') && (
+            <section aria-labelledby="identity-providers" className="panel">
+              <h2 id="identity-providers">Identity providers</h2>
+              <p className="muted">
+                Sign-in with Google, Microsoft, GitHub or another OpenID Connect provider.
+              </p>
+              <Link to="/settings/identity-providers">Manage identity providers</Link>
+            </section>
+          )}
         </>
       )}
     </>

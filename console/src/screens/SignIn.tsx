@@ -1,16 +1,22 @@
-import { useRef, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
-import { rememberSignIn, tessera } from '../api'
+import { keepLogin, rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
 import { FormFooter } from '../ui/FormFooter'
 import { Link } from '../router'
 import { qrSource } from '../lib/qr'
 import { PasskeySignIn } from '../passkeys/PasskeySignIn'
+import { ContinueWith } from '../federation/ContinueWith'
+import { federationError, takeReturn } from '../federation/flow'
+
+// Why outside the component: a login code is single use, and a remount (StrictMode's) must not send it twice.
+let federatedSent = false
 
 /**
  * Sign-in (contract section 19): the three fields and "Sign in", then "Code" when a factor is asked. The
  * provider's interaction page (section 23) shows the same form for its tenant (`tenantCode`, fixed) and the
- * request's `login_hint` (`identifier`), under its own heading and lead.
+ * request's `login_hint` (`identifier`), under its own heading and lead. Below it, "Continue with {name}" for
+ * the tenant's other providers (section 24); a flow of theirs that returns here signs in as a password does.
  */
 export function SignIn(props: {
   tenantCode?: string
@@ -32,6 +38,12 @@ export function SignIn(props: {
   const [mfa, setMfa] = useState<{ token: string; setup: SecondFactorSetup | null } | null>(null)
   const [recovery, setRecovery] = useState<string[] | null>(null)
   const tenantField = useRef<HTMLInputElement>(null)
+  // Why read at the first render: the flow's fragment is removed from the address as soon as it is read.
+  const [back] = useState(() => {
+    const returned = takeReturn()
+    return returned?.intent === 'login' ? returned : null
+  })
+  const [tenantTyped, setTenantTyped] = useState(props.tenantCode ?? back?.tenantCode ?? 'platform')
   /** The Tenant field's value, for a passkey sign-in; null (and the field's own message) when empty. */
   const tenantCode = () => {
     const field = tenantField.current
@@ -47,9 +59,7 @@ export function SignIn(props: {
       tenantCode: String(form.get('tenant')).trim(),
       identifier: String(form.get('identifier')).trim(),
     }
-    setPending(true)
-    setError(null)
-    try {
+    await attempt(async () => {
       if (mfa) {
         const done = await tessera.completeLogin({
           mfaToken: mfa.token,
@@ -64,6 +74,15 @@ export function SignIn(props: {
         await tessera.login({ ...who, password: String(form.get('password')) })
       }
       signedIn()
+    })
+  }
+
+  /** One sign-in step: a login, or the second factor after it (SecondFactorRequired then shows the code). */
+  const attempt = async (act: () => Promise<void>) => {
+    setPending(true)
+    setError(null)
+    try {
+      await act()
     } catch (err) {
       if (err instanceof SecondFactorRequired) {
         const setup = err.enrollment ? await tessera.setupSecondFactor(err.mfaToken).catch(() => null) : null
@@ -73,6 +92,21 @@ export function SignIn(props: {
       setPending(false)
     }
   }
+
+  const login = back?.login
+  useEffect(() => {
+    if (!back || !login || federatedSent) return
+    federatedSent = true
+    void attempt(async () => {
+      const body = { tenantCode: back.tenantCode, code: login.code, codeVerifier: login.verifier }
+      const data = await tessera.POST('/api/v1/login/federated', { body })
+      keepLogin(data)
+      // Who signed in, so a password asked again later in place (section 22) needs no other field.
+      rememberSignIn({ tenantCode: back.tenantCode, identifier: data.user.email ?? data.user.username ?? '' })
+      signedIn()
+    })
+    // Why not on `attempt` and `signedIn`: they are new at every render, and the code is sent once.
+  }, [back, login])
 
   if (recovery) {
     return (
@@ -100,6 +134,11 @@ export function SignIn(props: {
     <main id="main" className="narrow">
       <h1>{props.heading ?? 'Sign in'}</h1>
       {props.lead}
+      {back?.error && (
+        <p role="alert" className="error">
+          {federationError(back.error, back.providerName)}
+        </p>
+      )}
       <form onSubmit={signIn} className="stack">
         <div hidden={mfa !== null} className="stack">
           <label>
@@ -109,13 +148,19 @@ export function SignIn(props: {
               name="tenant"
               autoComplete="organization"
               required
-              defaultValue={props.tenantCode ?? 'platform'}
+              defaultValue={tenantTyped}
               readOnly={props.tenantCode !== undefined}
+              onChange={(e) => setTenantTyped(e.target.value)}
             />
           </label>
           <label>
             Email, username or CPF/CNPJ
-            <input name="identifier" autoComplete="username" required defaultValue={props.identifier ?? ''} />
+            <input
+              name="identifier"
+              autoComplete="username"
+              required={!mfa}
+              defaultValue={props.identifier ?? ''}
+            />
           </label>
           <label>
             Password
@@ -148,6 +193,7 @@ export function SignIn(props: {
         <FormFooter submit="Sign in" error={error} pending={pending} layout="stacked" />
       </form>
       {!mfa && <PasskeySignIn tenantCode={tenantCode} onSignedIn={props.onSignedIn} />}
+      {!mfa && <ContinueWith tenantCode={tenantTyped} />}
       {!mfa && (
         <p>
           <Link to="/forgot-password">Forgot your password?</Link>
