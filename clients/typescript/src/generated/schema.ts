@@ -3354,10 +3354,10 @@ export interface components {
         /** @description A single-use token for `intent=link` at the authorize step, shown once. */
         LinkToken: {
             /**
-             * @description Seconds until it expires.
-             * @constant
+             * Format: int32
+             * @description Seconds until it expires (60).
              */
-            expiresIn: 60;
+            expiresIn: number;
             linkToken: string;
         };
         /**
