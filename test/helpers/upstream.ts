@@ -4,6 +4,7 @@
 // A real provider, not a mock of our own.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWTPayload } from 'jose'
 import Provider from 'oidc-provider'
 import type { TestLike } from './app.js'
 
@@ -22,6 +23,11 @@ export interface Upstream {
   clientSecret: string
   provider: Provider
   person: UpstreamPerson
+  /**
+   * When set, rewrites the ID token of the next token responses: its claims changed, re-signed with the
+   * upstream's own key (or with another key under the same `kid`): an ID token the relying party must refuse.
+   */
+  tamper?: { claims?: (c: JWTPayload) => JWTPayload; foreignKey?: boolean }
   /** Stops it now (a provider that stopped answering); teardown does it otherwise. */
   close: () => Promise<void>
 }
@@ -43,6 +49,25 @@ async function interact(provider: Provider, up: Upstream, req: IncomingMessage, 
   )
 }
 
+/** Holds back a response's body and sends `rewrite`'s version of it, its length set anew. */
+function rewriteBody(res: ServerResponse, rewrite: (body: string) => Promise<string>) {
+  const end = res.end.bind(res)
+  const chunks: Buffer[] = []
+  const write = (chunk: unknown) => {
+    if (chunk) chunks.push(Buffer.from(chunk as string))
+    return true
+  }
+  res.write = write as ServerResponse['write']
+  res.end = ((chunk?: unknown) => {
+    write(chunk)
+    void rewrite(Buffer.concat(chunks).toString()).then((body) => {
+      res.setHeader('content-length', Buffer.byteLength(body))
+      end(body)
+    })
+    return res
+  }) as ServerResponse['end']
+}
+
 /**
  * Starts an upstream provider on 127.0.0.1; `host` names it in its issuer (`localhost` makes an issuer that
  * differs from the 127.0.0.1 address a test may give). Closed in teardown.
@@ -61,7 +86,12 @@ export async function startUpstream(
     clientSecret: 'upstream-secret-0123456789abcdef',
     person: opts.person ?? { sub: 'upstream-person-1', email: 'person@acme.test', email_verified: true },
   } as Upstream
+  // Why the key is the test's own: a tampered ID token is re-signed with it, and so still verifies by the JWKS.
+  const kid = 'upstream-key-1'
+  const own = await generateKeyPair('RS256', { extractable: true })
+  const foreign = await generateKeyPair('RS256')
   const provider = new Provider(issuer, {
+    jwks: { keys: [{ ...(await exportJWK(own.privateKey)), kid, alg: 'RS256', use: 'sig' }] },
     clients: [
       {
         client_id: up.clientId,
@@ -81,7 +111,20 @@ export async function startUpstream(
   const handle = provider.callback()
   server.on('request', (req, res) => {
     if (req.url?.startsWith('/interaction/')) void interact(provider, up, req, res).catch(() => res.end())
-    else void handle(req, res)
+    else {
+      if (req.method === 'POST' && req.url === '/token' && up.tamper) {
+        const { claims = (c: JWTPayload) => c, foreignKey = false } = up.tamper
+        rewriteBody(res, async (body) => {
+          const json = JSON.parse(body) as { id_token?: string }
+          if (!json.id_token) return body
+          json.id_token = await new SignJWT(claims(decodeJwt(json.id_token)))
+            .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+            .sign(foreignKey ? foreign.privateKey : own.privateKey)
+          return JSON.stringify(json)
+        })
+      }
+      void handle(req, res)
+    }
   })
   up.close = () =>
     new Promise<void>((resolve) => {

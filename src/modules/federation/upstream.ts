@@ -54,6 +54,9 @@ export async function configurationOf(
       .catch(() => {
         throw new AppError('IDENTITY_PROVIDER_UNREACHABLE', 'The discovery document could not be read')
       })
+    // Why: openid-client skips the ID token's signature from the token endpoint (TLS stands in for it);
+    // section 24 wants it checked by the provider's JWKS, kept with the configuration, refetched on a new kid.
+    client.enableNonRepudiationChecks(config)
   } else {
     const metadata: client.ServerMetadata = {
       issuer: new URL(p.authorization_endpoint).origin,
