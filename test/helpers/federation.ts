@@ -54,7 +54,7 @@ export function federationKit(s: FederationSetup, upstream: Upstream) {
      * Runs the flow in a browser as the upstream's current person: authorize, the upstream's redirects, the
      * callback (in `atCallback`, another browser when given), then the fragment of the address it ended at.
      */
-    async federate(up: Upstream, providerId: string, opts: FederateOptions = {}) {
+    async federate(up: Pick<Upstream, 'person'>, providerId: string, opts: FederateOptions = {}) {
       if (opts.person) up.person = opts.person
       const returnTo = opts.returnTo ?? s.returnTo
       const browser = new Browser()

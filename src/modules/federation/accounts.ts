@@ -6,7 +6,8 @@ import { writeAudit } from '../audit/write.js'
 import type { IdentityProviderRow } from '../identity-providers/queries.js'
 import { signupRoles } from '../publishable-keys/roles.js'
 import { insertUserRoles } from '../roles/queries.js'
-import { findUsersByEmail, insertUser, NO_PASSWORD } from '../users/queries.js'
+import { normalizeUsername } from '../../lib/identifiers.js'
+import { findUsersByEmail, insertUser, NO_PASSWORD, usernameTaken } from '../users/queries.js'
 import * as q from './queries.js'
 import type { UpstreamPerson } from './upstream.js'
 
@@ -81,11 +82,15 @@ export async function accountFor(
   if (holders.length > 0) return { error: 'account_not_linked' }
   if (!p.allow_signup || !person.email || !domainAllowed(p, person.email)) return { error: 'signup_disabled' }
   const roles = await signupRoles(db, tenant, p.default_roles)
+  // The provider's username is kept when it is a valid one nobody in the tenant holds; else the user has none.
+  const wanted = person.username ? normalizeUsername(person.username) : null
+  const username = wanted && !(await usernameTaken(db, tenant.id, wanted)) ? wanted : null
   try {
     const user = await db.transaction().execute(async (trx) => {
       const row = await insertUser(trx, {
         tenant_id: tenant.id,
         email: person.email,
+        username,
         password_hash: NO_PASSWORD,
         email_verified: verified,
       })

@@ -291,3 +291,14 @@ export async function emailTakenByOther(
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** Whether a user of the tenant has this username (compared lowercase, as its unique index). */
+export async function usernameTaken(db: Kysely<Database>, tenantId: string, username: string) {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where(sql`lower(username)`, '=', username.toLowerCase())
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -3118,7 +3118,7 @@ export interface components {
             identifier: string;
             tenantCode: components["schemas"]["TenantCodeReference"];
         };
-        /** @description The claim each piece of the person is read from. */
+        /** @description The claim each piece of the person is read from. A user created at a first sign-in takes the `username` claim as its username when it is a valid one (3-64 of `A-Za-z0-9._-`, not only digits) that nobody in the tenant holds; otherwise the user has none. */
         FullClaimMapping: {
             email: components["schemas"]["ClaimName"];
             emailVerified: components["schemas"]["ClaimName"];
