@@ -17,7 +17,7 @@ import { PK_ENV, signupWith, tenantWithKey } from '../publishable-keys/support.j
 import { startSmtp, tokenFrom } from './smtp.js'
 
 // No pre-hijacked account (contract section 26, issue 41 finding 3): someone signs up with another
-// person's address before that person does, and sets up a passkey, a second factor and a Client Key. The
+// person's address before that person does, and links a provider account, sets up a passkey, a second factor and a Client Key. The
 // owner's password reset by mail is the first proof of the mailbox: it removes all of that and every
 // session. A reset of a user whose address was verified already keeps them.
 
@@ -27,7 +27,12 @@ const NEW_PASSWORD = 'Owner-takes-it-back-5'
 t.test('resetPassword: the first proof of a mailbox', async (t) => {
   const smtp = await startSmtp()
   t.teardown(() => smtp.close())
-  const app = await buildTestApp(t, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test', ...PK_ENV })
+  const app = await buildTestApp(t, {
+    SMTP_URL: smtp.url,
+    MAIL_FROM: 'no-reply@example.test',
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    ...PK_ENV,
+  })
   const mailer = mailerOf(app.ctx)
   if (!mailer) throw new Error('mail is on')
   const db = (tenantId: string) => app.ctx.dbs.forTenant(tenantId)
@@ -50,7 +55,7 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
   /** What the account holds: passkeys, the TOTP row, recovery codes, otp_enabled, email_verified. */
   const holdings = async (user: UserFx) => {
     const tdb = db(user.tenant.id)
-    const [passkeys, otp, codes, row] = await Promise.all([
+    const [passkeys, otp, codes, row, identities, linkTokens] = await Promise.all([
       tdb.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute(),
       tdb.selectFrom('user_otp').select('user_id').where('user_id', '=', user.id).execute(),
       tdb.selectFrom('otp_recovery_codes').select('id').where('user_id', '=', user.id).execute(),
@@ -59,8 +64,12 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
         .select(['otp_enabled', 'email_verified'])
         .where('id', '=', user.id)
         .executeTakeFirstOrThrow(),
+      tdb.selectFrom('user_identities').select('id').where('user_id', '=', user.id).execute(),
+      tdb.selectFrom('federation_link_tokens').select('id').where('user_id', '=', user.id).execute(),
     ])
     return {
+      identities: identities.length,
+      linkTokens: linkTokens.length,
       passkeys: passkeys.length,
       otp: otp.length,
       recoveryCodes: codes.length,
@@ -68,8 +77,35 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
       emailVerified: row.email_verified,
     }
   }
-  /** Sets up everything a second person could: a passkey, TOTP with recovery codes, a Client Key. */
-  const setUpEverything = async (cred: As) => {
+  /**
+   * Sets up everything a second person could: a provider account linked (the tenant's provider, made by an
+   * administrator) and a link token pending, a passkey, TOTP with recovery codes, a Client Key.
+   */
+  const setUpEverything = async (cred: As, user: UserFx) => {
+    const admin = { token: await tokenFor(app, await createUser(app, user.tenant, { roles: ['admin'] })) }
+    const provider = await call(app, 'createIdentityProvider', admin, {
+      body: {
+        name: 'Squatter’s provider',
+        kind: 'oauth2',
+        clientId: 'x',
+        clientSecret: 'y',
+        authorizationEndpoint: 'http://127.0.0.1:9/authorize',
+        tokenEndpoint: 'http://127.0.0.1:9/token',
+        userinfoEndpoint: 'http://127.0.0.1:9/user',
+      },
+    })
+    if (provider.status !== 201) throw new Error(`createIdentityProvider: ${provider.raw}`)
+    await db(user.tenant.id)
+      .insertInto('user_identities')
+      .values({
+        tenant_id: user.tenant.id,
+        user_id: user.id,
+        provider_id: provider.data.id,
+        subject: 'squatter',
+      })
+      .execute()
+    const link = await call(app, 'createMyIdentityLinkToken', cred)
+    if (link.status !== 200) throw new Error(`createMyIdentityLinkToken: ${link.raw}`)
     const { auth } = await enroll(app, cred)
     const setup = await call(app, 'setupMyOtp', cred)
     if (setup.status !== 200) throw new Error(`setupMyOtp: ${setup.raw}`)
@@ -113,8 +149,10 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
       const session = await login(app, tenant.code, email)
       t.equal(session.status, 200)
       const cred = { token: session.data.accessToken }
-      const { auth, key } = await setUpEverything(cred)
+      const { auth, key } = await setUpEverything(cred, attacker)
       t.same(await holdings(attacker), {
+        identities: 1,
+        linkTokens: 1,
         passkeys: 1,
         otp: 1,
         recoveryCodes: 10,
@@ -129,8 +167,16 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
 
       t.same(
         await holdings(attacker),
-        { passkeys: 0, otp: 0, recoveryCodes: 0, otpEnabled: false, emailVerified: true },
-        'the passkey, the second factor and its recovery codes are gone; the address is verified',
+        {
+          identities: 0,
+          linkTokens: 0,
+          passkeys: 0,
+          otp: 0,
+          recoveryCodes: 0,
+          otpEnabled: false,
+          emailVerified: true,
+        },
+        'the linked identity, the link token, the passkey, the second factor and its recovery codes are gone; the address is verified',
       )
       t.same(await activeSessions(app, attacker), [], 'every session revoked')
       const refresh = await call(app, 'refresh', null, { body: { refreshToken: session.data.refreshToken } })
@@ -158,9 +204,11 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
     const tenant = await createTenant(app, WEBAUTHN)
     const user = await createUser(app, tenant, { roles: ['user'] })
     await grant(tenant.id, user.id, ['client-keys:create', 'users:read'])
-    const { key } = await setUpEverything({ token: await tokenFor(app, user) })
+    const { key } = await setUpEverything({ token: await tokenFor(app, user) }, user)
     t.equal((await forgotAndReset(tenant, user.email)).status, 200)
     t.same(await holdings(user), {
+      identities: 0,
+      linkTokens: 0,
       passkeys: 0,
       otp: 0,
       recoveryCodes: 0,
@@ -175,9 +223,11 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
     const user = await createUser(app, tenant, { roles: ['user'] })
     await db(tenant.id).updateTable('users').set({ email_verified: true }).where('id', '=', user.id).execute()
     await grant(tenant.id, user.id, ['client-keys:create', 'users:read'])
-    const { auth, key } = await setUpEverything({ token: await tokenFor(app, user) })
+    const { auth, key } = await setUpEverything({ token: await tokenFor(app, user) }, user)
     t.equal((await forgotAndReset(tenant, user.email)).status, 200)
     t.same(await holdings(user), {
+      identities: 1,
+      linkTokens: 1,
       passkeys: 1,
       otp: 1,
       recoveryCodes: 10,
@@ -202,7 +252,7 @@ t.test('resetPassword: the first proof of a mailbox', async (t) => {
         .where('id', '=', user.id)
         .execute()
       await grant(tenant.id, user.id, ['client-keys:create', 'users:read'])
-      await setUpEverything({ token: await tokenFor(app, user) })
+      await setUpEverything({ token: await tokenFor(app, user) }, user)
       const stopped = await login(app, tenant.code, user.email)
       t.equal(stopped.code, 'OTP_REQUIRED')
       const mfaToken = mfaTokenIn(stopped)

@@ -13,6 +13,7 @@ import { endUserSessions, countActive } from '../sessions/queries.js'
 import { userThrottleKeys } from '../account/lockout.js'
 import { revokeKeysBehindUser } from '../client-keys/queries.js'
 import { deleteUserMfaTokens, removeOtp } from '../otp/queries.js'
+import { deleteUserIdentities } from '../federation/queries.js'
 import { deleteUserPasskeys } from '../passkeys/queries.js'
 import { findUserForLogin, lockUser, markEmailVerified, setPasswordHash } from '../users/queries.js'
 import { applyEmailChange } from './change.js'
@@ -129,12 +130,14 @@ async function tokenUser(trx: Transaction<Database>, tenantId: string, token: Us
  * The first proof of a mailbox (contract section 26): whatever someone could have set up on an account
  * made with another person's address goes, in the reset's transaction: passkeys, second factor and recovery
  * codes. Sessions and pending second steps end with every reset; the Client Keys the user is behind are
- * revoked in the same commit, or right after it for a tenant routed to a database of its own.
- * Linked identities (section 24) are not implemented yet; they belong here once they are.
+ * revoked in the same commit, or right after it for a tenant routed to a database of its own. The linked
+ * identities (section 24) and their pending link tokens go too: a provider account linked by the squatter
+ * would otherwise still sign in.
  */
 async function clearUnprovenSetup(trx: Transaction<Database>, tenantId: string, userId: string) {
   await deleteUserPasskeys(trx, tenantId, userId)
   await removeOtp(trx, tenantId, userId)
+  await deleteUserIdentities(trx, tenantId, userId)
 }
 
 /**

@@ -172,6 +172,23 @@ export async function deleteIdentity(db: Db, tenantId: string, userId: string, i
   return Number(r.numDeletedRows) > 0
 }
 
+/**
+ * Removes every identity linked to a user and its pending link tokens (a first proof of the mailbox,
+ * contract section 26: whatever someone set up on an account made with another person's address goes).
+ */
+export async function deleteUserIdentities(db: Db, tenantId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('user_identities')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .execute()
+  await db
+    .deleteFrom('federation_link_tokens')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .execute()
+}
+
 /** Deletes at most `limit` flows and codes past their expiry (the retention sweep); how many went. */
 export async function sweepFederation(db: Kysely<Database>, now: Date, limit: number): Promise<number> {
   const r = await sql<{ n: number }>`with flows as (
