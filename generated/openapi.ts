@@ -4395,6 +4395,7 @@ export interface components {
             allowedDomains?: components["schemas"]["EmailDomainList"];
             allowSignup?: boolean;
             authorizationEndpoint?: components["schemas"]["EndpointUrl"];
+            /** @description Merged into the stored mapping; a piece not named keeps its claim (a preset's too). */
             claimMapping?: components["schemas"]["ClaimMapping"];
             clientId?: components["schemas"]["UpstreamClientId"];
             clientSecret?: components["schemas"]["UpstreamClientSecret"];

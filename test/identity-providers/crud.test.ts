@@ -260,6 +260,33 @@ t.test('listIdentityProviders, getIdentityProvider: the tenant’s own, newest f
 })
 
 t.test(
+  'updateIdentityProvider: a claimMapping is merged into the stored one (a preset’s survives)',
+  async (t) => {
+    const gh = await call(app, 'createIdentityProvider', as, {
+      body: {
+        name: 'GitHub',
+        kind: 'oauth2',
+        preset: 'github',
+        clientId: 'gh-id',
+        clientSecret: 'gh-secret',
+      },
+    })
+    t.equal(gh.status, 201, gh.raw)
+    const res = await call(app, 'updateIdentityProvider', as, {
+      params: { id: gh.data.id },
+      body: { claimMapping: { email: 'primary_email' } },
+    })
+    t.equal(res.status, 200, res.raw)
+    t.same(res.data.claimMapping, {
+      sub: 'id',
+      username: 'login',
+      email: 'primary_email',
+      emailVerified: 'email_verified',
+    })
+  },
+)
+
+t.test(
   'updateIdentityProvider: the given fields; a new secret sealed; a new issuer read again',
   async (t) => {
     const p = (await call(app, 'createIdentityProvider', as, { body: oidc })).data

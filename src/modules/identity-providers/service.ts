@@ -227,7 +227,10 @@ export async function updateIdentityProvider(
           : encryptSecret(body.clientSecret, ctx.secretsKey, secretContext(id)),
       token_endpoint_auth_method: body.tokenEndpointAuthMethod,
       scopes: body.scopes ? JSON.stringify(body.scopes) : undefined,
-      claim_mapping: body.claimMapping ? JSON.stringify(body.claimMapping) : undefined,
+      // Merged, as a PATCH is: a preset's mapping (GitHub's `sub: id`) survives a change of one piece.
+      claim_mapping: body.claimMapping
+        ? JSON.stringify({ ...before.claim_mapping, ...body.claimMapping })
+        : undefined,
       allow_signup: body.allowSignup,
       trust_email: body.trustEmail,
       linking: body.linking,
