@@ -196,6 +196,13 @@ t.test('an inactive user and a user with a second factor', async (t) => {
     person: { sub: 'p-sleeper', email: 'sleeper@acme.test', email_verified: true },
   })
   t.equal(slept.fragment?.get('error'), 'user_inactive')
+  const sleeperLinks = await app.ctx.dbs
+    .forTenant(tenant.id)
+    .selectFrom('user_identities')
+    .select('id')
+    .where('user_id', '=', inactive.id)
+    .execute()
+  t.same(sleeperLinks, [], 'the inactive holder’s identity is not linked either: nothing written')
   const guarded = await holder('guarded@acme.test', true)
   await app.ctx.dbs
     .forTenant(tenant.id)
@@ -210,6 +217,25 @@ t.test('an inactive user and a user with a second factor', async (t) => {
   t.equal(res.status, 401)
   t.match(res.code, /^OTP_(REQUIRED|ENROLLMENT_REQUIRED)$/, 'section 16’s second step')
   t.match(res.raw, /mfaToken/)
+})
+
+t.test('federationCallback: a refusal of the account step ends at return_to, not as JSON', async (t) => {
+  const role = await call(app, 'createRole', admin, { body: { name: 'short-lived' } })
+  t.equal(role.status, 201, role.raw)
+  const provider = await addProvider({ allowSignup: true, defaultRoles: ['short-lived'] })
+  t.equal((await call(app, 'deleteRole', admin, { params: { id: role.data.id } })).status, 200)
+  const flow = await federate(upstream, provider.id, {
+    person: { sub: 'p-roleless', email: 'roleless@acme.test', email_verified: true },
+  })
+  t.equal(flow.status, 302, 'the browser goes back to return_to')
+  t.equal(flow.fragment?.get('error'), 'provider_error', String(flow.fragment))
+  const made = await app.ctx.dbs
+    .forTenant(tenant.id)
+    .selectFrom('users')
+    .select('id')
+    .where('email', '=', 'roleless@acme.test')
+    .executeTakeFirst()
+  t.notOk(made, 'no user written')
 })
 
 t.test(

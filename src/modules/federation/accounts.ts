@@ -27,7 +27,10 @@ export type AccountOutcome =
         otp_enabled: boolean
       }
     }
-  | { error: 'account_not_linked' | 'signup_disabled' | 'user_inactive' }
+  | { error: 'account_not_linked' | 'signup_disabled' | 'user_inactive'; userId?: string }
+
+/** The sign-up's rollback when its identity was linked by a concurrent flow. */
+class IdentityTaken extends Error {}
 
 /** Whether the email's domain is one the provider may sign up (any, when the list is empty). */
 function domainAllowed(p: IdentityProviderRow, email: string): boolean {
@@ -59,6 +62,8 @@ export async function accountFor(
   const holders = person.email ? await findUsersByEmail(db, tenant.id, person.email) : []
   if (p.linking === 'verified_email' && verified && holders.length === 1 && holders[0]?.email_verified) {
     const user = holders[0]
+    // Why before the link: a flow that ends in an error writes nothing, an inactive holder's identity included.
+    if (user.status !== 'ACTIVE') return { error: 'user_inactive', userId: user.id }
     const link = {
       tenantId: tenant.id,
       userId: user.id,
@@ -100,7 +105,7 @@ export async function accountFor(
         row.id,
         roles.map((r) => r.id),
       )
-      await q.insertIdentity(trx, {
+      const inserted = await q.insertIdentity(trx, {
         tenantId: tenant.id,
         userId: row.id,
         providerId: p.id,
@@ -108,6 +113,8 @@ export async function accountFor(
         email: person.email,
         now,
       })
+      // Another first sign-in of the same person linked it meanwhile: no user without its identity.
+      if (!inserted) throw new IdentityTaken()
       await writeAudit(trx, {
         tenantId: tenant.id,
         action: 'REGISTER',
@@ -121,7 +128,7 @@ export async function accountFor(
     return { user: { ...user, username: user.username ?? null } }
   } catch (err) {
     // Two first sign-ins of one person at once: the other one made the user; this flow asks again.
-    if (isUniqueViolation(err)) return { error: 'account_not_linked' }
+    if (isUniqueViolation(err) || err instanceof IdentityTaken) return { error: 'account_not_linked' }
     throw err
   }
 }

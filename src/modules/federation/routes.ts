@@ -42,7 +42,7 @@ export default async function federationRoutes(app: FastifyInstance): Promise<vo
     const url = new URL(req.url, ctx.config.publicUrl)
     const location = await federation.finishFederation(
       ctx,
-      { tenantCode: req.params.tenantCode, state: req.query.state, binding, url },
+      { tenantCode: req.params.tenantCode, state: req.query.state, binding, url, log: req.log },
       requestMeta(req),
       count,
     )

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import * as client from 'openid-client'
 import type { AppContext, TenantInfo } from '../../context.js'
@@ -165,7 +166,7 @@ const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex')
 /** GET /t/:code/federation/callback: the flow of `state`, used once, ended at its `return_to`. */
 export async function finishFederation(
   ctx: AppContext,
-  input: { tenantCode: string; state: string; binding: string | undefined; url: URL },
+  input: { tenantCode: string; state: string; binding: string | undefined; url: URL; log: FastifyBaseLogger },
   meta: RequestMeta,
   count: CountResult,
 ): Promise<string> {
@@ -204,8 +205,13 @@ export async function finishFederation(
     count('linked')
     return ending(flow.return_to, {})
   }
-  const outcome = await accountFor(ctx, tenant, provider, person, meta)
-  if ('error' in outcome) return failed(outcome.error, outcome.error)
+  // Why caught: past the provider's answer the browser has a return_to to go back to; a refusal of ours
+  // (a default role no longer assignable, a fault) ends there too, logged, rather than as JSON in its tab.
+  const outcome = await accountFor(ctx, tenant, provider, person, meta).catch((err: unknown) => {
+    input.log.warn({ err, providerId: provider.id }, 'federated sign-in: the account step failed')
+    return { error: 'provider_error' as const, userId: undefined }
+  })
+  if ('error' in outcome) return failed(outcome.error, outcome.error, outcome.userId ?? null)
   if (outcome.user.status !== 'ACTIVE') return failed('user_inactive', 'user inactive', outcome.user.id)
   const code = randomToken(32)
   await q.insertLoginCode(db, {

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../errors.js'
 import { decryptSecret } from '../../lib/crypto-box.js'
+import { normalizeEmail } from '../../lib/identifiers.js'
 import { assertReachable, clientOptions } from '../identity-providers/endpoints.js'
 import { STANDARD_MAPPING } from '../identity-providers/presets.js'
 import type { IdentityProviderRow } from '../identity-providers/queries.js'
@@ -91,6 +92,8 @@ export async function authorizationUrl(
   })
 }
 
+const normalizeEmailOrNull = (v: string | null) => (v === null ? null : normalizeEmail(v))
+
 const asString = (v: unknown): string | null =>
   typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null
 
@@ -133,7 +136,8 @@ export async function personOf(
   const verified = claims[m.emailVerified]
   return {
     subject,
-    email: asString(claims[m.email])?.toLowerCase() ?? null,
+    // Why normalized: an implausible or over-long address from a provider is no address at all.
+    email: normalizeEmailOrNull(asString(claims[m.email])),
     emailVerified: verified === true || verified === 'true',
     username: asString(claims[m.username]),
   }
