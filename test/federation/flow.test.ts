@@ -136,7 +136,11 @@ t.test('whose account: each linking rule, both ways', async (t) => {
   })
   const res = await login(linked.fragment?.get('login_code') ?? null, linked.verifier)
   t.equal(res.data.user.id, verified.id, 'verified on both sides: linked to the existing user')
-  t.match(await auditRows(app, tenant.id, 'IDENTITY_LINKED'), [{ user_id: verified.id }])
+  t.match(
+    await auditRows(app, tenant.id, 'IDENTITY_LINKED'),
+    [{ user_id: verified.id, actor_type: 'user', actor_id: verified.id }],
+    'linked, with its actor: the person signing in',
+  )
 
   await holder('unverified-local@acme.test', false)
   const local = await federate(upstream, linking.id, {

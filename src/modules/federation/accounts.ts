@@ -78,6 +78,8 @@ export async function accountFor(
         action: 'IDENTITY_LINKED',
         success: true,
         userId: user.id,
+        // The person linked it, by signing in at the provider with the verified address.
+        actorUserId: user.id,
         metadata: { providerId: p.id, reason: 'verified_email' },
         meta,
       })

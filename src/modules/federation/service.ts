@@ -84,17 +84,6 @@ export async function startFederation(
     (await findIdentityProvider(db, tenant.id, input.providerId)) ?? fail('IDENTITY_PROVIDER_NOT_FOUND')
   const code = tenant.code.toLowerCase()
   const cookiePath = `/t/${code}/federation/`
-  let linkUserId: string | null = null
-  if (input.intent === 'link') {
-    // Why taken here: the token is single use, and the flow row carries its user to the callback.
-    const now = new Date(ctx.clock.now())
-    const taken = input.linkToken
-      ? await q.takeLinkToken(db, tenant.id, sha256Hex(input.linkToken), now)
-      : undefined
-    if (!taken)
-      return { location: ending(input.returnTo, { error: 'invalid_link_token' }), binding: null, cookiePath }
-    linkUserId = taken
-  }
   const state = randomToken(32)
   const nonce = randomToken(32)
   const verifier = client.randomPKCECodeVerifier()
@@ -105,6 +94,18 @@ export async function startFederation(
     nonce,
     verifier,
   })
+  let linkUserId: string | null = null
+  if (input.intent === 'link') {
+    // Why taken here, once the provider's address is known: the token is single use (a provider that did not
+    // answer leaves it usable), and the flow row carries its user to the callback.
+    const now = new Date(ctx.clock.now())
+    const taken = input.linkToken
+      ? await q.takeLinkToken(db, tenant.id, sha256Hex(input.linkToken), now)
+      : undefined
+    if (!taken)
+      return { location: ending(input.returnTo, { error: 'invalid_link_token' }), binding: null, cookiePath }
+    linkUserId = taken
+  }
   const id = randomUUID()
   await q.insertFlow(db, {
     id,
