@@ -28,6 +28,10 @@ export interface Upstream {
    * upstream's own key (or with another key under the same `kid`): an ID token the relying party must refuse.
    */
   tamper?: { claims?: (c: JWTPayload) => JWTPayload; foreignKey?: boolean }
+  /** The `Cache-Control` its discovery document is sent with (none when unset). */
+  discoveryCacheControl?: string
+  /** How many times its discovery document was read. */
+  discoveryReads: number
   /** Stops it now (a provider that stopped answering); teardown does it otherwise. */
   close: () => Promise<void>
 }
@@ -85,6 +89,7 @@ export async function startUpstream(
     clientId: 'tessera-at-upstream',
     clientSecret: 'upstream-secret-0123456789abcdef',
     person: opts.person ?? { sub: 'upstream-person-1', email: 'person@acme.test', email_verified: true },
+    discoveryReads: 0,
   } as Upstream
   // Why the key is the test's own: a tampered ID token is re-signed with it, and so still verifies by the JWKS.
   const kid = 'upstream-key-1'
@@ -112,6 +117,10 @@ export async function startUpstream(
   server.on('request', (req, res) => {
     if (req.url?.startsWith('/interaction/')) void interact(provider, up, req, res).catch(() => res.end())
     else {
+      if (req.url === '/.well-known/openid-configuration') {
+        up.discoveryReads++
+        if (up.discoveryCacheControl) res.setHeader('cache-control', up.discoveryCacheControl)
+      }
       if (req.method === 'POST' && req.url === '/token' && up.tamper) {
         const { claims = (c: JWTPayload) => c, foreignKey = false } = up.tamper
         rewriteBody(res, async (body) => {

@@ -2,6 +2,7 @@ import * as client from 'openid-client'
 import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../errors.js'
+import { freshnessMs } from '../../lib/cacheable.js'
 import { decryptSecret } from '../../lib/crypto-box.js'
 import { normalizeEmail } from '../../lib/identifiers.js'
 import { assertReachable, clientOptions } from '../identity-providers/endpoints.js'
@@ -22,7 +23,11 @@ export interface UpstreamPerson {
   username: string | null
 }
 
-/** Why a discovery document is kept: openid-client keeps its JWKS inside the configuration, refetched on an unknown `kid`. */
+/**
+ * Why a discovery document is kept: a flow's start should not wait on it. It is kept as long as its own
+ * `Cache-Control` says (ten minutes when silent); openid-client keeps the JWKS inside the configuration, by
+ * its own freshness, and refetches it on an unknown `kid`.
+ */
 const DISCOVERY_TTL_MS = 10 * 60_000
 const configs = new LRUCache<string, client.Configuration>({ max: 1000, ttl: DISCOVERY_TTL_MS })
 
@@ -46,12 +51,21 @@ export async function configurationOf(
   const kept = configs.get(key)
   if (kept) return kept
   let config: client.Configuration
+  let ttl = DISCOVERY_TTL_MS
   if (p.kind === 'oidc' && p.issuer) {
     await assertReachable(ctx, p.issuer, 'issuer')
     const opts = clientOptions(ctx, p.issuer)
+    const send = opts[client.customFetch]
+    let discovering = true
+    opts[client.customFetch] = async (input, init) => {
+      const res = await send(input, init)
+      if (discovering) ttl = freshnessMs(res.headers.get('cache-control'), DISCOVERY_TTL_MS)
+      return res
+    }
     // The options' fetch and allowInsecureRequests (http on a listed host) stay with the configuration.
     config = await client
       .discovery(new URL(p.issuer), p.client_id, undefined, authOf(ctx, p), opts)
+      .finally(() => (discovering = false))
       .catch(() => {
         throw new AppError('IDENTITY_PROVIDER_UNREACHABLE', 'The discovery document could not be read')
       })
@@ -70,7 +84,7 @@ export async function configurationOf(
     config[client.customFetch] = opts[client.customFetch]
     for (const step of opts.execute) step(config)
   }
-  configs.set(key, config)
+  if (ttl > 0) configs.set(key, config, { ttl })
   return config
 }
 
