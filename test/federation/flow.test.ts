@@ -73,6 +73,9 @@ t.test(
       },
     )
     t.equal(password.code, 'INVALID_CREDENTIALS', 'a user made by a provider has no password')
+    const metrics = await call(app, 'getMetrics')
+    t.match(metrics.raw, /tessera_federated_logins_total\{result="success"\} [1-9]/, 'the sign-ins counted')
+    t.match(metrics.raw, /tessera_federated_logins_total\{result="failure"\} [1-9]/, 'and the refusals')
   },
 )
 
@@ -200,6 +203,11 @@ t.test('an inactive user and a user with a second factor', async (t) => {
     person: { sub: 'p-sleeper', email: 'sleeper@acme.test', email_verified: true },
   })
   t.equal(slept.fragment?.get('error'), 'user_inactive')
+  t.match(
+    (await call(app, 'getMetrics')).raw,
+    /tessera_federated_logins_total\{result="user_inactive"\} [1-9]/,
+    'a callback’s error counted by its code',
+  )
   const sleeperLinks = await app.ctx.dbs
     .forTenant(tenant.id)
     .selectFrom('user_identities')
