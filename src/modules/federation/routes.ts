@@ -39,7 +39,8 @@ export default async function federationRoutes(app: FastifyInstance): Promise<vo
   })
   defineRawRoute(app, 'federationCallback', async (req, reply) => {
     const binding = cookieOf(req.headers.cookie, federation.FLOW_COOKIE)
-    const url = new URL(req.url, ctx.config.publicUrl)
+    // Why the registered callback: openid-client sends it as the exchange's redirect_uri, PUBLIC_URL's path included.
+    const url = federation.callbackOf(ctx, req.params.tenantCode.toLowerCase(), req.url)
     const location = await federation.finishFederation(
       ctx,
       { tenantCode: req.params.tenantCode, state: req.query.state, binding, url, log: req.log },
@@ -51,7 +52,7 @@ export default async function federationRoutes(app: FastifyInstance): Promise<vo
       .code(302)
       .header(
         'set-cookie',
-        `${federation.FLOW_COOKIE}=; Path=/t/${code}/federation/; Max-Age=0; HttpOnly; SameSite=Lax`,
+        `${federation.FLOW_COOKIE}=; Path=${federation.flowCookiePath(ctx, code)}; Max-Age=0; HttpOnly; SameSite=Lax`,
       )
       .header('location', location)
       .send()

@@ -83,7 +83,7 @@ export async function startFederation(
   const provider =
     (await findIdentityProvider(db, tenant.id, input.providerId)) ?? fail('IDENTITY_PROVIDER_NOT_FOUND')
   const code = tenant.code.toLowerCase()
-  const cookiePath = `/t/${code}/federation/`
+  const cookiePath = flowCookiePath(ctx, code)
   const state = randomToken(32)
   const nonce = randomToken(32)
   const verifier = client.randomPKCECodeVerifier()
@@ -163,6 +163,21 @@ function ending(returnTo: string, fragment: Record<string, string>): string {
 }
 
 const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'))
+
+/**
+ * Where the flow's cookie lives: the tenant's federation paths as the browser sees them, under PUBLIC_URL's
+ * own path when the service is served below one (a proxy that strips the prefix).
+ */
+export function flowCookiePath(ctx: AppContext, code: string): string {
+  return `${new URL(ctx.config.publicUrl).pathname.replace(/\/$/, '')}/t/${code}/federation/`
+}
+
+/** The callback as the provider was sent to it: the registered callback URL with the request's query. */
+export function callbackOf(ctx: AppContext, code: string, rawUrl: string): URL {
+  const url = new URL(callbackUrl(ctx, code))
+  url.search = new URL(rawUrl, 'http://x').search
+  return url
+}
 
 /** GET /t/:code/federation/callback: the flow of `state`, used once, ended at its `return_to`. */
 export async function finishFederation(
