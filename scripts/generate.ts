@@ -196,11 +196,26 @@ interface RouteOut {
   permission: string | null
   rateLimit: Json
   recentAuth?: true
+  /** `x-audit`: the administrative event a call writes (contract section 25). */
+  audit?: { action: string; target: string; changed?: string[] }
   /** `x-protocol`: an endpoint whose request and answer an RFC fixes, handed to the protocol library whole. */
   protocol?: true
   bodyRequired: boolean
   successStatus: number
   schema: SchemaObj
+}
+
+const AUDIT_TARGETS = ['role', 'permission', 'user', 'tenant', 'client_key', 'publishable_key']
+
+/** `x-audit: { action, target, changed? }`, checked: an upper-case action and one of section 25's targets. */
+function auditOf(x: Obj, where: string): NonNullable<RouteOut['audit']> {
+  const { action, target, changed } = x
+  if (typeof action !== 'string' || !/^[A-Z_]+$/.test(action)) throw new Error(`${where}: x-audit.action`)
+  if (typeof target !== 'string' || !AUDIT_TARGETS.includes(target))
+    throw new Error(`${where}: x-audit.target`)
+  if (changed !== undefined && !(Array.isArray(changed) && changed.every((c) => typeof c === 'string')))
+    throw new Error(`${where}: x-audit.changed`)
+  return { action, target, ...(changed ? { changed: changed as string[] } : {}) }
 }
 
 function authOf(security: Json, where: string): RouteOut['auth'] {
@@ -266,6 +281,7 @@ function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
         rateLimit,
         // Why only when set: the route table's other entries stay as they were.
         ...(op['x-recent-auth'] === true ? { recentAuth: true as const } : {}),
+        ...(isObj(op['x-audit']) ? { audit: auditOf(op['x-audit'], id) } : {}),
         ...(protocol ? { protocol: true as const } : {}),
         bodyRequired,
         successStatus: successStatus || 200,

@@ -22,6 +22,7 @@ import gate from './plugins/gate.js'
 import metrics from './plugins/metrics.js'
 import { modules } from './modules/index.js'
 import keyUsage from './modules/client-keys/usage-plugin.js'
+import adminEvents from './modules/audit/admin-events-plugin.js'
 import { bootstrap } from './modules/system/bootstrap.js'
 import { reconcileAuditRetention, sweepOnce } from './modules/system/retention.js'
 
@@ -212,6 +213,8 @@ async function register(app: FastifyInstance, config: Config, options: AppOption
     clusterWorker: config.workers > 1,
   })
   await app.register(gate)
+  // Why after the gate: its preValidation hook must see only requests the gate let through to validation.
+  await app.register(adminEvents)
   await app.register(metrics)
   // Why here: its onResponse hook must exist before the route modules are registered (see the plugin).
   await app.register(keyUsage)

@@ -21,6 +21,15 @@ export interface RouteSpec {
    */
   readonly recentAuth?: true
   /**
+   * `x-audit`: the administrative event (contract section 25) each authenticated call writes, success or
+   * refusal: its action, its target's type, and the fields it sets when they are not the body's keys.
+   */
+  readonly audit?: {
+    readonly action: string
+    readonly target: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key'
+    readonly changed?: readonly string[]
+  }
+  /**
    * `x-protocol: true`: an OAuth or OpenID endpoint whose query, form body and answer an RFC fixes; only its
    * path is validated here, and the protocol library (src/modules/oidc) answers the rest.
    */

@@ -13,6 +13,10 @@ export interface AuditFilter {
   since?: Date
   userId?: string
   ip?: string
+  /** The user or Client Key that acted (section 25). */
+  actorId?: string
+  /** The object of an administrative event (section 25's `metadata.target.id`). */
+  targetId?: string
 }
 
 /** One page of the tenant's audit rows, newest first, with the total matching the filter. */
@@ -28,6 +32,8 @@ export async function listAuditRows(
   if (f.since) q = q.where('created_at', '>=', f.since)
   if (f.userId) q = q.where('user_id', '=', f.userId)
   if (f.ip) q = q.where('ip_address', '=', f.ip)
+  if (f.actorId) q = q.where('actor_id', '=', f.actorId)
+  if (f.targetId) q = q.where(sql`metadata -> 'target' ->> 'id'`, '=', f.targetId)
   const rows = await paginate(q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), page)
   return {
     ...rows,

@@ -70,7 +70,8 @@ export interface AuditEntry {
         | 'publishable_key'
         | 'oauth_client'
         | 'identity_provider'
-      id: string
+      /** Absent on a refused creation: there is no object yet. */
+      id?: string
     }
     /** An OAuth client's `client_id` and, for OAUTH_TOKEN, the grant asked for (section 23). */
     clientId?: string

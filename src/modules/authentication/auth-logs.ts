@@ -13,6 +13,8 @@ export interface AuthLogsQuery {
   since?: string
   userId?: string
   ip?: string
+  actorId?: string
+  targetId?: string
   limit?: number
   offset?: number
 }
@@ -29,6 +31,8 @@ export function listAuthLogs(ctx: AppContext, actor: Principal, query: AuthLogsQ
       since: sinceMs === null ? undefined : new Date(ctx.clock.now() - sinceMs),
       userId: query.userId,
       ip: query.ip,
+      actorId: query.actorId,
+      targetId: query.targetId,
     },
     { limit: query.limit ?? 50, offset: query.offset },
   )

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * List audit log rows
-         * @description Lists the audit rows of the caller's tenant, newest first, filtered by the query. Page size default 50, at most 500. Rows are immutable; read endpoints write none. They are kept for the retention period the database holds (AUDIT_RETENTION_DAYS where the service's role may set it; unset: forever), and no credential can remove a younger one.
+         * @description Lists the audit rows of the caller's tenant, newest first, filtered by the query. Page size default 50, at most 500. Besides sign-ins, it holds the administrative events of contract section 25: every authenticated call of an operation marked `x-audit` in this document (roles, custom permissions, `PATCH /users`, tenants and their config and routing, Client Keys, publishable keys) writes one row, refused calls included (`success` false, `error_message` the error code), with `metadata = { target: { type, id }, changed }`: the names of the fields the call set, never their values. The platform's acts on a tenant are in both the platform tenant's log and the tenant's own. Rows are immutable; read endpoints write none. They are kept for the retention period the database holds (AUDIT_RETENTION_DAYS where the service's role may set it; unset: forever), and no credential can remove a younger one.
          */
         get: operations["listAuthLogs"];
         put?: never;
@@ -4892,6 +4892,8 @@ export interface operations {
             query?: {
                 /** @description Only rows of this action. */
                 action?: components["schemas"]["AuditAction"];
+                /** @description Only rows whose actor (`actor_id`) is this user or Client Key (contract section 25). */
+                actorId?: components["schemas"]["Uuid"];
                 /** @description Only rows from this source address. */
                 ip?: string;
                 /** @description Page size (default 50, at most 500; a larger value is a VALIDATION_ERROR, not clamped). */
@@ -4902,6 +4904,8 @@ export interface operations {
                 since?: string;
                 /** @description Only successes (true) or failures (false). */
                 success?: boolean;
+                /** @description Only administrative events about this object (`metadata.target.id`, contract section 25): a role, permission, user, tenant, Client Key or publishable key. */
+                targetId?: components["schemas"]["Uuid"];
                 /** @description Only rows about this user. */
                 userId?: components["schemas"]["Uuid"];
             };

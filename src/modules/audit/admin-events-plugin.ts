@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { AuditAction } from '../../db/database.js'
+import type { RouteSpec } from '../../lib/route-spec.js'
+import { isSuperAdmin } from '../../security/principal.js'
+import { requestMeta, writeAudit } from './write.js'
+
+// The administrative events of contract section 25: every authenticated call of an operation the document
+// marks with `x-audit` writes one row, `success` false with the error code when it is refused (400, 401,
+// 403, 404, 409, 422), with `{ target: { type, id }, changed }` and never a value. The row of a tenant's act
+// lands in its log; the platform's act on another tenant lands in both logs while that tenant exists.
+//
+// Why one hook and not each service: the operations are twenty, their refusals come from the gate (403),
+// the validator (400) and the services alike, and the rule is the same for all of them. Why onSend: the row
+// is written before the answer leaves, so a caller that reads the log next finds it. It is not in the act's
+// transaction; a database that fails between the two loses the row, and says so in the log.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's own field names, taken before validation fills in defaults (section 25's `changed`). */
+    auditFields?: string[]
+  }
+}
+
+type AuditSpec = NonNullable<RouteSpec['audit']>
+
+const keysOf = (body: unknown): string[] =>
+  body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : []
+
+/** The answer's JSON, when it is JSON (an error's code, a created object's id). */
+function parsed(payload: unknown): { data?: { id?: unknown }; code?: unknown } {
+  if (typeof payload !== 'string') return {}
+  try {
+    return JSON.parse(payload) as { data?: { id?: unknown }; code?: unknown }
+  } catch {
+    return {}
+  }
+}
+
+/** The id of the call's object: its path's, else (a creation) the answer's. */
+function targetIdOf(req: FastifyRequest, answer: ReturnType<typeof parsed>): string | undefined {
+  const params = (req.params ?? {}) as Record<string, unknown>
+  const fromPath = params.id ?? params.userId
+  if (typeof fromPath === 'string') return fromPath
+  const created = answer.data?.id
+  return typeof created === 'string' ? created : undefined
+}
+
+async function record(
+  app: FastifyInstance,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  audit: AuditSpec,
+  payload: unknown,
+) {
+  const p = req.principal
+  if (!p) return
+  const status = reply.statusCode
+  // Why not 429 and 5xx: a throttled call was never judged, and a fault is the service's, not a refusal.
+  if (status === 429 || status >= 500) return
+  const success = status < 400
+  const answer = parsed(payload)
+  const targetId = targetIdOf(req, answer)
+  const code = answer.code
+  const entry = {
+    action: audit.action as AuditAction,
+    success,
+    actor: p,
+    userId: audit.target === 'user' && targetId ? targetId : null,
+    errorMessage: success ? null : typeof code === 'string' ? code : `HTTP_${status}`,
+    metadata: {
+      target: { type: audit.target, ...(targetId ? { id: targetId } : {}) },
+      changed: [...(audit.changed ?? req.auditFields ?? keysOf(req.body))],
+    },
+    meta: requestMeta(req),
+  }
+  const logs = new Set([p.tenantId])
+  // The platform's act on a tenant: that tenant's log too, while it exists (a deleted one has none). Another
+  // tenant's caller never reaches it: its refused try stays in its own log.
+  if (
+    audit.target === 'tenant' &&
+    targetId &&
+    targetId !== p.tenantId &&
+    isSuperAdmin(p) &&
+    (await app.ctx.tenants.byId(targetId))
+  )
+    logs.add(targetId)
+  for (const tenantId of logs) await writeAudit(app.ctx.dbs.forTenant(tenantId), { tenantId, ...entry })
+}
+
+/** Registers the hooks; at the root, before the route modules (Fastify copies hooks into child contexts). */
+async function adminEventsPlugin(app: FastifyInstance): Promise<void> {
+  app.addHook('preValidation', async (req) => {
+    if (req.routeOptions.config?.spec?.audit) req.auditFields = keysOf(req.body)
+  })
+  app.addHook('onSend', async (req, reply, payload) => {
+    const audit = req.routeOptions.config?.spec?.audit
+    if (!audit) return payload
+    await record(app, req, reply, audit, payload).catch((err: unknown) =>
+      req.log.error({ err, action: audit.action }, 'administrative event not recorded'),
+    )
+    return payload
+  })
+}
+
+export default fp(adminEventsPlugin, { name: 'admin-events', dependencies: ['gate'] })

@@ -1,0 +1,466 @@
+import t from 'tap'
+import type { Test } from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { call, type As } from '../helpers/call.js'
+import {
+  auditRows,
+  createTenant,
+  createUser,
+  platformKey,
+  platformTenant,
+  tokenFor,
+  UNKNOWN_ID,
+} from '../helpers/fixtures.js'
+import type { AuditAction } from '../../src/db/database.js'
+import type { OperationId } from '../../generated/routes.js'
+
+// The administrative events of contract section 25: each authenticated call of the listed operations writes
+// one row, refusals included (success false, the error code), with `{ target: { type, id }, changed }` and no
+// value; the platform's acts on a tenant land in both logs. One success and one refusal per operation.
+
+const app = await buildTestApp(t)
+const tenant = await createTenant(app)
+const admin = await createUser(app, tenant, { roles: ['admin'] })
+const as: As = { token: await tokenFor(app, admin) }
+const plain: As = { token: await tokenFor(app, await createUser(app, tenant, { roles: ['user'] })) }
+const target = await createUser(app, tenant, { roles: ['user'] })
+
+/** The last row of the action in the tenant's log, after exactly one more was written. */
+async function lastRow(tenantId: string, action: AuditAction, before: number) {
+  const rows = await auditRows(app, tenantId, action)
+  return { added: rows.length - before, row: rows[rows.length - 1] }
+}
+
+/** Calls `op` and asserts the one row it wrote. */
+async function expectRow(
+  tt: Test,
+  op: OperationId,
+  who: As,
+  req: Record<string, unknown>,
+  want: { action: AuditAction; status: number; type: string; id?: string; changed: string[]; error?: string },
+  tenantId = tenant.id,
+) {
+  const before = (await auditRows(app, tenantId, want.action)).length
+  // Why the cast: one table drives every operation; each request is checked against the document anyway.
+  const res = await call(app, op as 'createRole', who, req as never)
+  tt.equal(res.status, want.status, `${op}: ${res.raw.slice(0, 200)}`)
+  const { added, row } = await lastRow(tenantId, want.action, before)
+  tt.equal(added, 1, `${op}: one ${want.action} row`)
+  const id = want.id ?? (res.status < 300 ? (res.data as { id?: string }).id : undefined)
+  tt.match(row, {
+    success: want.status < 300,
+    error_message: want.status < 300 ? null : want.error,
+    metadata: { target: { type: want.type, ...(id ? { id } : {}) }, changed: want.changed },
+  })
+  return res as unknown as { status: number; raw: string; data: Record<string, unknown> }
+}
+
+t.test('roles: ROLE_CREATE, ROLE_UPDATE (fields and permissions), ROLE_DELETE', async (t) => {
+  const made = await expectRow(
+    t,
+    'createRole',
+    as,
+    { body: { name: 'auditor', description: 'Reads' } },
+    {
+      action: 'ROLE_CREATE',
+      status: 201,
+      type: 'role',
+      changed: ['description', 'name'],
+    },
+  )
+  const id = (made.data as { id: string }).id
+  const row = (await auditRows(app, tenant.id, 'ROLE_CREATE')).at(-1)
+  t.match(row, { actor_type: 'user', actor_id: admin.id, user_id: null })
+  await expectRow(
+    t,
+    'createRole',
+    plain,
+    { body: { name: 'nope' } },
+    {
+      action: 'ROLE_CREATE',
+      status: 403,
+      type: 'role',
+      changed: ['name'],
+      error: 'FORBIDDEN',
+    },
+  )
+  await expectRow(
+    t,
+    'updateRole',
+    as,
+    { params: { id }, body: { description: 'Reads more' } },
+    {
+      action: 'ROLE_UPDATE',
+      status: 200,
+      type: 'role',
+      id,
+      changed: ['description'],
+    },
+  )
+  await expectRow(
+    t,
+    'updateRole',
+    as,
+    { params: { id: UNKNOWN_ID }, body: { name: 'x-role' } },
+    {
+      action: 'ROLE_UPDATE',
+      status: 404,
+      type: 'role',
+      id: UNKNOWN_ID,
+      changed: ['name'],
+      error: 'ROLE_NOT_FOUND',
+    },
+  )
+  for (const op of ['addRolePermissions', 'removeRolePermissions'] as const)
+    await expectRow(
+      t,
+      op,
+      as,
+      { params: { id }, body: { permissions: ['users:read'] } },
+      {
+        action: 'ROLE_UPDATE',
+        status: 200,
+        type: 'role',
+        id,
+        changed: ['permissions'],
+      },
+    )
+  await expectRow(
+    t,
+    'deleteRole',
+    as,
+    { params: { id } },
+    {
+      action: 'ROLE_DELETE',
+      status: 200,
+      type: 'role',
+      id,
+      changed: [],
+    },
+  )
+  await expectRow(
+    t,
+    'deleteRole',
+    as,
+    { params: { id } },
+    {
+      action: 'ROLE_DELETE',
+      status: 404,
+      type: 'role',
+      id,
+      changed: [],
+      error: 'ROLE_NOT_FOUND',
+    },
+  )
+})
+
+t.test('permissions: PERMISSION_CREATE, PERMISSION_UPDATE, PERMISSION_DELETE', async (t) => {
+  const made = await expectRow(
+    t,
+    'createPermission',
+    as,
+    { body: { name: 'invoices:read' } },
+    {
+      action: 'PERMISSION_CREATE',
+      status: 201,
+      type: 'permission',
+      changed: ['name'],
+    },
+  )
+  const id = (made.data as { id: string }).id
+  await expectRow(
+    t,
+    'createPermission',
+    as,
+    { body: { name: 'invoices:read' } },
+    {
+      action: 'PERMISSION_CREATE',
+      status: 409,
+      type: 'permission',
+      changed: ['name'],
+      error: 'PERMISSION_ALREADY_EXISTS',
+    },
+  )
+  await expectRow(
+    t,
+    'updatePermission',
+    as,
+    { params: { id }, body: { description: 'Read invoices' } },
+    {
+      action: 'PERMISSION_UPDATE',
+      status: 200,
+      type: 'permission',
+      id,
+      changed: ['description'],
+    },
+  )
+  await expectRow(
+    t,
+    'deletePermission',
+    as,
+    { params: { id } },
+    {
+      action: 'PERMISSION_DELETE',
+      status: 200,
+      type: 'permission',
+      id,
+      changed: [],
+    },
+  )
+  await expectRow(
+    t,
+    'deletePermission',
+    plain,
+    { params: { id } },
+    {
+      action: 'PERMISSION_DELETE',
+      status: 403,
+      type: 'permission',
+      id,
+      changed: [],
+      error: 'FORBIDDEN',
+    },
+  )
+})
+
+t.test('users: USER_UPDATE names the user acted upon', async (t) => {
+  await expectRow(
+    t,
+    'updateUser',
+    as,
+    { params: { userId: target.id }, body: { username: 'renamed-user' } },
+    {
+      action: 'USER_UPDATE',
+      status: 200,
+      type: 'user',
+      id: target.id,
+      changed: ['username'],
+    },
+  )
+  t.match((await auditRows(app, tenant.id, 'USER_UPDATE')).at(-1), { user_id: target.id })
+  await expectRow(
+    t,
+    'updateUser',
+    as,
+    { params: { userId: UNKNOWN_ID }, body: { username: 'ghost-user' } },
+    {
+      action: 'USER_UPDATE',
+      status: 404,
+      type: 'user',
+      id: UNKNOWN_ID,
+      changed: ['username'],
+      error: 'USER_NOT_FOUND',
+    },
+  )
+})
+
+t.test('Client Keys: CREATE, UPDATE, ROTATE, REVOKE; no key value in any row', async (t) => {
+  const made = await expectRow(
+    t,
+    'createClientKey',
+    as,
+    { body: { name: 'ci', scopes: ['users:read'] } },
+    {
+      action: 'CLIENT_KEY_CREATE',
+      status: 201,
+      type: 'client_key',
+      changed: ['name', 'scopes'],
+    },
+  )
+  const key = made.data as unknown as { id: string; key: string }
+  await expectRow(
+    t,
+    'updateClientKey',
+    as,
+    { params: { id: key.id }, body: { name: 'ci-2' } },
+    {
+      action: 'CLIENT_KEY_UPDATE',
+      status: 200,
+      type: 'client_key',
+      id: key.id,
+      changed: ['name'],
+    },
+  )
+  const rotated = await expectRow(
+    t,
+    'rotateClientKey',
+    as,
+    { params: { id: key.id } },
+    {
+      action: 'CLIENT_KEY_ROTATE',
+      status: 200,
+      type: 'client_key',
+      id: key.id,
+      changed: ['value'],
+    },
+  )
+  await expectRow(
+    t,
+    'revokeClientKey',
+    as,
+    { params: { id: key.id } },
+    {
+      action: 'CLIENT_KEY_REVOKE',
+      status: 200,
+      type: 'client_key',
+      id: key.id,
+      changed: ['status'],
+    },
+  )
+  await expectRow(
+    t,
+    'revokeClientKey',
+    as,
+    { params: { id: UNKNOWN_ID } },
+    {
+      action: 'CLIENT_KEY_REVOKE',
+      status: 404,
+      type: 'client_key',
+      id: UNKNOWN_ID,
+      changed: ['status'],
+      error: 'CLIENT_KEY_NOT_FOUND',
+    },
+  )
+  const all = JSON.stringify(
+    await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('tessera_audit.audit_log as a')
+      .selectAll()
+      .where('a.tenant_id', '=', tenant.id)
+      .execute(),
+  )
+  for (const value of [key.key, (rotated.data as unknown as { key: string }).key].filter(Boolean))
+    t.notOk(all.includes(value), 'no key value in any row of the log')
+})
+
+t.test('publishable keys: CREATE, UPDATE, REVOKE', async (t) => {
+  const made = await expectRow(
+    t,
+    'createPublishableKey',
+    as,
+    { body: { name: 'site', allowedOrigins: ['https://app.example.test'] } },
+    {
+      action: 'PUBLISHABLE_KEY_CREATE',
+      status: 201,
+      type: 'publishable_key',
+      changed: ['allowedOrigins', 'name'],
+    },
+  )
+  const id = (made.data as { id: string }).id
+  await expectRow(
+    t,
+    'updatePublishableKey',
+    as,
+    { params: { id }, body: { name: 'site-2' } },
+    {
+      action: 'PUBLISHABLE_KEY_UPDATE',
+      status: 200,
+      type: 'publishable_key',
+      id,
+      changed: ['name'],
+    },
+  )
+  await expectRow(
+    t,
+    'revokePublishableKey',
+    as,
+    { params: { id } },
+    {
+      action: 'PUBLISHABLE_KEY_REVOKE',
+      status: 200,
+      type: 'publishable_key',
+      id,
+      changed: ['status'],
+    },
+  )
+})
+
+t.test('tenants: the platform’s acts land in the platform’s log and in the tenant’s own', async (t) => {
+  const platform = await platformTenant(app)
+  const made = await expectRow(
+    t,
+    'createTenant',
+    platformKey,
+    { body: { code: 'audited-co', name: 'Audited Co' } },
+    { action: 'TENANT_CREATE', status: 201, type: 'tenant', changed: ['code', 'name'] },
+    platform.id,
+  )
+  const id = (made.data as { id: string }).id
+  t.match(
+    (await auditRows(app, id, 'TENANT_CREATE')).at(-1),
+    {
+      success: true,
+      actor_type: 'client_key',
+      metadata: { target: { type: 'tenant', id }, changed: ['code', 'name'] },
+    },
+    'and in the new tenant’s own log',
+  )
+  await expectRow(
+    t,
+    'updateTenant',
+    platformKey,
+    { params: { id }, body: { name: 'Audited Company' } },
+    {
+      action: 'TENANT_UPDATE',
+      status: 200,
+      type: 'tenant',
+      id,
+      changed: ['name'],
+    },
+    platform.id,
+  )
+  t.equal((await auditRows(app, id, 'TENANT_UPDATE')).length, 1, 'the tenant’s own log has it too')
+  await expectRow(
+    t,
+    'updateTenant',
+    as,
+    { params: { id }, body: { name: 'Hijacked' } },
+    {
+      action: 'TENANT_UPDATE',
+      status: 404,
+      type: 'tenant',
+      id,
+      changed: ['name'],
+      error: 'TENANT_NOT_FOUND',
+    },
+  )
+  t.equal(
+    (await auditRows(app, id, 'TENANT_UPDATE')).length,
+    1,
+    'another tenant’s refused act stays in its own log',
+  )
+  await expectRow(
+    t,
+    'deleteTenant',
+    platformKey,
+    { params: { id } },
+    {
+      action: 'TENANT_DELETE',
+      status: 200,
+      type: 'tenant',
+      id,
+      changed: [],
+    },
+    platform.id,
+  )
+})
+
+t.test('listAuthLogs: the actorId and targetId filters', async (t) => {
+  const role = await call(app, 'createRole', as, { body: { name: 'filtered' } })
+  t.equal(role.status, 201)
+  const byTarget = await call(app, 'listAuthLogs', as, { query: { targetId: role.data.id } })
+  t.equal(byTarget.status, 200, byTarget.raw)
+  t.same(
+    byTarget.data.items.map((r) => r.action),
+    ['ROLE_CREATE'],
+    'the rows about that role only',
+  )
+  const byActor = await call(app, 'listAuthLogs', as, { query: { actorId: admin.id, action: 'ROLE_CREATE' } })
+  t.ok(byActor.data.items.length >= 2, 'the admin’s role creations')
+  t.ok(
+    byActor.data.items.every((r) => r.actor_id === admin.id),
+    'every row acted by the admin',
+  )
+  const nobody = await call(app, 'listAuthLogs', as, { query: { actorId: UNKNOWN_ID } })
+  t.same(nobody.data.items, [], 'no row for an actor that never acted')
+})
