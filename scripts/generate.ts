@@ -197,7 +197,7 @@ interface RouteOut {
   rateLimit: Json
   recentAuth?: true
   /** `x-audit`: the administrative event a call writes (contract section 25). */
-  audit?: { action: string; target: string; changed?: string[] }
+  audit?: { action: string; target: string; changed?: string[]; refusalsOnly?: true }
   /** `x-protocol`: an endpoint whose request and answer an RFC fixes, handed to the protocol library whole. */
   protocol?: true
   bodyRequired: boolean
@@ -205,17 +205,32 @@ interface RouteOut {
   schema: SchemaObj
 }
 
-const AUDIT_TARGETS = ['role', 'permission', 'user', 'tenant', 'client_key', 'publishable_key']
+const AUDIT_TARGETS = [
+  'role',
+  'permission',
+  'user',
+  'tenant',
+  'client_key',
+  'publishable_key',
+  'oauth_client',
+  'identity_provider',
+]
 
 /** `x-audit: { action, target, changed? }`, checked: an upper-case action and one of section 25's targets. */
 function auditOf(x: Obj, where: string): NonNullable<RouteOut['audit']> {
-  const { action, target, changed } = x
+  const { action, target, changed, refusalsOnly } = x
   if (typeof action !== 'string' || !/^[A-Z_]+$/.test(action)) throw new Error(`${where}: x-audit.action`)
   if (typeof target !== 'string' || !AUDIT_TARGETS.includes(target))
     throw new Error(`${where}: x-audit.target`)
   if (changed !== undefined && !(Array.isArray(changed) && changed.every((c) => typeof c === 'string')))
     throw new Error(`${where}: x-audit.changed`)
-  return { action, target, ...(changed ? { changed: changed as string[] } : {}) }
+  if (refusalsOnly !== undefined && refusalsOnly !== true) throw new Error(`${where}: x-audit.refusalsOnly`)
+  return {
+    action,
+    target,
+    ...(changed ? { changed: changed as string[] } : {}),
+    ...(refusalsOnly ? { refusalsOnly: true as const } : {}),
+  }
 }
 
 function authOf(security: Json, where: string): RouteOut['auth'] {

@@ -26,8 +26,18 @@ export interface RouteSpec {
    */
   readonly audit?: {
     readonly action: string
-    readonly target: 'role' | 'permission' | 'user' | 'tenant' | 'client_key' | 'publishable_key'
+    readonly target:
+      | 'role'
+      | 'permission'
+      | 'user'
+      | 'tenant'
+      | 'client_key'
+      | 'publishable_key'
+      | 'oauth_client'
+      | 'identity_provider'
     readonly changed?: readonly string[]
+    /** The service writes the success row in its own transaction (sections 23, 24); the hook the refusals. */
+    readonly refusalsOnly?: true
   }
   /**
    * `x-protocol: true`: an OAuth or OpenID endpoint whose query, form body and answer an RFC fixes; only its

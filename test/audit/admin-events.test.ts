@@ -464,3 +464,71 @@ t.test('listAuthLogs: the actorId and targetId filters', async (t) => {
   const nobody = await call(app, 'listAuthLogs', as, { query: { actorId: UNKNOWN_ID } })
   t.same(nobody.data.items, [], 'no row for an actor that never acted')
 })
+
+t.test('sections 23 and 24: OAUTH_CLIENT_* and IDENTITY_PROVIDER_* refusals are rows too', async (t) => {
+  await expectRow(
+    t,
+    'createOAuthClient',
+    plain,
+    { body: { name: 'App', redirectUris: ['https://app.example.test/cb'] } },
+    {
+      action: 'OAUTH_CLIENT_CREATE',
+      status: 403,
+      type: 'oauth_client',
+      changed: ['name', 'redirectUris'],
+      error: 'FORBIDDEN',
+    },
+  )
+  await expectRow(
+    t,
+    'deleteOAuthClient',
+    as,
+    { params: { id: UNKNOWN_ID } },
+    {
+      action: 'OAUTH_CLIENT_DELETE',
+      status: 404,
+      type: 'oauth_client',
+      id: UNKNOWN_ID,
+      changed: [],
+      error: 'OAUTH_CLIENT_NOT_FOUND',
+    },
+  )
+  await expectRow(
+    t,
+    'updateIdentityProvider',
+    as,
+    { params: { id: UNKNOWN_ID }, body: { name: 'X' } },
+    {
+      action: 'IDENTITY_PROVIDER_UPDATE',
+      status: 404,
+      type: 'identity_provider',
+      id: UNKNOWN_ID,
+      changed: ['name'],
+      error: 'IDENTITY_PROVIDER_NOT_FOUND',
+    },
+  )
+  await expectRow(
+    t,
+    'deleteIdentityProvider',
+    plain,
+    { params: { id: UNKNOWN_ID } },
+    {
+      action: 'IDENTITY_PROVIDER_DELETE',
+      status: 403,
+      type: 'identity_provider',
+      id: UNKNOWN_ID,
+      changed: [],
+      error: 'FORBIDDEN',
+    },
+  )
+  const made = await call(app, 'createOAuthClient', as, {
+    body: { name: 'App', type: 'confidential', redirectUris: ['https://app.example.test/cb'] },
+  })
+  t.equal(made.status, 201, made.raw)
+  const rows = (await auditRows(app, tenant.id, 'OAUTH_CLIENT_CREATE')).filter((r) => r.success)
+  t.equal(rows.length, 1, 'a success is the service’s one row, not a second')
+  t.match(rows[0]?.metadata, {
+    target: { type: 'oauth_client', id: made.data.id },
+    changed: ['name', 'redirectUris'],
+  })
+})

@@ -59,6 +59,7 @@ async function record(
   // Why not 429 and 5xx: a throttled call was never judged, and a fault is the service's, not a refusal.
   if (status === 429 || status >= 500) return
   const success = status < 400
+  if (success && audit.refusalsOnly) return
   const answer = parsed(payload)
   const targetId = targetIdOf(req, answer)
   const code = answer.code

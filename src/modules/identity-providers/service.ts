@@ -160,7 +160,7 @@ export async function createIdentityProvider(
     default_roles: JSON.stringify(defaultRoles),
     show_on_login: body.showOnLogin ?? true,
   })
-  await audit(ctx, actor, 'IDENTITY_PROVIDER_CREATE', id, undefined, meta)
+  await audit(ctx, actor, 'IDENTITY_PROVIDER_CREATE', id, Object.keys(body).sort(), meta)
   return toDto(ctx, actor.tenantCode, row)
 }
 

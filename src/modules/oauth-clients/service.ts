@@ -152,7 +152,7 @@ export async function createOAuthClient(
     client_uri: body.clientUri ?? null,
     secret_hash: secret?.hash ?? null,
   })
-  await audit(ctx, actor, 'OAUTH_CLIENT_CREATE', row, undefined, meta)
+  await audit(ctx, actor, 'OAUTH_CLIENT_CREATE', row, Object.keys(body).sort(), meta)
   return { ...toOAuthClientDto(row), clientSecret: secret?.secret ?? null }
 }
 
