@@ -6,6 +6,7 @@ import {
   auditRows,
   createTenant,
   createUser,
+  PASSWORD,
   platformKey,
   platformTenant,
   tokenFor,
@@ -24,6 +25,8 @@ const admin = await createUser(app, tenant, { roles: ['admin'] })
 const as: As = { token: await tokenFor(app, admin) }
 const plain: As = { token: await tokenFor(app, await createUser(app, tenant, { roles: ['user'] })) }
 const target = await createUser(app, tenant, { roles: ['user'] })
+/** Every secret value this file makes: none may appear in any audit row (the last test). */
+const secrets: string[] = [PASSWORD]
 
 /** The last row of the action in the tenant's log, after exactly one more was written. */
 async function lastRow(tenantId: string, action: AuditAction, before: number) {
@@ -268,6 +271,7 @@ t.test('Client Keys: CREATE, UPDATE, ROTATE, REVOKE; no key value in any row', a
     },
   )
   const key = made.data as unknown as { id: string; key: string }
+  secrets.push(key.key)
   await expectRow(
     t,
     'updateClientKey',
@@ -329,6 +333,7 @@ t.test('Client Keys: CREATE, UPDATE, ROTATE, REVOKE; no key value in any row', a
       .where('a.tenant_id', '=', tenant.id)
       .execute(),
   )
+  secrets.push(String((rotated.data as unknown as { key: string }).key))
   for (const value of [key.key, (rotated.data as unknown as { key: string }).key].filter(Boolean))
     t.notOk(all.includes(value), 'no key value in any row of the log')
 })
@@ -347,6 +352,7 @@ t.test('publishable keys: CREATE, UPDATE, REVOKE', async (t) => {
     },
   )
   const id = (made.data as { id: string }).id
+  secrets.push(String((made.data as { key?: string }).key))
   await expectRow(
     t,
     'updatePublishableKey',
@@ -525,10 +531,23 @@ t.test('sections 23 and 24: OAUTH_CLIENT_* and IDENTITY_PROVIDER_* refusals are 
     body: { name: 'App', type: 'confidential', redirectUris: ['https://app.example.test/cb'] },
   })
   t.equal(made.status, 201, made.raw)
+  secrets.push(String(made.data.clientSecret))
   const rows = (await auditRows(app, tenant.id, 'OAUTH_CLIENT_CREATE')).filter((r) => r.success)
   t.equal(rows.length, 1, 'a success is the service’s one row, not a second')
   t.match(rows[0]?.metadata, {
     target: { type: 'oauth_client', id: made.data.id },
     changed: ['name', 'redirectUris'],
   })
+})
+
+t.test('no secret, key value or password in any audit row of any tenant', async (t) => {
+  const generated = await call(app, 'generateJwtSecret', as)
+  t.equal(generated.status, 200, generated.raw)
+  secrets.push(String(generated.data.secret))
+  const rows = await app.ctx.dbs.main.selectFrom('tessera_audit.audit_log').selectAll().execute()
+  t.ok(rows.length >= 30, `${rows.length} rows searched`)
+  const all = JSON.stringify(rows)
+  const values = secrets.filter((v) => v && v !== 'undefined')
+  t.ok(values.length >= 6, `${values.length} secret values looked for`)
+  for (const value of values) t.notOk(all.includes(value), `not in any row: ${value.slice(0, 6)}…`)
 })
