@@ -48,8 +48,11 @@ const AUDIT = 'tessera_audit.audit_log'
 async function snapshot(db: Kysely<Database>, tenantId: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {}
   for (const [table, key] of TABLES) {
+    // Why the routing's own rows are left out: each call of setTenantDatabase writes one (contract section
+    // 25), in whichever database the tenant's log is then; the move is judged by the rest.
+    const own = table === AUDIT ? sql`and action <> 'TENANT_DATABASE_ROUTE'` : sql``
     const { rows } = await sql<{ k: string }>`select (${sql.raw(key)})::text as k from ${sql.table(table)}
-      where tenant_id = ${tenantId} order by 1`.execute(db)
+      where tenant_id = ${tenantId} ${own} order by 1`.execute(db)
     out[table] = rows.map((r) => r.k)
   }
   const grants = await sql<{ k: string }>`select up.user_id || '/' || p.name as k from user_permissions up
@@ -187,7 +190,19 @@ t.test('setTenantDatabase: refusals leave routing unchanged', async (t) => {
   })
 
   await t.test('nothing moved: rows, routing and logins as before', async (t) => {
-    t.same(await snapshot(app.ctx.dbs.main, tenant.id), before)
+    // Why without audit rows: each refused call wrote its TENANT_DATABASE_ROUTE row (contract section 25).
+    const now = await snapshot(app.ctx.dbs.main, tenant.id)
+    t.same(withoutAudit(now), withoutAudit(before))
+    const refusals = await app.ctx.dbs.main
+      .selectFrom('tessera_audit.audit_log')
+      .select(['success'])
+      .where('tenant_id', '=', tenant.id)
+      .where('action', '=', 'TENANT_DATABASE_ROUTE')
+      .execute()
+    t.ok(
+      refusals.filter((r) => !r.success).length >= 5 && refusals.filter((r) => r.success).length === 1,
+      'refusal rows for the refused calls, one success row for the no-op',
+    )
     t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
     const rows = await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()
     t.equal(rows.length, 0)
@@ -267,13 +282,17 @@ t.test(
         { query: { limit: 500 } },
       )
       t.equal(logs.status, 200)
-      t.equal(logs.body.data.total, 5, 'two before the move, refresh and two logins after')
+      t.equal(
+        logs.body.data.total,
+        6,
+        'two before the move, the move’s TENANT_DATABASE_ROUTE (section 25), refresh and two logins after',
+      )
       const inTarget = await target.db
         .selectFrom('tessera_audit.audit_log')
         .select('id')
         .where('tenant_id', '=', tenant.id)
         .execute()
-      t.equal(inTarget.length, 5)
+      t.equal(inTarget.length, 6)
       t.equal((await refresh(app, again.refreshToken)).status, 200)
     })
 
@@ -340,7 +359,18 @@ t.test(
         },
         { query: { limit: 500 } },
       )
-      t.equal(logs.body.data.total, (inSecond[AUDIT]?.length ?? 0) + 1, 'every row once, and this login')
+      // The snapshot leaves out the routing's own rows: the moves there and back, and the back's row.
+      const routes = await app.ctx.dbs.main
+        .selectFrom('tessera_audit.audit_log')
+        .select('id')
+        .where('tenant_id', '=', tenant.id)
+        .where('action', '=', 'TENANT_DATABASE_ROUTE')
+        .execute()
+      t.equal(
+        logs.body.data.total,
+        (inSecond[AUDIT]?.length ?? 0) + routes.length + 1,
+        'every row once, the routing’s own rows, and this login',
+      )
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
       t.equal((await app.ctx.dbs.main.selectFrom('tenant_databases').selectAll().execute()).length, 0)
       const back = await loginOk(t, app, tenant, user)
@@ -362,7 +392,7 @@ t.test(
       })
       t.equal(res.status, 422)
       t.equal(res.body.code, 'DATABASE_ROUTING_FAILED')
-      t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
+      t.same(withoutAudit(await snapshot(app.ctx.dbs.main, tenant.id)), withoutAudit(beforeFail))
       t.equal(app.ctx.dbs.routedFor(tenant.id), undefined)
       await loginOk(t, app, tenant, user)
     })
@@ -381,7 +411,7 @@ t.test(
           },
         })
         t.equal(res.status, 422)
-        t.same(await snapshot(app.ctx.dbs.main, tenant.id), beforeFail)
+        t.same(withoutAudit(await snapshot(app.ctx.dbs.main, tenant.id)), withoutAudit(beforeFail))
       },
     )
 
