@@ -12,8 +12,8 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed ## Install exactly what the lockfile says (only when missing or stale)
 
-run: install ## Start the service (PGlite under ./.data unless DATABASE_URL says otherwise; mail to the log unless SMTP_URL says otherwise)
-	SMTP_URL="$${SMTP_URL-log://}" npm start
+run: install ## Start the service (PGlite under ./.data unless DATABASE_URL says otherwise; mail to the log unless SMTP_URL says otherwise; on http://localhost:3000, where passkeys work, unless PUBLIC_URL says otherwise)
+	SMTP_URL="$${SMTP_URL-log://}" PUBLIC_URL="$${PUBLIC_URL-http://localhost:$${PORT:-3000}}" npm start
 
 generate: install ## Regenerate generated/ from openapi/ (types, route table, bundled JSON)
 	npm run generate

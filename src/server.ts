@@ -33,6 +33,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   await app.listen({ port: config.port, host: config.host })
+  const consoleUrl = `${config.publicUrl}/console`
+  app.log.info({ console: consoleUrl }, `the console is at ${consoleUrl}`)
+  // Why on a terminal too: the JSON lines are for collectors; a person at `make run` wants the address.
+  if (process.stderr.isTTY) process.stderr.write(`\n  Tessera is running. The console: ${consoleUrl}\n\n`)
   // Why after listening: the library is loaded on first use (webauthn.ts), and this keeps that first
   // passkey request from waiting for it without delaying the start.
   preloadWebauthn().catch((err: unknown) => app.log.warn({ err }, 'could not preload the WebAuthn library'))

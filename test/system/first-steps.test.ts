@@ -37,7 +37,8 @@ t.test('first steps: the CLI refuses a held directory, the API creates, a restar
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const env = envFor(dir)
 
-  const a = await startService(env)
+  // Why info: the line that says where the console is (the rest of the file keeps warn).
+  const a = await startService({ ...env, LOG_LEVEL: 'info' })
   t.teardown(() => a.child.kill('SIGKILL'))
   await waitReady(a)
   // The README's first step is the console: the service's own entry point serves it (make test builds it
@@ -46,6 +47,7 @@ t.test('first steps: the CLI refuses a held directory, the API creates, a restar
   t.equal(page.status, 200, '/console is served')
   t.match(page.headers.get('content-type'), /^text\/html/)
   t.match(await page.text(), /<script type="module"/, 'the built page, not a placeholder')
+  t.match(a.output(), `the console is at ${a.base}/console`, 'the output says where the console is')
 
   const cli = await runCli(['tenant', 'create', '--code', 'acme', '--name', 'Acme', '--json'], env)
   t.not(cli.code, 0, 'the CLI beside a running service fails')

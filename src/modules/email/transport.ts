@@ -26,6 +26,12 @@ function mailOptions(from: string, m: Envelope) {
   }
 }
 
+/** A mail as a person reads it: who, what, and the text, between two rules. */
+export function readableMail(from: string, m: { to: string; subject: string; text: string }): string {
+  const rule = '─'.repeat(72)
+  return `\n${rule}\n mail not sent (SMTP_URL=log://)\n From:    ${from}\n To:      ${m.to}\n Subject: ${m.subject}\n${rule}\n${m.text.trimEnd()}\n${rule}\n\n`
+}
+
 /**
  * The transport SMTP_URL names: smtp:// or smtps:// through nodemailer (timeouts bounded, so a server
  * that hangs costs a retry rather than a stuck sender), or log://, which writes each whole message to
@@ -35,6 +41,9 @@ export function createMailTransport(
   smtpUrl: string,
   mailFrom: string | undefined,
   log: Logger,
+  terminal: { write: (text: string) => unknown } | undefined = process.stderr.isTTY
+    ? process.stderr
+    : undefined,
 ): MailTransport {
   const from = mailFrom ?? 'Tessera <tessera@localhost>'
   if (smtpUrl === 'log://') {
@@ -48,6 +57,9 @@ export function createMailTransport(
           { mail: { to: m.to, subject: m.subject, text: m.text, message: String(info.message) } },
           'mail (SMTP_URL=log://, not sent)',
         )
+        // Why on a terminal only: a person at `make run` reads the mail there, as a block with its link on a
+        // line of its own; a log collector keeps the JSON line above.
+        terminal?.write(readableMail(from, m))
       },
       close: () => stream.close(),
     }
