@@ -39,6 +39,21 @@ export function keepLogin(data: components['schemas']['LoginResponse']): void {
 
 export function rememberSignIn(who: SignedInAs): void {
   sessionStorage.setItem(WHO, JSON.stringify(who))
+  rememberTenant(who.tenantCode)
+}
+
+// Why localStorage for the tenant's code: it is no secret, and a person signs in to the same tenant again
+// after signing out or closing the tab (issue 44: it fell back to "platform" each time).
+const TENANT = 'tessera.tenant'
+
+/** Keeps the tenant a person last signed in to, or that a mail's link named, for the next sign-in form. */
+export function rememberTenant(code: string): void {
+  if (code) localStorage.setItem(TENANT, code)
+}
+
+/** The tenant this browser last used; null the first time. */
+export function rememberedTenant(): string | null {
+  return localStorage.getItem(TENANT)
 }
 
 export function signedInAs(): SignedInAs | null {

@@ -97,7 +97,7 @@ t.test(
 )
 
 t.test(
-  'console in Chromium: a shared link to a screen lands there after sign-in, and never off the console',
+  'console in Chromium: a shared link to a screen lands there after sign-in, never off the console; the tenant remembered',
   { skip: NO_BROWSER },
   async (t) => {
     buildConsole()
@@ -117,6 +117,21 @@ t.test(
     await signInAt(`/console/sign-in?next=${encodeURIComponent('//evil.example/x')}`)
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     t.equal(page.url(), `${origin}/console`, 'a crafted next leads to the overview, not off the console')
+
+    // The tenant remembered per browser (issue 44): after signing out, and in a new tab of the same browser.
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    t.equal(await page.getByLabel('Tenant').inputValue(), tenant.code, 'signed out: the tenant kept')
+    const tab = await context.newPage()
+    await tab.goto(`${origin}/console/sign-in`)
+    await tab.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    t.equal(await tab.getByLabel('Tenant').inputValue(), tenant.code, 'a new tab: the tenant kept')
+    // A mail's link names its tenant: the sign-in form after it starts there.
+    await tab.goto(`${origin}/console/reset-password?tenant=from-the-mail&token=x`)
+    await tab.getByRole('heading', { level: 1 }).first().waitFor()
+    await tab.goto(`${origin}/console/sign-in`)
+    await tab.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor()
+    t.equal(await tab.getByLabel('Tenant').inputValue(), 'from-the-mail', 'the mail link’s tenant')
     t.same(problems, [], 'no CSP violation or page error')
   },
 )

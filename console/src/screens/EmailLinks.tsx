@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react'
 import { TesseraError } from '@tessera/client'
-import { tessera } from '../api'
+import { rememberTenant, tessera } from '../api'
 import { Link } from '../router'
 import { ErrorBox } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
@@ -23,6 +23,8 @@ function useLinkParams(): LinkParams | null {
     const q = new URLSearchParams(window.location.search)
     const tenant = q.get('tenant') ?? ''
     const token = q.get('token') ?? ''
+    // The link names the person's tenant: the sign-in form after it starts there.
+    if (tenant) rememberTenant(tenant)
     return tenant && token ? { tenant, token } : null
   })
   useEffect(() => {

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { SecondFactorRequired, type SecondFactorSetup } from '@tessera/client'
-import { keepLogin, rememberSignIn, tessera } from '../api'
+import { keepLogin, rememberedTenant, rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
 import { FormFooter } from '../ui/FormFooter'
 import { Link } from '../router'
@@ -43,7 +43,9 @@ export function SignIn(props: {
     const returned = takeReturn()
     return returned?.intent === 'login' ? returned : null
   })
-  const [tenantTyped, setTenantTyped] = useState(props.tenantCode ?? back?.tenantCode ?? 'platform')
+  const [tenantTyped, setTenantTyped] = useState(
+    props.tenantCode ?? back?.tenantCode ?? rememberedTenant() ?? 'platform',
+  )
   /** The Tenant field's value, for a passkey sign-in; null (and the field's own message) when empty. */
   const tenantCode = () => {
     const field = tenantField.current
