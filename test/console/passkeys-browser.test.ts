@@ -197,6 +197,11 @@ t.test(
     const admin = await createUser(app, tenant, { roles: ['admin'] })
     const context = await launch(t)
     const { page, problems } = await openPage(context)
+    // A normal state is no error: no 4xx for passkeys off in the browser's console (issue 44).
+    const refused: string[] = []
+    page.on('response', (r) => {
+      if (r.status() === 409) refused.push(new URL(r.url()).pathname)
+    })
 
     await signIn(page, origin, tenant.code, admin.email, PASSWORD)
     await h1(page, 'Overview')
@@ -216,6 +221,7 @@ t.test(
       .getByText('Passkeys are off for this tenant.')
       .waitFor()
     t.pass('the user’s page says so too')
+    t.same(refused, [], 'Account and the user’s page asked for no passkey list: no 409 in the console')
 
     await page.getByRole('button', { name: 'Sign out' }).click()
     await h1(page, 'Sign in')

@@ -6,7 +6,7 @@ import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { FormFooter } from '../ui/FormFooter'
 import { List } from '../ui/List'
-import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
+import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
 import { createPasskey } from './webauthn'
 
 const KEY = ['me', 'passkeys']
@@ -67,7 +67,9 @@ export function MyPasskeys() {
   const queries = useQueryClient()
   const refresh = () => void queries.invalidateQueries({ queryKey: KEY })
   const [done, setDone] = useState('')
+  const on = usePasskeysOn()
   const list = useQuery({
+    enabled: on === true,
     queryKey: KEY,
     queryFn: () => tessera.GET('/api/v1/me/passkeys', { params: { query: { limit: LIMIT } } }),
   })
@@ -102,7 +104,7 @@ export function MyPasskeys() {
 
   const items = list.data?.items ?? []
   const total = list.data?.total ?? 0
-  const off = passkeysOff(list.error)
+  const off = on === false || passkeysOff(list.error)
   return (
     <section aria-labelledby="passkeys" className="panel">
       <h2 id="passkeys">Passkeys</h2>

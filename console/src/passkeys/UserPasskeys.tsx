@@ -5,7 +5,7 @@ import { useSession } from '../session'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { List } from '../ui/List'
-import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff } from './common'
+import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
 
 /**
  * A user's page → Passkeys (contract sections 19 and 21), for administrators: the user's passkeys
@@ -16,7 +16,9 @@ export function UserPasskeys({ userId }: { userId: string }) {
   const queries = useQueryClient()
   const key = ['users', userId, 'passkeys']
   const [done, setDone] = useState('')
+  const on = usePasskeysOn()
   const list = useQuery({
+    enabled: on === true,
     queryKey: key,
     queryFn: () =>
       tessera.GET('/api/v1/users/{userId}/passkeys', {
@@ -37,7 +39,7 @@ export function UserPasskeys({ userId }: { userId: string }) {
   return (
     <section aria-labelledby="user-passkeys" className="panel">
       <h2 id="user-passkeys">Passkeys</h2>
-      {passkeysOff(list.error) ? (
+      {on === false || passkeysOff(list.error) ? (
         <PasskeysOff />
       ) : (
         <>
