@@ -89,18 +89,30 @@ async function record(
   for (const tenantId of logs) await writeAudit(app.ctx.dbs.forTenant(tenantId), { tenantId, ...entry })
 }
 
-/** Registers the hooks; at the root, before the route modules (Fastify copies hooks into child contexts). */
+/** A route option that may hold one hook or several, as a list. */
+const listOf = <H>(hooks: H | H[] | undefined): H[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
+
+/**
+ * Gives each route of an `x-audit` operation its two hooks as it is registered. Why per route: the other
+ * operations, the hot paths among them, run no hook of this plugin at all. Registered at the root, before
+ * the route modules, so that it sees them.
+ */
 async function adminEventsPlugin(app: FastifyInstance): Promise<void> {
-  app.addHook('preValidation', async (req) => {
-    if (req.routeOptions.config?.spec?.audit) req.auditFields = keysOf(req.body)
-  })
-  app.addHook('onSend', async (req, reply, payload) => {
-    const audit = req.routeOptions.config?.spec?.audit
-    if (!audit) return payload
-    await record(app, req, reply, audit, payload).catch((err: unknown) =>
-      req.log.error({ err, action: audit.action }, 'administrative event not recorded'),
-    )
-    return payload
+  app.addHook('onRoute', (route) => {
+    const audit = (route.config as { spec?: RouteSpec } | undefined)?.spec?.audit
+    if (!audit) return
+    const fields = async (req: FastifyRequest) => {
+      req.auditFields = keysOf(req.body)
+    }
+    const send = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      await record(app, req, reply, audit, payload).catch((err: unknown) =>
+        req.log.error({ err, action: audit.action }, 'administrative event not recorded'),
+      )
+      return payload
+    }
+    route.preValidation = [...listOf(route.preValidation), fields] as typeof route.preValidation
+    route.onSend = [...listOf(route.onSend), send] as typeof route.onSend
   })
 }
 
