@@ -103,6 +103,11 @@ t.test(
       email: 'newcomer@acme.test',
       email_verified: true,
     })
+    // The sign-in page starts at the tenant this browser last used (issue 44); another tenant has no provider.
+    await page.getByRole('button', { name: 'Continue with Acme' }).waitFor()
+    t.pass('the remembered tenant’s provider is offered at once')
+    await page.getByLabel('Tenant').fill('platform')
+    await page.getByRole('button', { name: 'Continue with Acme' }).waitFor({ state: 'detached' })
     t.equal(await page.getByRole('button', { name: 'Continue with Acme' }).count(), 0, 'none for platform')
     await page.getByLabel('Tenant').fill(tenant.code)
     await page.getByRole('button', { name: 'Continue with Acme' }).waitFor()

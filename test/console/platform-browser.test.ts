@@ -92,7 +92,11 @@ t.test(
       ['tessera.refreshToken', 'tessera.signedInAs'],
       'only the refresh token and who signed in are stored',
     )
-    t.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage')
+    t.same(
+      await page.evaluate(() => Object.entries(localStorage)),
+      [['tessera.tenant', 'acme']],
+      'localStorage holds the tenant code alone, no secret (issue 44: the tenant remembered)',
+    )
     t.same(problems, [], 'no CSP violation or page error')
   },
 )
