@@ -179,7 +179,9 @@ async function pausedRedis(t: Test, redis: Switch, resume: { lostReplies?: boole
   if (resume === null) return
   redis.resume(resume)
   t.ok(await waitForRedis(app, 'up'), 'answering again: health shows Redis up')
-  t.equal((await health(app)).status, 'ok')
+  // The whole answer in the message: a run on a loaded machine once saw another status here (2026-12-03).
+  const after = await health(app)
+  t.equal(after.status, 'ok', JSON.stringify(after))
 }
 
 t.test('Redis that stops answering (fake server): local counters, health degraded', async (t) => {
