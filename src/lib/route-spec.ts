@@ -1,3 +1,14 @@
+/** What an administrative event is about (contract section 25's `metadata.target.type`, with 23's and 24's). */
+export type AuditTargetType =
+  | 'role'
+  | 'permission'
+  | 'user'
+  | 'tenant'
+  | 'client_key'
+  | 'publishable_key'
+  | 'oauth_client'
+  | 'identity_provider'
+
 /** The shape of one entry of generated/routes.ts: everything the document says about an operation. */
 export interface RouteSpec {
   readonly operationId: string
@@ -26,15 +37,7 @@ export interface RouteSpec {
    */
   readonly audit?: {
     readonly action: string
-    readonly target:
-      | 'role'
-      | 'permission'
-      | 'user'
-      | 'tenant'
-      | 'client_key'
-      | 'publishable_key'
-      | 'oauth_client'
-      | 'identity_provider'
+    readonly target: AuditTargetType
     readonly changed?: readonly string[]
     /** The service writes the success row in its own transaction (sections 23, 24); the hook the refusals. */
     readonly refusalsOnly?: true

@@ -78,7 +78,7 @@ t.test('roles: ROLE_CREATE, ROLE_UPDATE (fields and permissions), ROLE_DELETE', 
     t,
     'createRole',
     plain,
-    { body: { name: 'nope' } },
+    { body: { name: 'nope', undeclaredField: 'caller-chosen' } },
     {
       action: 'ROLE_CREATE',
       status: 403,
@@ -86,6 +86,11 @@ t.test('roles: ROLE_CREATE, ROLE_UPDATE (fields and permissions), ROLE_DELETE', 
       changed: ['name'],
       error: 'FORBIDDEN',
     },
+  )
+  t.same(
+    (await auditRows(app, tenant.id, 'ROLE_CREATE')).at(-1)?.metadata.changed,
+    ['name'],
+    'a refused body’s undeclared field names stay out of the row',
   )
   await expectRow(
     t,

@@ -24,8 +24,17 @@ declare module 'fastify' {
 
 type AuditSpec = NonNullable<RouteSpec['audit']>
 
-const keysOf = (body: unknown): string[] =>
-  body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : []
+/**
+ * The body's field names that the operation's schema declares, sorted. Why only those: a refused call's body
+ * was never validated, and its caller's own key names must not fill the log.
+ */
+function keysOf(body: unknown, spec: RouteSpec | undefined): string[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return []
+  const declared = (spec?.schema.body as { properties?: object } | undefined)?.properties ?? {}
+  return Object.keys(body)
+    .filter((k) => Object.hasOwn(declared, k))
+    .sort()
+}
 
 /** The answer's JSON, when it is JSON (an error's code, a created object's id). */
 function parsed(payload: unknown): { data?: { id?: unknown }; code?: unknown } {
@@ -71,7 +80,7 @@ async function record(
     errorMessage: success ? null : typeof code === 'string' ? code : `HTTP_${status}`,
     metadata: {
       target: { type: audit.target, ...(targetId ? { id: targetId } : {}) },
-      changed: [...(audit.changed ?? req.auditFields ?? keysOf(req.body))],
+      changed: [...(audit.changed ?? req.auditFields ?? keysOf(req.body, req.routeOptions.config?.spec))],
     },
     meta: requestMeta(req),
   }
@@ -100,10 +109,11 @@ const listOf = <H>(hooks: H | H[] | undefined): H[] =>
  */
 async function adminEventsPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
-    const audit = (route.config as { spec?: RouteSpec } | undefined)?.spec?.audit
+    const spec = (route.config as { spec?: RouteSpec } | undefined)?.spec
+    const audit = spec?.audit
     if (!audit) return
     const fields = async (req: FastifyRequest) => {
-      req.auditFields = keysOf(req.body)
+      req.auditFields = keysOf(req.body, spec)
     }
     const send = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       await record(app, req, reply, audit, payload).catch((err: unknown) =>

@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { FastifyRequest } from 'fastify'
 import type { AuditAction, Database } from '../../db/database.js'
+import type { AuditTargetType } from '../../lib/route-spec.js'
 import { actorOf, type Principal } from '../../security/principal.js'
 import { insertAuditRow } from './queries.js'
 
@@ -61,15 +62,7 @@ export interface AuditEntry {
     identityId?: string
     /** An administrative event's object (contract section 25). */
     target?: {
-      type:
-        | 'role'
-        | 'permission'
-        | 'user'
-        | 'tenant'
-        | 'client_key'
-        | 'publishable_key'
-        | 'oauth_client'
-        | 'identity_provider'
+      type: AuditTargetType
       /** Absent on a refused creation: there is no object yet. */
       id?: string
     }
