@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../../db/database.js'
 import type { Clock } from '../../lib/clock.js'
+import type { GrantRow } from '../../security/grants.js'
 import {
   findOAuthClientByClientId,
   insertOAuthClient,
@@ -38,8 +39,17 @@ const SHORT_LIVED = new Set([
   'ClientCredentials',
 ])
 
-/** The models whose lookup reads their grant in the same statement: the library asks for the grant next. */
-const WITH_GRANT = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode'])
+/**
+ * The models whose lookup reads their grant, session and account in the same statement (the library asks for
+ * them next), each with the models looked up in the same statement. Why the three together: without a type
+ * hint, introspection and revocation ask for a token value as an access token, client credentials and a
+ * refresh token at once (the library's token_find.js); one statement answers all three.
+ */
+const BY_VALUE = ['AccessToken', 'ClientCredentials', 'RefreshToken'] as const
+const WITH_CONTEXT = new Map<string, readonly [string, ...string[]]>([
+  ...BY_VALUE.map((m) => [m, BY_VALUE] as const),
+  ['AuthorizationCode', ['AuthorizationCode']],
+])
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -65,24 +75,58 @@ export function adapterFor(
   // client of the tenant changes (section 14's change channel); the metadata is built per call, since a former
   // secret's grace ends with time. It saves a round trip on every token, userinfo and introspection call.
   const clients = new LRUCache<string, OAuthClientWithHashes>({ max: 1000 })
-  // Grants read with a token, code or refresh token, kept for the `Grant.find` that follows in the same request
-  // (userinfo, introspection, both grants): one round trip instead of two. Why per request (the library's
-  // context, weakly held): a grant revoked a moment later is never served to another request.
+  // Grants and provider sessions read with a token, code or refresh token, kept for the `Grant.find` and the
+  // `Session.findByUid` (the session binding's check) that follow in the same request (userinfo,
+  // introspection, both grants): one round trip instead of three. Why per request (the library's context,
+  // weakly held): a grant revoked or a session ended a moment later is never served to another request. Keys:
+  // `Grant:<id>`, `Session:<uid>`.
   const prefetched = new WeakMap<object, Map<string, Payload>>()
-  const requestGrants = (): Map<string, Payload> => {
+  const early = () => ofRequest(prefetched)
+  // The account's user and grant rows, by account id, for the request's findAccount (library.ts).
+  const accounts = new WeakMap<object, Map<string, GrantRow[]>>()
+  const earlyAccounts = () => ofRequest(accounts)
+  const ofRequest = <V>(maps: WeakMap<object, Map<string, V>>): Map<string, V> => {
     // Why a fresh key outside a request: nothing is kept for a lookup no request asked for.
     const ctx = currentRequest() ?? {}
-    let m = prefetched.get(ctx)
-    if (!m) prefetched.set(ctx, (m = new Map()))
+    let m = maps.get(ctx)
+    if (!m) maps.set(ctx, (m = new Map()))
     return m
   }
-  return class TesseraAdapter {
+  /** The payload prefetched for this request under `key`, taken once; a change of the model forgets them. */
+  const takeEarly = (key: string): Payload | undefined => {
+    const m = early()
+    const found = m.get(key)
+    m.delete(key)
+    return found
+  }
+  // A token value's pending lookup, by `<first model asked>:<id>`, shared by the lookups of one request.
+  const lookups = new WeakMap<object, Map<string, ReturnType<typeof q.findTokenWithContext>>>()
+  const lookupOf = (models: readonly [string, ...string[]], id: string) => {
+    const m = ofRequest(lookups)
+    const key = `${models[0]}:${id}`
+    let pending = m.get(key)
+    if (!pending) {
+      pending = q.findTokenWithContext(db, tenantId, models, id, now())
+      m.set(key, pending)
+      pending.catch(() => m.delete(key))
+    }
+    return pending
+  }
+  const forget = (model: string, id?: string): void => {
+    // Why every pending lookup: a write of any token may be read back next, and they are few per request.
+    ofRequest(lookups).clear()
+    const m = early()
+    // Why every session: the library writes a session by its id, and the prefetch knows it by its uid.
+    if (model === 'Session') for (const key of m.keys()) if (key.startsWith('Session:')) m.delete(key)
+    if (model === 'Grant' && id) m.delete(`Grant:${id}`)
+  }
+  class TesseraAdapter {
     constructor(private readonly model: string) {}
 
     /** Stores a payload for `expiresIn` seconds. */
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
       // A client the library registered (RFC 7591, registration.ts): checked there, written as ours.
-      if (this.model === 'Grant') requestGrants().delete(id)
+      forget(this.model, id)
       if (this.model === 'Client') {
         await insertOAuthClient(db, registeredClientRow(tenantId, id, payload))
         return
@@ -114,18 +158,20 @@ export function adapterFor(
         return row ? (clientMetadata(row, clock.now()) as Payload) : undefined
       }
       if (this.model === 'Grant') {
-        const grants = requestGrants()
-        const early = grants.get(id)
-        if (early) {
-          grants.delete(id)
-          return early
-        }
+        const grant = takeEarly(`Grant:${id}`)
+        if (grant) return grant
       }
-      if (WITH_GRANT.has(this.model)) {
-        const row = await q.findPayloadWithGrant(db, tenantId, this.model, id, now())
+      const models = WITH_CONTEXT.get(this.model)
+      if (models) {
+        const looked = await lookupOf(models, id)
+        const row = looked?.model === this.model ? looked : undefined
         const found = out(row)
         const grant = out(row?.grant)
-        if (found?.grantId && grant) requestGrants().set(found.grantId, grant)
+        if (found?.grantId && grant) early().set(`Grant:${found.grantId}`, grant)
+        const session = out(row?.session)
+        if (row?.session && session) early().set(`Session:${row.session.uid}`, session)
+        if (typeof found?.accountId === 'string' && row?.account.length)
+          earlyAccounts().set(found.accountId, row.account)
         return found
       }
       return out(await q.findPayload(db, tenantId, this.model, { column: 'id', value: id }, now()))
@@ -140,24 +186,38 @@ export function adapterFor(
 
     /** A session by its uid. */
     async findByUid(uid: string): Promise<Payload | undefined> {
+      if (this.model === 'Session') {
+        const session = takeEarly(`Session:${uid}`)
+        if (session) return session
+      }
       return out(await q.findPayload(db, tenantId, this.model, { column: 'uid', value: uid }, now()))
     }
 
     /** Marks a payload used. */
     async consume(id: string): Promise<void> {
+      forget(this.model, id)
       await q.consumePayload(db, tenantId, this.model, id, now())
     }
 
     /** Deletes a payload. */
     async destroy(id: string): Promise<void> {
-      if (this.model === 'Grant') requestGrants().delete(id)
+      forget(this.model, id)
       await q.destroyPayload(db, tenantId, this.model, id)
     }
 
     /** Deletes everything of a grant. */
     async revokeByGrantId(grantId: string): Promise<void> {
-      requestGrants().delete(grantId)
+      forget('Grant', grantId)
       await q.revokeGrantPayloads(db, tenantId, grantId)
     }
   }
+
+  /** The account's rows the request's token lookup read (taken once), or undefined: then findAccount reads. */
+  const takeAccount = (accountId: string): GrantRow[] | undefined => {
+    const m = earlyAccounts()
+    const rows = m.get(accountId)
+    m.delete(accountId)
+    return rows
+  }
+  return { Adapter: TesseraAdapter, takeAccount }
 }

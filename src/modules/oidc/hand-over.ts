@@ -30,6 +30,16 @@ function prepare(ctx: AppContext, raw: Raw, code: string, rest: string): void {
   delete raw.headers['x-forwarded-for']
 }
 
+// Each provider's request handler, made once: Koa's callback() composes the middleware anew on every call.
+const handlers = new WeakMap<PooledProvider, ReturnType<PooledProvider['provider']['callback']>>()
+
+/** The provider's request handler (Koa's callback), made on first use. */
+function handlerOf(pooled: PooledProvider): ReturnType<PooledProvider['provider']['callback']> {
+  let handle = handlers.get(pooled)
+  if (!handle) handlers.set(pooled, (handle = pooled.provider.callback()))
+  return handle
+}
+
 /** The pooled provider of the route's tenant; TENANT_NOT_FOUND (in the envelope) for no ACTIVE tenant. */
 export async function providerOf(pool: ProviderPool, code: string): Promise<PooledProvider> {
   return (await pool.get(code)) ?? fail('TENANT_NOT_FOUND')
@@ -51,7 +61,7 @@ export async function handToProvider(
     if (value !== undefined) reply.raw.setHeader(name, value)
   }
   reply.hijack()
-  await pooled.provider.callback()(raw, reply.raw as ServerResponse)
+  await handlerOf(pooled)(raw, reply.raw as ServerResponse)
   return reply
 }
 
@@ -60,7 +70,7 @@ export async function discoveryDocument(
   ctx: AppContext,
   pooled: PooledProvider,
 ): Promise<Record<string, unknown>> {
-  const callback = pooled.provider.callback()
+  const callback = handlerOf(pooled)
   const res = await inject(
     (req, res) => {
       prepare(ctx, req as Raw, pooled.tenant.code, '/.well-known/openid-configuration')

@@ -8,6 +8,7 @@ import { outboundFetch as guardedFetch } from '../../lib/outbound.js'
 import { sha256Hex, timingSafeEqualStr } from '../../lib/tokens.js'
 import { resourceOf } from '../oauth-clients/resources.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
+import { userAndGrants, type GrantRow, type UserJson } from '../../security/grants.js'
 import { adapterFor } from './adapter.js'
 import { EXTRA_CLIENT_METADATA, OIDC_SCOPES } from './client-metadata.js'
 import { renderLoggedOut, renderLogout, type LogoutPageContext } from './logout-pages.js'
@@ -40,11 +41,22 @@ function cookieKey(ctx: AppContext, tenantId: string): string {
   return createHmac('sha256', ctx.secretsKey).update(`oidc-cookies:${tenantId}`).digest('base64url')
 }
 
-/** The claims of a user as section 23 lists them; the library keeps those of the granted scopes. */
-async function findAccount(ctx: AppContext, tenant: TenantInfo, sub: string) {
+/**
+ * The claims of a user as section 23 lists them; the library keeps those of the granted scopes. The user and
+ * grant rows come from the request's token lookup when it read them (adapter.ts), else from one query.
+ */
+async function findAccount(
+  ctx: AppContext,
+  tenant: TenantInfo,
+  sub: string,
+  prefetched: (accountId: string) => GrantRow[] | undefined,
+) {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sub)) return undefined
   const isPlatform = tenant.code === ctx.config.platformTenantCode
-  const { user, grants } = await loadUserWithGrants(ctx.dbs.forTenant(tenant.id), tenant.id, sub, isPlatform)
+  const rows = prefetched(sub)
+  const { user, grants } = rows
+    ? userAndGrants<UserJson>(rows, isPlatform)
+    : await loadUserWithGrants(ctx.dbs.forTenant(tenant.id), tenant.id, sub, isPlatform)
   // Why undefined for a user who is not ACTIVE: the library then refuses the refresh (invalid_grant),
   // introspects the token as inactive and answers userinfo with invalid_token.
   if (!user || user.status !== 'ACTIVE') return undefined
@@ -125,16 +137,17 @@ async function configurationOf(
     use: 'sig',
   }
   const cfg = tenant.authConfig
+  const storage = adapterFor(
+    ctx.dbs.forTenant(tenant.id),
+    tenant.id,
+    ctx.clock,
+    ctx.dbs.onServer(tenant.id),
+    currentRequest,
+  )
   return {
-    adapter: adapterFor(
-      ctx.dbs.forTenant(tenant.id),
-      tenant.id,
-      ctx.clock,
-      ctx.dbs.onServer(tenant.id),
-      currentRequest,
-    ),
+    adapter: storage.Adapter,
     jwks: { keys: [signing] },
-    findAccount: (_c, sub) => findAccount(ctx, tenant, sub),
+    findAccount: (_c, sub) => findAccount(ctx, tenant, sub, storage.takeAccount),
     claims: {
       openid: ['sub', 'auth_time', 'amr', 'acr', 'sid'],
       email: ['email', 'email_verified'],

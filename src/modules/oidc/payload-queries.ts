@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
+import type { GrantRow } from '../../security/grants.js'
+import { grantQueryParts, userRowPart } from '../permissions/grant-queries.js'
 
 // The oidc_payloads table, the oidc module's: what `oidc-provider` stores through its adapter (adapter.ts),
 // one row per (tenant, model, id). Every statement names the tenant, so one tenant's provider never reads
@@ -77,39 +79,83 @@ export async function findPayload(
     .executeTakeFirst()
 }
 
-/** A token's or a code's live payload by id with its live grant's, in one statement (adapter.ts). */
-export async function findPayloadWithGrant(
+/** What findTokenWithContext reads with a token or a code. */
+export interface TokenWithContext extends NonNullable<Found> {
+  /** Which of the asked models it is. */
+  model: string
+  /** Its live grant. */
+  grant: Found
+  /** The live provider session it is bound to (`sessionUid`), with that uid. */
+  session: (NonNullable<Found> & { uid: string }) | undefined
+  /** Its account's user row and grant rows (permissions' grant-queries.ts), none without an account. */
+  account: GrantRow[]
+}
+
+/** The token's row as findTokenWithContext's statement renders it (row_to_json). */
+interface TokenJson {
+  model: string
+  payload: Record<string, unknown>
+  consumed_at: string | null
+  grant_payload: Record<string, unknown> | null
+  grant_consumed_at: string | null
+  session_payload: Record<string, unknown> | null
+  session_consumed_at: string | null
+  session_uid: string | null
+}
+
+const date = (v: string | null) => (v === null ? null : new Date(v))
+
+/**
+ * A token's or a code's live payload by id, of one of `models` (ids are random, so at most one matches), with,
+ * in the same statement, what the library asks for next: its
+ * live grant, the live provider session it is bound to (`sessionUid`, checked for a token that expires with
+ * its session), and its account's user row and grants (findAccount). One round trip where the library asks
+ * four (adapter.ts). Why the account's rows through permissions' parts: the rule for a user's grants stays
+ * in one place, as the refresh rotation of sessions' queries reads them.
+ */
+export async function findTokenWithContext(
   db: Kysely<Database>,
   tenantId: string,
-  model: string,
+  models: readonly [string, ...string[]],
   id: string,
   now: Date,
-): Promise<(NonNullable<Found> & { grant: Found }) | undefined> {
-  const row = await db
-    .selectFrom('oidc_payloads as p')
-    .leftJoin('oidc_payloads as g', (j) =>
-      j
-        .onRef('g.tenant_id', '=', 'p.tenant_id')
-        .on('g.model', '=', 'Grant')
-        .onRef('g.id', '=', 'p.grant_id')
-        .on((eb) => eb.or([eb('g.expires_at', 'is', null), eb('g.expires_at', '>', now)])),
-    )
-    .select([
-      'p.payload',
-      'p.consumed_at',
-      'g.payload as grant_payload',
-      'g.consumed_at as grant_consumed_at',
-    ])
-    .where('p.tenant_id', '=', tenantId)
-    .where('p.model', '=', model)
-    .where('p.id', '=', id)
-    .where((eb) => eb.or([eb('p.expires_at', 'is', null), eb('p.expires_at', '>', now)]))
-    .executeTakeFirst()
-  if (!row) return undefined
-  const grant = row.grant_payload
-    ? { payload: row.grant_payload as Record<string, unknown>, consumed_at: row.grant_consumed_at }
-    : undefined
-  return { payload: row.payload as Record<string, unknown>, consumed_at: row.consumed_at, grant }
+): Promise<TokenWithContext | undefined> {
+  const account = sql`(select account_id from tok)`
+  const { cte, selects } = grantQueryParts(tenantId, account)
+  const { rows } = await sql<GrantRow>`
+    with tok as (
+      select p.model, p.payload, p.consumed_at, p.account_id,
+        g.payload as grant_payload, g.consumed_at as grant_consumed_at,
+        s.payload as session_payload, s.consumed_at as session_consumed_at, s.uid as session_uid
+      from oidc_payloads p
+      left join oidc_payloads g on g.tenant_id = p.tenant_id and g.model = 'Grant' and g.id = p.grant_id
+        and (g.expires_at is null or g.expires_at > ${now})
+      left join oidc_payloads s on s.tenant_id = p.tenant_id and s.model = 'Session' and s.uid is not null
+        and s.uid = p.payload->>'sessionUid' and (s.expires_at is null or s.expires_at > ${now})
+      where p.tenant_id = ${tenantId} and p.model in (${sql.join([...models])}) and p.id = ${id}
+        and (p.expires_at is null or p.expires_at > ${now})
+      -- Why: the account's subqueries below need one row, whatever the ids.
+      limit 1
+    ), ${cte}
+    select 'token' as kind, null as role, row_to_json(tok)::text as name, 0 as level from tok
+    union all
+    ${userRowPart(tenantId, account)}
+    ${selects}`.execute(db)
+  // Why the cast: the statement's own 'token' row, which grant rows never are.
+  const token = rows.find((r) => (r.kind as string) === 'token')
+  if (!token) return undefined
+  const t = JSON.parse(token.name) as TokenJson
+  return {
+    model: t.model,
+    payload: t.payload,
+    consumed_at: date(t.consumed_at),
+    grant: t.grant_payload ? { payload: t.grant_payload, consumed_at: date(t.grant_consumed_at) } : undefined,
+    session:
+      t.session_payload && t.session_uid
+        ? { payload: t.session_payload, consumed_at: date(t.session_consumed_at), uid: t.session_uid }
+        : undefined,
+    account: rows.filter((r) => r !== token),
+  }
 }
 
 /** Marks a payload consumed (a used code, a rotated refresh token). */

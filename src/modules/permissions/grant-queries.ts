@@ -41,17 +41,23 @@ export function grantQueryParts(tenantId: string, user: RawBuilder<unknown>) {
 }
 
 /**
+ * The user row itself (every column but the password hash) as a `kind = 'user'` grant row, its JSON text in
+ * `name`, followed by `union all`: to put before grantQueryParts' selects. `user` as in grantQueryParts.
+ */
+export function userRowPart(tenantId: string, user: RawBuilder<unknown>) {
+  return sql`select 'user' as kind, null as role, row_to_json(u)::text as name, 0 as level from (
+        select id, tenant_id, email, username, cpf_cnpj, status, email_verified, otp_enabled,
+               created_at, updated_at, last_login_at
+        from users where tenant_id = ${tenantId} and id = ${user}) u
+      union all`
+}
+
+/**
  * One round trip for roles, rank and effective permissions, plus, when asked, the user row itself as
  * JSON (GET /me needs both and is on the hot path).
  */
 function grantRows(db: Kysely<Database>, tenantId: string, userId: string, withUser: boolean) {
-  const userRow = withUser
-    ? sql`select 'user' as kind, null as role, row_to_json(u)::text as name, 0 as level from (
-        select id, tenant_id, email, username, cpf_cnpj, status, email_verified, otp_enabled,
-               created_at, updated_at, last_login_at
-        from users where tenant_id = ${tenantId} and id = ${userId}) u
-      union all`
-    : sql``
+  const userRow = withUser ? userRowPart(tenantId, sql`${userId}`) : sql``
   const { cte, selects } = grantQueryParts(tenantId, sql`${userId}`)
   return sql<GrantRow>`with ${cte} ${userRow} ${selects}`.execute(db)
 }
