@@ -30,7 +30,7 @@ function storage(tenantId: string, request: () => object | undefined) {
   const counting = new Counting()
   const db = app.ctx.dbs.forTenant(tenantId).withPlugin(counting)
   const s = adapterFor(db, tenantId, systemClock, false, request)
-  return { counting, Adapter: s.Adapter, takeAccount: s.takeAccount }
+  return { counting, ...s }
 }
 
 // One grant, one provider session bound to it, one access token and one refresh token of the user's.
@@ -153,4 +153,87 @@ t.test('an expired token is not found, nor is what it names', async (t) => {
   t.equal(takeAccount(user.id), undefined)
   t.ok(await new Adapter('Grant').find('grant-2'), 'the grant is read on its own')
   t.equal(counting.count, 2)
+})
+
+t.test(
+  "a wrapped request's short-lived writes wait, and go in one statement before its answer",
+  async (t) => {
+    await new seed.Adapter('RefreshToken').upsert('rt-wb', { ...at, kind: 'RefreshToken' }, 3600)
+    const emitted: unknown[] = []
+    const request = {
+      status: 200,
+      body: 'tokens',
+      app: { emit: (_e: 'error', err: unknown) => emitted.push(err) },
+    }
+    const { counting, Adapter, requestMiddleware } = storage(tenant.id, () => request)
+    const stored = (id: string) =>
+      app.ctx.dbs
+        .forTenant(tenant.id)
+        .selectFrom('oidc_payloads')
+        .select(['id', 'consumed_at'])
+        .where('tenant_id', '=', tenant.id)
+        .where('id', '=', id)
+        .executeTakeFirst()
+    await requestMiddleware(request, async () => {
+      await new Adapter('RefreshToken').consume('rt-wb')
+      await new Adapter('RefreshToken').upsert('rt-wb-next', { ...at, kind: 'RefreshToken' }, 3600)
+      await new Adapter('AccessToken').upsert('at-wb', at, 3600)
+      t.equal(counting.count, 0, 'nothing written yet')
+      t.equal(await stored('at-wb'), undefined)
+    })
+    t.equal(counting.count, 1, 'one statement for the three')
+    t.ok((await stored('rt-wb'))?.consumed_at, 'the old token consumed')
+    t.ok(await stored('rt-wb-next'))
+    t.ok(await stored('at-wb'))
+    t.same([request.status, request.body], [200, 'tokens'])
+
+    // A read in the request sees what waited: it is written first.
+    await requestMiddleware(request, async () => {
+      await new Adapter('AccessToken').upsert('at-wb-2', at, 3600)
+      t.ok(await new Adapter('AccessToken').find('at-wb-2'))
+    })
+    t.equal(counting.count, 3)
+
+    // Two writes of one row are not put in one statement (it would not keep their order).
+    await requestMiddleware(request, async () => {
+      await new Adapter('AccessToken').upsert('at-wb-3', at, 3600)
+      await new Adapter('AccessToken').consume('at-wb-3')
+    })
+    t.ok((await stored('at-wb-3'))?.consumed_at)
+    t.equal(counting.count, 5)
+    t.equal(emitted.length, 0)
+  },
+)
+
+t.test('a failed write-behind answers server_error, and nothing of it is stored', async (t) => {
+  const emitted: unknown[] = []
+  const request = {
+    status: 200,
+    body: 'tokens',
+    app: { emit: (_e: 'error', err: unknown) => emitted.push(err) },
+  }
+  const { Adapter, requestMiddleware } = storage(tenant.id, () => request)
+  await requestMiddleware(request, async () => {
+    await new Adapter('AccessToken').upsert('at-bad-1', at, 3600)
+    // A lone surrogate: JSON, but PostgreSQL's jsonb refuses it, so the statement fails.
+    await new Adapter('AccessToken').upsert('at-bad-2', { ...at, note: '\ud800' }, 3600)
+  })
+  t.equal(request.status, 500)
+  t.same(request.body, { error: 'server_error', error_description: 'oops! something went wrong' })
+  t.equal(emitted.length, 1)
+  const rows = await app.ctx.dbs
+    .forTenant(tenant.id)
+    .selectFrom('oidc_payloads')
+    .select('id')
+    .where('tenant_id', '=', tenant.id)
+    .where('id', 'in', ['at-bad-1', 'at-bad-2'])
+    .execute()
+  t.same(rows, [], 'one statement: neither write is stored')
+})
+
+t.test('outside a wrapped request every write goes at once', async (t) => {
+  const request = {}
+  const { counting, Adapter } = storage(tenant.id, () => request)
+  await new Adapter('AccessToken').upsert('at-now', at, 3600)
+  t.equal(counting.count, 1)
 })

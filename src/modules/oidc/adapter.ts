@@ -16,6 +16,13 @@ import * as q from './payload-queries.js'
 // database and id. Clients come from oauth_clients, where a dynamically registered one is written too
 // (registration.ts checks it first); every other model lives in oidc_payloads.
 
+/** What requestMiddleware touches of the library's (Koa's) request context. */
+interface KoaContext {
+  status: number
+  body: unknown
+  app: { emit(event: 'error', err: unknown, ctx: unknown): unknown }
+}
+
 /** The payload fields the adapter reads; the library stores more, which the row keeps whole. */
 interface Payload {
   [key: string]: unknown
@@ -120,6 +127,30 @@ export function adapterFor(
     if (model === 'Session') for (const key of m.keys()) if (key.startsWith('Session:')) m.delete(key)
     if (model === 'Grant' && id) m.delete(`Grant:${id}`)
   }
+  // Write-behind within a request (the library's context, when requestMiddleware wraps it): the short-lived
+  // payloads' writes and consumes wait, and go in one statement at the request's next read or other write, or
+  // before its answer leaves (requestMiddleware). Why: a refresh grant consumes the token, stores its successor
+  // and the access token, three round trips in a row where one does; the answer carrying the new tokens is
+  // never sent before they are stored. Why only in a wrapped request: nothing else would flush them.
+  const wrapped = new WeakSet<object>()
+  const queued = new WeakMap<object, q.PayloadWrite[]>()
+  const flush = async (ctx: object | undefined = currentRequest()): Promise<void> => {
+    const writes = ctx && queued.get(ctx)
+    if (!ctx || !writes?.length) return
+    queued.delete(ctx)
+    await q.writePayloads(db, tenantId, writes, onServer)
+  }
+  /** Queues a write of the current wrapped request; false outside one (the caller writes at once). */
+  const later = async (write: q.PayloadWrite): Promise<boolean> => {
+    const ctx = currentRequest()
+    if (!ctx || !wrapped.has(ctx) || !SHORT_LIVED.has(write.model)) return false
+    // Why: one statement would not keep the order of two writes of the same row.
+    if (queued.get(ctx)?.some((w) => w.model === write.model && w.id === write.id)) await flush(ctx)
+    const writes = queued.get(ctx) ?? []
+    writes.push(write)
+    queued.set(ctx, writes)
+    return true
+  }
   class TesseraAdapter {
     constructor(private readonly model: string) {}
 
@@ -127,31 +158,35 @@ export function adapterFor(
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
       // A client the library registered (RFC 7591, registration.ts): checked there, written as ours.
       forget(this.model, id)
+      const account =
+        typeof payload.accountId === 'string' && UUID.test(payload.accountId) ? payload.accountId : null
+      const columns = {
+        grantId: payload.grantId ?? null,
+        uid: payload.uid ?? null,
+        userCode: payload.userCode ?? null,
+        accountId: account,
+        expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
+      }
+      if (await later({ kind: 'upsert', model: this.model, id, payload, columns })) return
+      await flush()
       if (this.model === 'Client') {
         await insertOAuthClient(db, registeredClientRow(tenantId, id, payload))
         return
       }
-      const account =
-        typeof payload.accountId === 'string' && UUID.test(payload.accountId) ? payload.accountId : null
       await q.upsertPayload(
         db,
         tenantId,
         this.model,
         id,
         payload,
-        {
-          grantId: payload.grantId ?? null,
-          uid: payload.uid ?? null,
-          userCode: payload.userCode ?? null,
-          accountId: account,
-          expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
-        },
+        columns,
         onServer && SHORT_LIVED.has(this.model),
       )
     }
 
     /** A payload by id; a client from oauth_clients. */
     async find(id: string): Promise<Payload | undefined> {
+      await flush()
       if (this.model === 'Client') {
         const row = clients.get(id) ?? (await findOAuthClientByClientId(db, tenantId, id))
         if (row) clients.set(id, row)
@@ -179,6 +214,7 @@ export function adapterFor(
 
     /** A payload by its user code (the device flow, off here; kept for the interface). */
     async findByUserCode(userCode: string): Promise<Payload | undefined> {
+      await flush()
       return out(
         await q.findPayload(db, tenantId, this.model, { column: 'user_code', value: userCode }, now()),
       )
@@ -186,6 +222,7 @@ export function adapterFor(
 
     /** A session by its uid. */
     async findByUid(uid: string): Promise<Payload | undefined> {
+      await flush()
       if (this.model === 'Session') {
         const session = takeEarly(`Session:${uid}`)
         if (session) return session
@@ -196,18 +233,22 @@ export function adapterFor(
     /** Marks a payload used. */
     async consume(id: string): Promise<void> {
       forget(this.model, id)
+      if (await later({ kind: 'consume', model: this.model, id, at: now() })) return
+      await flush()
       await q.consumePayload(db, tenantId, this.model, id, now())
     }
 
     /** Deletes a payload. */
     async destroy(id: string): Promise<void> {
       forget(this.model, id)
+      await flush()
       await q.destroyPayload(db, tenantId, this.model, id)
     }
 
     /** Deletes everything of a grant. */
     async revokeByGrantId(grantId: string): Promise<void> {
       forget('Grant', grantId)
+      await flush()
       await q.revokeGrantPayloads(db, tenantId, grantId)
     }
   }
@@ -219,5 +260,23 @@ export function adapterFor(
     m.delete(accountId)
     return rows
   }
-  return { Adapter: TesseraAdapter, takeAccount }
+  /**
+   * The library's middleware (provider.use) around each request it serves: its short-lived writes wait and
+   * are stored before the answer leaves; when that fails, the answer is the library's server_error instead.
+   */
+  const requestMiddleware = async (ctx: KoaContext, next: () => Promise<unknown>): Promise<void> => {
+    wrapped.add(ctx)
+    try {
+      await next()
+    } finally {
+      try {
+        await flush(ctx)
+      } catch (err) {
+        ctx.app.emit('error', err, ctx)
+        ctx.status = 500
+        ctx.body = { error: 'server_error', error_description: 'oops! something went wrong' }
+      }
+    }
+  }
+  return { Adapter: TesseraAdapter, takeAccount, requestMiddleware }
 }

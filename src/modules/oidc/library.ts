@@ -121,12 +121,15 @@ function throwError(e: Error): never {
   throw e
 }
 
+/** The adapter and what goes with it (adapter.ts). */
+type Storage = ReturnType<typeof adapterFor>
+
 /** The configuration of one tenant's provider. */
 async function configurationOf(
   ctx: AppContext,
   tenant: TenantInfo,
   errors: Errors,
-  currentRequest: () => object | undefined,
+  storage: Storage,
 ): Promise<Configuration> {
   const keys = await ctx.keystore.oidcKeys(tenant.id)
   if (!keys.current) throw new Error(`tenant ${tenant.id} has no OpenID provider key`)
@@ -137,13 +140,6 @@ async function configurationOf(
     use: 'sig',
   }
   const cfg = tenant.authConfig
-  const storage = adapterFor(
-    ctx.dbs.forTenant(tenant.id),
-    tenant.id,
-    ctx.clock,
-    ctx.dbs.onServer(tenant.id),
-    currentRequest,
-  )
   return {
     adapter: storage.Adapter,
     jwks: { keys: [signing] },
@@ -323,13 +319,21 @@ export async function createProvider(ctx: AppContext, tenant: TenantInfo): Promi
   // Why imported here: the library and its dependencies (about 0.7 s of CPU) load with the first provider,
   // so a service that serves no OpenID request starts as fast as before.
   const { default: ProviderClass, errors } = await import('oidc-provider')
+  const storage = adapterFor(
+    ctx.dbs.forTenant(tenant.id),
+    tenant.id,
+    ctx.clock,
+    ctx.dbs.onServer(tenant.id),
+    () => ProviderClass.ctx,
+  )
   const provider = new ProviderClass(
     ctx.keystore.issuer(tenant.code),
-    await configurationOf(ctx, tenant, errors, () => ProviderClass.ctx),
+    await configurationOf(ctx, tenant, errors, storage),
   )
   // Why: the proxy headers come from ourselves (routes.ts sets them from PUBLIC_URL), so every URL the
   // library builds starts with PUBLIC_URL whatever Host the request came with.
   provider.proxy = true
+  provider.use(storage.requestMiddleware)
   bindSessions(ctx, tenant, provider, ProviderClass)
   // Why the prototype: the library compares secrets in the clear; ours are stored as hashes.
   Object.defineProperty(provider.Client.prototype, 'compareClientSecret', { value: compareClientSecret })

@@ -59,6 +59,48 @@ export async function upsertPayload(
     .execute()
 }
 
+/** One write of writePayloads: a payload stored (as upsertPayload) or marked consumed (as consumePayload). */
+export type PayloadWrite =
+  | { kind: 'upsert'; model: string; id: string; payload: Record<string, unknown>; columns: PayloadColumns }
+  | { kind: 'consume'; model: string; id: string; at: Date }
+
+/**
+ * Several writes of one request in one statement (each a data-modifying CTE; the adapter never puts two
+ * writes of the same row in one call, whose order a single statement would not keep). `asyncCommit` as
+ * upsertPayload's; it must not run inside a transaction.
+ */
+export async function writePayloads(
+  db: Kysely<Database>,
+  tenantId: string,
+  writes: readonly PayloadWrite[],
+  asyncCommit: boolean,
+): Promise<void> {
+  const steps = writes.map((w, i) => {
+    const name = sql.raw(`w${i}`)
+    if (w.kind === 'consume') {
+      return sql`${name} as (update oidc_payloads set consumed_at = ${w.at}
+        where tenant_id = ${tenantId} and model = ${w.model} and id = ${w.id}
+          and exists (select 1 from async_commit) returning 1)`
+    }
+    const c = w.columns
+    return sql`${name} as (insert into oidc_payloads
+        (tenant_id, model, id, payload, grant_id, uid, user_code, account_id, expires_at)
+      select ${tenantId}, ${w.model}, ${w.id}, ${JSON.stringify(w.payload)}::jsonb, ${c.grantId}, ${c.uid},
+        ${c.userCode}, ${c.accountId}::uuid, ${c.expiresAt}::timestamptz
+      from async_commit
+      on conflict (tenant_id, model, id) do update set payload = excluded.payload,
+        grant_id = excluded.grant_id, uid = excluded.uid, user_code = excluded.user_code,
+        account_id = excluded.account_id, expires_at = excluded.expires_at, consumed_at = null
+      returning 1)`
+  })
+  const counts = writes.map((_, i) => sql`(select count(*) from ${sql.raw(`w${i}`)})`)
+  // Why set_config in the statement: it lasts until the end of the transaction, this statement's own.
+  const commit = asyncCommit ? sql`select set_config('synchronous_commit', 'off', true)` : sql`select 1`
+  await sql`with async_commit as (${commit}),
+    ${sql.join(steps)}
+    select ${sql.join(counts, sql` + `)} as written`.execute(db)
+}
+
 type Found = { payload: Record<string, unknown>; consumed_at: Date | null } | undefined
 
 /** One live payload by id, or by one of its lookup columns (an expired row is as good as gone). */
