@@ -12,11 +12,17 @@ import { createTenant, createUser } from '../helpers/fixtures.js'
 /** Counts the statements run through the Kysely instance it is added to. */
 class Counting implements KyselyPlugin {
   count = 0
+  /** `start:` and `end:` of each statement by the kind of its node, in the order they happened. */
+  events: string[] = []
+  private readonly kinds = new Map<unknown, string>()
   transformQuery(args: PluginTransformQueryArgs) {
     this.count++
+    this.events.push(`start:${args.node.kind}`)
+    this.kinds.set(args.queryId, args.node.kind)
     return args.node
   }
   async transformResult(args: PluginTransformResultArgs) {
+    this.events.push(`end:${this.kinds.get(args.queryId)}`)
     return args.result
   }
 }
@@ -155,63 +161,90 @@ t.test('an expired token is not found, nor is what it names', async (t) => {
   t.equal(counting.count, 2)
 })
 
+/** A stand-in for the library's request context, as requestMiddleware touches it. */
+function koaContext() {
+  const emitted: unknown[] = []
+  const headers = new Map<string, string>([['location', 'https://app.example.test/cb?code=never-stored']])
+  return {
+    emitted,
+    headers,
+    status: 200,
+    body: 'tokens' as unknown,
+    remove: (name: string) => void headers.delete(name.toLowerCase()),
+    app: { emit: (_e: 'error', err: unknown) => emitted.push(err) },
+  }
+}
+
+const stored = (id: string) =>
+  app.ctx.dbs
+    .forTenant(tenant.id)
+    .selectFrom('oidc_payloads')
+    .select(['id', 'consumed_at'])
+    .where('tenant_id', '=', tenant.id)
+    .where('id', '=', id)
+    .executeTakeFirst()
+
 t.test(
   "a wrapped request's short-lived writes wait, and go in one statement before its answer",
   async (t) => {
     await new seed.Adapter('RefreshToken').upsert('rt-wb', { ...at, kind: 'RefreshToken' }, 3600)
-    const emitted: unknown[] = []
-    const request = {
-      status: 200,
-      body: 'tokens',
-      app: { emit: (_e: 'error', err: unknown) => emitted.push(err) },
-    }
+    const request = koaContext()
     const { counting, Adapter, requestMiddleware } = storage(tenant.id, () => request)
-    const stored = (id: string) =>
-      app.ctx.dbs
-        .forTenant(tenant.id)
-        .selectFrom('oidc_payloads')
-        .select(['id', 'consumed_at'])
-        .where('tenant_id', '=', tenant.id)
-        .where('id', '=', id)
-        .executeTakeFirst()
     await requestMiddleware(request, async () => {
+      // A consume goes at once, as before: a used token reads as used to the next request.
       await new Adapter('RefreshToken').consume('rt-wb')
+      t.equal(counting.count, 1)
+      t.ok((await stored('rt-wb'))?.consumed_at, 'the old token consumed at once')
       await new Adapter('RefreshToken').upsert('rt-wb-next', { ...at, kind: 'RefreshToken' }, 3600)
       await new Adapter('AccessToken').upsert('at-wb', at, 3600)
-      t.equal(counting.count, 0, 'nothing written yet')
+      t.equal(counting.count, 1, 'the two upserts not written yet')
       t.equal(await stored('at-wb'), undefined)
     })
-    t.equal(counting.count, 1, 'one statement for the three')
-    t.ok((await stored('rt-wb'))?.consumed_at, 'the old token consumed')
+    t.equal(counting.count, 2, 'one statement for the two')
     t.ok(await stored('rt-wb-next'))
     t.ok(await stored('at-wb'))
     t.same([request.status, request.body], [200, 'tokens'])
+    t.ok(request.headers.has('location'))
 
     // A read in the request sees what waited: it is written first.
     await requestMiddleware(request, async () => {
       await new Adapter('AccessToken').upsert('at-wb-2', at, 3600)
       t.ok(await new Adapter('AccessToken').find('at-wb-2'))
     })
-    t.equal(counting.count, 3)
+    t.equal(counting.count, 4)
 
     // Two writes of one row are not put in one statement (it would not keep their order).
     await requestMiddleware(request, async () => {
       await new Adapter('AccessToken').upsert('at-wb-3', at, 3600)
-      await new Adapter('AccessToken').consume('at-wb-3')
+      await new Adapter('AccessToken').upsert('at-wb-3', { ...at, second: true }, 3600)
     })
-    t.ok((await stored('at-wb-3'))?.consumed_at)
-    t.equal(counting.count, 5)
-    t.equal(emitted.length, 0)
+    t.equal(counting.count, 6)
+    const kept = await new seed.Adapter('AccessToken').find('at-wb-3')
+    t.equal(kept?.second, true, 'the later write is the one kept')
+    t.equal(request.emitted.length, 0)
   },
 )
 
+t.test('two calls of one request side by side do not pass each other’s write', async (t) => {
+  await new seed.Adapter('Grant').upsert('grant-wb', { accountId: user.id }, 3600)
+  const request = koaContext()
+  const { counting, Adapter, requestMiddleware } = storage(tenant.id, () => request)
+  await requestMiddleware(request, async () => {
+    await new Adapter('AccessToken').upsert('at-wb-grant', { ...at, grantId: 'grant-wb' }, 3600)
+    // As the library's revoke.js: every model's revokeByGrantId at once.
+    await Promise.all([
+      new Adapter('AccessToken').revokeByGrantId('grant-wb'),
+      new Adapter('RefreshToken').revokeByGrantId('grant-wb'),
+    ])
+  })
+  t.equal(await stored('at-wb-grant'), undefined, 'the token went with its grant')
+  // Whatever the pool's timing: neither revocation started before the waiting write had ended.
+  const ended = counting.events.indexOf('end:RawNode')
+  t.ok(ended >= 0 && ended < counting.events.indexOf('start:DeleteQueryNode'), counting.events.join(' '))
+})
+
 t.test('a failed write-behind answers server_error, and nothing of it is stored', async (t) => {
-  const emitted: unknown[] = []
-  const request = {
-    status: 200,
-    body: 'tokens',
-    app: { emit: (_e: 'error', err: unknown) => emitted.push(err) },
-  }
+  const request = koaContext()
   const { Adapter, requestMiddleware } = storage(tenant.id, () => request)
   await requestMiddleware(request, async () => {
     await new Adapter('AccessToken').upsert('at-bad-1', at, 3600)
@@ -220,7 +253,8 @@ t.test('a failed write-behind answers server_error, and nothing of it is stored'
   })
   t.equal(request.status, 500)
   t.same(request.body, { error: 'server_error', error_description: 'oops! something went wrong' })
-  t.equal(emitted.length, 1)
+  t.notOk(request.headers.has('location'), 'no redirect to a code that was never stored')
+  t.equal(request.emitted.length, 1)
   const rows = await app.ctx.dbs
     .forTenant(tenant.id)
     .selectFrom('oidc_payloads')

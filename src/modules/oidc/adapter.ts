@@ -18,6 +18,7 @@ import * as q from './payload-queries.js'
 
 /** What requestMiddleware touches of the library's (Koa's) request context. */
 interface KoaContext {
+  remove(header: string): void
   status: number
   body: unknown
   app: { emit(event: 'error', err: unknown, ctx: unknown): unknown }
@@ -128,19 +129,34 @@ export function adapterFor(
     if (model === 'Grant' && id) m.delete(`Grant:${id}`)
   }
   // Write-behind within a request (the library's context, when requestMiddleware wraps it): the short-lived
-  // payloads' writes and consumes wait, and go in one statement at the request's next read or other write, or
-  // before its answer leaves (requestMiddleware). Why: a refresh grant consumes the token, stores its successor
-  // and the access token, three round trips in a row where one does; the answer carrying the new tokens is
-  // never sent before they are stored. Why only in a wrapped request: nothing else would flush them.
+  // payloads' writes wait, and go in one statement at the request's next read or other write, or before its
+  // answer leaves (requestMiddleware). Why: a refresh grant stores the successor and the access token, two
+  // round trips in a row where one does; the answer carrying them is never sent before they are stored. Why
+  // only in a wrapped request: nothing else would flush them. Why consumes go at once, synchronously committed,
+  // as before: a used code or refresh token must read as used to the next request, and stay so after a crash.
   const wrapped = new WeakSet<object>()
   const queued = new WeakMap<object, q.PayloadWrite[]>()
+  // The request's write in flight: every flush waits for it, so two calls of one request side by side (the
+  // library's Promise.all) never pass each other's write.
+  const inFlight = new WeakMap<object, Promise<void>>()
   const flush = async (ctx: object | undefined = currentRequest()): Promise<void> => {
-    const writes = ctx && queued.get(ctx)
-    if (!ctx || !writes?.length) return
+    if (!ctx) return
+    const before = inFlight.get(ctx)
+    const writes = queued.get(ctx)
+    if (!writes?.length) return before
     queued.delete(ctx)
-    await q.writePayloads(db, tenantId, writes, onServer)
+    // Why the earlier failure swallowed here: it reached the call that started that write.
+    const write = (before ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => q.writePayloads(db, tenantId, writes, onServer))
+    inFlight.set(ctx, write)
+    try {
+      await write
+    } finally {
+      if (inFlight.get(ctx) === write) inFlight.delete(ctx)
+    }
   }
-  /** Queues a write of the current wrapped request; false outside one (the caller writes at once). */
+  /** Queues an upsert of the current wrapped request; false outside one (the caller writes at once). */
   const later = async (write: q.PayloadWrite): Promise<boolean> => {
     const ctx = currentRequest()
     if (!ctx || !wrapped.has(ctx) || !SHORT_LIVED.has(write.model)) return false
@@ -167,7 +183,7 @@ export function adapterFor(
         accountId: account,
         expiresAt: expiresIn ? new Date(clock.now() + expiresIn * 1000) : null,
       }
-      if (await later({ kind: 'upsert', model: this.model, id, payload, columns })) return
+      if (await later({ model: this.model, id, payload, columns })) return
       await flush()
       if (this.model === 'Client') {
         await insertOAuthClient(db, registeredClientRow(tenantId, id, payload))
@@ -233,7 +249,6 @@ export function adapterFor(
     /** Marks a payload used. */
     async consume(id: string): Promise<void> {
       forget(this.model, id)
-      if (await later({ kind: 'consume', model: this.model, id, at: now() })) return
       await flush()
       await q.consumePayload(db, tenantId, this.model, id, now())
     }
@@ -273,6 +288,8 @@ export function adapterFor(
         await flush(ctx)
       } catch (err) {
         ctx.app.emit('error', err, ctx)
+        // Why: a redirect's Location may carry a code that was never stored.
+        ctx.remove('Location')
         ctx.status = 500
         ctx.body = { error: 'server_error', error_description: 'oops! something went wrong' }
       }

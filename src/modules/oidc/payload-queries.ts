@@ -59,13 +59,16 @@ export async function upsertPayload(
     .execute()
 }
 
-/** One write of writePayloads: a payload stored (as upsertPayload) or marked consumed (as consumePayload). */
-export type PayloadWrite =
-  | { kind: 'upsert'; model: string; id: string; payload: Record<string, unknown>; columns: PayloadColumns }
-  | { kind: 'consume'; model: string; id: string; at: Date }
+/** One write of writePayloads: a payload stored, as upsertPayload stores it. */
+export interface PayloadWrite {
+  model: string
+  id: string
+  payload: Record<string, unknown>
+  columns: PayloadColumns
+}
 
 /**
- * Several writes of one request in one statement (each a data-modifying CTE; the adapter never puts two
+ * Several upserts of one request in one statement (each a data-modifying CTE; the adapter never puts two
  * writes of the same row in one call, whose order a single statement would not keep). `asyncCommit` as
  * upsertPayload's; it must not run inside a transaction.
  */
@@ -77,11 +80,6 @@ export async function writePayloads(
 ): Promise<void> {
   const steps = writes.map((w, i) => {
     const name = sql.raw(`w${i}`)
-    if (w.kind === 'consume') {
-      return sql`${name} as (update oidc_payloads set consumed_at = ${w.at}
-        where tenant_id = ${tenantId} and model = ${w.model} and id = ${w.id}
-          and exists (select 1 from async_commit) returning 1)`
-    }
     const c = w.columns
     return sql`${name} as (insert into oidc_payloads
         (tenant_id, model, id, payload, grant_id, uid, user_code, account_id, expires_at)
