@@ -25,16 +25,19 @@ export function LoginChart({
     const el = box.current
     if (!el) return
     const width = () => Math.max(260, el.clientWidth)
+    // Why read from the stylesheet: the colours follow its light or dark scheme (styles.css).
+    const style = getComputedStyle(el)
+    const color = (name: string) => style.getPropertyValue(name).trim()
     const plot = new uPlot(
       {
         width: width(),
         height: 220,
-        axes: [{ stroke: '#444' }, { stroke: '#444' }],
+        axes: [{ stroke: color('--muted') }, { stroke: color('--muted') }],
         scales: { y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
         series: [
           {},
-          { label: names[0], stroke: '#1a7f37', width: 2 },
-          { label: names[1], stroke: '#c62828', width: 2, dash: [6, 3] },
+          { label: names[0], stroke: color('--chart-success'), width: 2 },
+          { label: names[1], stroke: color('--chart-failure'), width: 2, dash: [6, 3] },
         ],
       },
       [data.x, data.success, data.failure],

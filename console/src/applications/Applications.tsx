@@ -43,7 +43,7 @@ export function Applications() {
         />
       )}
       {session.can('oauth-clients:create') && !creating && !created && (
-        <button type="button" onClick={() => setCreating(true)}>
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
           Create application
         </button>
       )}

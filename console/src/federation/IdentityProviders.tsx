@@ -69,7 +69,7 @@ export function IdentityProviders() {
         </p>
       </section>
       {session.can('identity-providers:create') && editing === null && (
-        <button type="button" onClick={() => setEditing('new')}>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
           Add an identity provider
         </button>
       )}

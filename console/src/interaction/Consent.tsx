@@ -45,7 +45,12 @@ export function Consent(props: {
       </ul>
       <ErrorBox error={answer.error} />
       <div className="row">
-        <button type="button" onClick={() => void answer.run(true)} disabled={answer.pending}>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => void answer.run(true)}
+          disabled={answer.pending}
+        >
           Allow
         </button>
         <button

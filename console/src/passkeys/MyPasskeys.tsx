@@ -8,6 +8,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
 import { createPasskey } from './webauthn'
+import { count } from '../lib/plural'
 
 const KEY = ['me', 'passkeys']
 /** The most the list operation gives in one page. */
@@ -130,7 +131,7 @@ export function MyPasskeys() {
           </List>
           {total > items.length && (
             <p className="muted">
-              The newest {items.length} of your {total} passkeys are shown.
+              The newest {items.length} of your {count(total, 'passkey', 'passkeys')} are shown.
             </p>
           )}
           <p role="status">{done}</p>

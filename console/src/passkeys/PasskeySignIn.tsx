@@ -49,7 +49,7 @@ export function PasskeySignIn({
   return (
     <div className="stack alternative">
       <PasskeyError error={error} />
-      <button type="button" onClick={() => void signIn()} disabled={pending}>
+      <button type="button" className="primary" onClick={() => void signIn()} disabled={pending}>
         Sign in with a passkey
       </button>
     </div>

@@ -6,6 +6,7 @@ import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
+import { count } from '../lib/plural'
 
 /**
  * A user's page → Passkeys (contract sections 19 and 21), for administrators: the user's passkeys
@@ -71,7 +72,7 @@ export function UserPasskeys({ userId }: { userId: string }) {
           </List>
           {total > items.length && (
             <p className="muted">
-              The newest {items.length} of {total} passkeys are shown.
+              The newest {items.length} of {count(total, 'passkey', 'passkeys')} are shown.
             </p>
           )}
           <p role="status">{done}</p>

@@ -43,7 +43,7 @@ export function PublishableKeys() {
         work. It is public: it goes in the page, and it is good for nothing but sign-up.
       </p>
       {session.can('client-keys:create') && !creating && (
-        <button type="button" onClick={() => setCreating(true)}>
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
           Create publishable key
         </button>
       )}

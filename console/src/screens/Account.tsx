@@ -88,6 +88,7 @@ function Sessions() {
                 {!s.current && (
                   <button
                     type="button"
+                    className="danger-quiet"
                     onClick={() => void revoke.run(s.id)}
                     aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}
                   >
@@ -100,7 +101,7 @@ function Sessions() {
         )}
       </List>
       {items.length > 1 && (
-        <button type="button" onClick={() => void others.run()}>
+        <button type="button" className="danger-quiet" onClick={() => void others.run()}>
           Sign out all other sessions
         </button>
       )}
@@ -215,6 +216,7 @@ function Profile() {
       {me.data?.email && !me.data.emailVerified && (
         <ConfirmButton
           label="Verify my email"
+          danger={false}
           confirm="Send the mail"
           warning="We will mail you a link."
           onConfirm={() => void verify.run()}

@@ -8,6 +8,7 @@ import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
+import { count } from '../lib/plural'
 
 type Row = components['schemas']['AuditRow']
 type Filters = {
@@ -79,7 +80,7 @@ export function AuditLog() {
         params: { query: { ...filters, limit: page.limit, offset: page.offset } },
       }),
   })
-  const exporting = useAction(exportCsv, (n) => setExported(`Exported ${n} rows.`))
+  const exporting = useAction(exportCsv, (n) => setExported(`Exported ${count(n, 'row', 'rows')}.`))
   const apply = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     setFilters(filtersOf(e.currentTarget))
@@ -139,7 +140,7 @@ export function AuditLog() {
         empty="No audit row matches these filters."
         page={page}
         total={rows.data?.total}
-        caption={(total) => `${total} rows`}
+        caption={(total) => count(total, 'event', 'events')}
         rowKey={(r) => r.id}
         columns={[
           { title: 'Time', cell: (r) => when(r.created_at) },

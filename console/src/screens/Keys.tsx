@@ -111,7 +111,7 @@ export function Keys() {
         </p>
         {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
         {session.can('client-keys:create') && !creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
             Create key
           </button>
         )}

@@ -31,7 +31,7 @@ function FirstTenant() {
         Only the platform tenant exists. A tenant is an organisation with its own users, roles and keys;
         create one with its first administrator, who can then sign in here.
       </p>
-      <Link to="/tenants?create=1" className="button">
+      <Link to="/tenants?create=1" className="button primary">
         Create the first tenant
       </Link>
     </section>

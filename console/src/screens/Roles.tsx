@@ -21,11 +21,11 @@ export function Roles() {
     <>
       <h1>Roles</h1>
       <p className="muted">
-        A role gives its permissions to every user who holds it. A user may manage only roles below their own
-        level.
+        A role gives its permissions to every user who holds it. A person may give, create and edit only roles
+        at or below their own highest level, and act only on people whose level is below their own.
       </p>
       {session.can('roles:create') && !creating && (
-        <button type="button" onClick={() => setCreating(true)}>
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
           Create role
         </button>
       )}

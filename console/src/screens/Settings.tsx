@@ -100,11 +100,13 @@ function Rotation() {
       <div className="row">
         <ConfirmButton
           label="Rotate the signing secret"
+          danger={false}
           confirm="Rotate the secret now"
           onConfirm={() => void secret.run()}
         />
         <ConfirmButton
           label="Rotate the signing key"
+          danger={false}
           confirm="Rotate the key now"
           onConfirm={() => void key.run()}
         />

@@ -125,7 +125,7 @@ export function SignIn(props: {
             </li>
           ))}
         </ul>
-        <button type="button" onClick={signedIn}>
+        <button type="button" className="primary" onClick={signedIn}>
           Continue
         </button>
       </main>

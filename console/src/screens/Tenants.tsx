@@ -8,6 +8,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
+import { count } from '../lib/plural'
 
 const LIMIT = 20
 
@@ -91,7 +92,7 @@ export function Tenants() {
     <>
       <h1>Tenants</h1>
       {!creating && (
-        <button type="button" onClick={() => setCreating(true)}>
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
           Create tenant
         </button>
       )}
@@ -104,7 +105,7 @@ export function Tenants() {
         empty="No tenant yet."
         page={page}
         total={tenants.data?.total}
-        caption={(total) => `${total} tenants`}
+        caption={(total) => count(total, 'tenant', 'tenants')}
         rowKey={(t) => t.id}
         columns={[
           { title: 'Tenant', cell: (t) => t.name },

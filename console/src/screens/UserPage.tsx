@@ -105,7 +105,12 @@ function Roles({ user }: { user: User }) {
             <li key={r}>
               {r}
               {session.can('roles:assign') && (
-                <button type="button" onClick={() => void remove.run(r)} aria-label={`Remove role ${r}`}>
+                <button
+                  type="button"
+                  className="danger-quiet"
+                  onClick={() => void remove.run(r)}
+                  aria-label={`Remove role ${r}`}
+                >
                   Remove
                 </button>
               )}
@@ -169,7 +174,12 @@ function Sessions({ user }: { user: User }) {
                 </li>
               ))}
             </ul>
-            <button type="button" onClick={() => void revoke.run()} disabled={revoke.pending}>
+            <button
+              type="button"
+              className="danger-quiet"
+              onClick={() => void revoke.run()}
+              disabled={revoke.pending}
+            >
               Revoke all sessions
             </button>
           </>

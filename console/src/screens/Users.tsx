@@ -7,6 +7,7 @@ import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
+import { count } from '../lib/plural'
 
 const LIMIT = 20
 
@@ -95,7 +96,7 @@ export function Users() {
           <button type="submit">Search</button>
         </form>
         {session.can('users:create') && !creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
             Create user
           </button>
         )}
@@ -109,7 +110,7 @@ export function Users() {
         empty={q || status ? 'No user matches this search.' : 'No user yet.'}
         page={page}
         total={users.data?.total}
-        caption={(total) => `${total} users`}
+        caption={(total) => count(total, 'user', 'users')}
         rowKey={(u) => u.id}
         columns={[
           {

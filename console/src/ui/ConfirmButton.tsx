@@ -9,11 +9,14 @@ export function ConfirmButton(props: {
   confirm: string
   onConfirm: () => void
   warning?: string
+  /** False for an act that removes or ends nothing (a rotation, a mail sent): no danger colours. */
+  danger?: boolean
 }) {
   const [asking, setAsking] = useState(false)
+  const danger = props.danger ?? true
   if (!asking) {
     return (
-      <button type="button" onClick={() => setAsking(true)}>
+      <button type="button" className={danger ? 'danger-quiet' : undefined} onClick={() => setAsking(true)}>
         {props.label}
       </button>
     )
@@ -23,7 +26,7 @@ export function ConfirmButton(props: {
       <span>{props.warning ?? 'Are you sure?'}</span>
       <button
         type="button"
-        className="danger"
+        className={danger ? 'danger' : 'primary'}
         autoFocus
         onClick={() => {
           setAsking(false)
