@@ -10,6 +10,7 @@ import { Users } from './screens/Users'
 import { UserPage } from './screens/UserPage'
 import { Roles } from './screens/Roles'
 import { RolePage } from './screens/RolePage'
+import { Permissions } from './screens/Permissions'
 import { Keys } from './screens/Keys'
 import { KeyPage } from './screens/KeyPage'
 import { Applications } from './applications/Applications'
@@ -33,6 +34,12 @@ const SCREENS: Screen[] = [
   { path: '/', name: 'Overview', render: () => <Overview /> },
   { path: '/users', name: 'Users', permission: 'users:read', render: () => <Users /> },
   { path: '/roles', name: 'Roles', permission: 'roles:read', render: () => <Roles /> },
+  {
+    path: '/permissions',
+    name: 'Permissions',
+    permission: 'permissions:read',
+    render: () => <Permissions />,
+  },
   { path: '/keys', name: 'Keys', permission: 'client-keys:read', render: () => <Keys /> },
   {
     path: '/applications',

@@ -10,6 +10,10 @@ import { useSession } from '../session'
 import { useAction } from '../action'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { List, usePage } from '../ui/List'
+import { count } from '../lib/plural'
+
+const HOLDERS = 20
 
 type Role = components['schemas']['Role']
 
@@ -63,8 +67,49 @@ function RolePermissions({ role }: { role: Role }) {
   )
 }
 
+/** Who holds the role: the users with it, a page at a time, each a link to their page. */
+function Holders({ role }: { role: Role }) {
+  const page = usePage(HOLDERS)
+  const holders = useQuery({
+    queryKey: ['users', 'role', role.name, page.offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/users', {
+        params: { query: { role: role.name, limit: page.limit, offset: page.offset } },
+      }),
+  })
+  return (
+    <section aria-labelledby="role-holders" className="panel">
+      <h2 id="role-holders">Holders</h2>
+      <List
+        what="the role's holders"
+        error={holders.error}
+        pending={holders.isPending}
+        items={holders.data?.items}
+        empty="Nobody holds this role."
+        page={page}
+        total={holders.data?.total}
+      >
+        {(items) => (
+          <>
+            <p>{count(holders.data?.total ?? items.length, 'person holds it', 'people hold it')}.</p>
+            <ul className="list">
+              {items.map((u) => (
+                <li key={u.id}>
+                  <Link to={`/users/${u.id}`}>{u.email ?? u.username ?? u.cpf_cnpj ?? u.id}</Link>
+                  {u.status !== 'ACTIVE' && <span className="muted"> ({u.status.toLowerCase()})</span>}
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </List>
+    </section>
+  )
+}
+
 /** One role: its facts and details, its permissions; its own URL, /roles/{id}. */
 export function RolePage({ id }: { id: string }) {
+  const session = useSession()
   const role = useQuery({
     queryKey: ['roles', id],
     queryFn: () => tessera.GET('/api/v1/roles/{id}', { params: { path: { id } } }),
@@ -82,6 +127,7 @@ export function RolePage({ id }: { id: string }) {
         <div className="grid">
           <RoleDetails role={r} />
           <RolePermissions role={r} />
+          {session.can('users:read') && <Holders role={r} />}
         </div>
       )}
     </>

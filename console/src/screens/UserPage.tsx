@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
-import { Link } from '../router'
+import { Link, navigate } from '../router'
+import { ConfirmButton } from '../ui/ConfirmButton'
 import { useSession } from '../session'
 import { UserPermissions } from '../users/UserPermissions'
 import { UserPasskeys } from '../passkeys/UserPasskeys'
@@ -14,6 +15,8 @@ import { List } from '../ui/List'
 
 type User = components['schemas']['User']
 type Status = User['status']
+
+const nameOf = (u: User) => u.email ?? u.username ?? u.cpf_cnpj ?? u.id
 
 function Details({ user }: { user: User }) {
   const session = useSession()
@@ -240,6 +243,34 @@ function Acts({ user }: { user: User }) {
   )
 }
 
+/** Deleting the user, asked once more: its sessions end and its page goes with it. */
+function Delete({ user, name }: { user: User; name: string }) {
+  const queries = useQueryClient()
+  const remove = useAction(
+    () => tessera.DELETE('/api/v1/users/{userId}', { params: { path: { userId: user.id } } }),
+    () => {
+      void queries.invalidateQueries({ queryKey: ['users'] })
+      navigate(`/users?${new URLSearchParams({ deleted: name })}`)
+    },
+  )
+  return (
+    <section aria-labelledby="delete-user" className="panel">
+      <h2 id="delete-user">Delete</h2>
+      <p className="muted">
+        The user, their roles, grants, passkeys and linked identities go; their sessions end at once. The
+        audit log keeps what they did.
+      </p>
+      <ConfirmButton
+        label={`Delete ${name}`}
+        confirm="Delete the user"
+        warning="This cannot be undone."
+        onConfirm={() => void remove.run()}
+      />
+      <ErrorBox error={remove.error} />
+    </section>
+  )
+}
+
 export function UserPage({ userId }: { userId: string }) {
   const session = useSession()
   const user = useQuery({
@@ -252,7 +283,7 @@ export function UserPage({ userId }: { userId: string }) {
       <p>
         <Link to="/users">← Users</Link>
       </p>
-      <h1>{u ? `User ${u.email ?? u.username ?? u.cpf_cnpj ?? u.id}` : 'User'}</h1>
+      <h1>{u ? `User ${nameOf(u)}` : 'User'}</h1>
       <ErrorBox error={user.error} />
       {user.isPending && <Loading what="the user" />}
       {u && (
@@ -263,6 +294,7 @@ export function UserPage({ userId }: { userId: string }) {
           <Sessions user={u} />
           <UserPasskeys userId={u.id} />
           {session.can('users:update') && <Acts user={u} />}
+          {session.can('users:delete') && u.id !== session.userId && <Delete user={u} name={nameOf(u)} />}
         </div>
       )}
     </>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
-import { Link, navigate } from '../router'
+import { Link, navigate, useLocation } from '../router'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
@@ -54,8 +54,11 @@ function CreateUser({ onClose }: { onClose: () => void }) {
 
 export function Users() {
   const session = useSession()
-  const [q, setQ] = useState('')
-  const [status, setStatus] = useState('')
+  // Why in the URL: a search is a link to share, and Back returns to it.
+  const { query: url } = useLocation()
+  const q = url.get('q') ?? ''
+  const status = url.get('status') ?? ''
+  const deleted = url.get('deleted')
   const page = usePage(LIMIT)
   const [creating, setCreating] = useState(false)
   const query = {
@@ -71,15 +74,19 @@ export function Users() {
   const search = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     const f = new FormData(e.currentTarget)
-    setQ(String(f.get('q')).trim())
-    setStatus(String(f.get('status')))
+    const next = new URLSearchParams()
+    const words = String(f.get('q')).trim()
+    if (words) next.set('q', words)
+    if (f.get('status')) next.set('status', String(f.get('status')))
     page.onOffset(0)
+    navigate(next.size ? `/users?${next}` : '/users')
   }
   return (
     <>
       <h1>Users</h1>
+      {deleted && <p role="status">User {deleted} deleted.</p>}
       <div className="toolbar">
-        <form role="search" onSubmit={search} className="row">
+        <form role="search" onSubmit={search} className="row" key={`${q}|${status}`}>
           <label>
             Search users
             <input name="q" type="search" defaultValue={q} />

@@ -1,0 +1,176 @@
+import { useState, type FormEvent } from 'react'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import type { components } from '@tessera/client'
+import { tessera } from '../api'
+import { useSession } from '../session'
+import { useAction } from '../action'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { FormFooter } from '../ui/FormFooter'
+import { List, usePage } from '../ui/List'
+import { count } from '../lib/plural'
+
+type Permission = components['schemas']['Permission']
+
+const LIMIT = 20
+
+/**
+ * After a permission is created or deleted: the lists read again, and the caller's token refreshed, since
+ * its claims say what it holds (the built-in admin role holds every permission of the tenant, new ones too)
+ * and the role and grant editors offer only what it holds.
+ */
+function useChanged() {
+  const session = useSession()
+  const queries = useQueryClient()
+  return async () => {
+    void queries.invalidateQueries({ queryKey: ['permissions'] })
+    await tessera.refresh()
+    session.update()
+  }
+}
+
+function CreatePermission({ onClose }: { onClose: () => void }) {
+  const changed = useChanged()
+  const [done, setDone] = useState('')
+  const create = useAction(
+    (body: { name: string; description?: string }) => tessera.POST('/api/v1/permissions', { body }),
+    async (p) => {
+      await changed()
+      setDone(`Permission ${p.name} created. Give it to a role on the role's page.`)
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget)
+    const description = String(f.get('description') ?? '').trim()
+    void create.run({ name: String(f.get('name')).trim(), ...(description ? { description } : {}) })
+  }
+  return (
+    <form className="panel stack" onSubmit={submit} aria-labelledby="new-permission">
+      <h2 id="new-permission">New permission</h2>
+      <label>
+        Name
+        <input
+          name="name"
+          required
+          maxLength={253}
+          pattern="[a-z][a-z0-9\-]*:([a-z][a-z0-9\-]*|\*)"
+          placeholder="invoices:read"
+          aria-describedby="permission-name-help"
+        />
+      </label>
+      <p id="permission-name-help" className="muted">
+        A resource and an action, in small letters, joined by a colon: <code>invoices:read</code>. An action
+        of <code>*</code> stands for every action on the resource.
+      </p>
+      <label>
+        Description
+        <input name="description" maxLength={500} />
+      </label>
+      <FormFooter
+        submit="Create"
+        error={create.error}
+        pending={create.pending}
+        onCancel={onClose}
+        status={done}
+      />
+    </form>
+  )
+}
+
+function Description({ permission }: { permission: Permission }) {
+  const queries = useQueryClient()
+  const [saved, setSaved] = useState('')
+  const save = useAction(
+    (description: string) =>
+      tessera.PATCH('/api/v1/permissions/{id}', {
+        params: { path: { id: permission.id } },
+        body: { description },
+      }),
+    () => {
+      void queries.invalidateQueries({ queryKey: ['permissions'] })
+      setSaved('Saved.')
+    },
+  )
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setSaved('')
+    void save.run(String(new FormData(e.currentTarget).get('description') ?? '').trim())
+  }
+  return (
+    <form className="row" onSubmit={submit} aria-label={`Edit ${permission.name}`}>
+      <input
+        name="description"
+        aria-label={`Description of ${permission.name}`}
+        defaultValue={permission.description ?? ''}
+        maxLength={500}
+      />
+      <FormFooter submit="Save" error={save.error} pending={save.pending} status={saved} layout="inline" />
+    </form>
+  )
+}
+
+/** The tenant's own permissions (`resource:action`, beside the built-in ones): create, describe, delete. */
+export function Permissions() {
+  const session = useSession()
+  const page = usePage(LIMIT)
+  const [creating, setCreating] = useState(false)
+  const changed = useChanged()
+  const list = useQuery({
+    queryKey: ['permissions', 'custom', page.offset],
+    queryFn: () =>
+      tessera.GET('/api/v1/permissions/custom', {
+        params: { query: { limit: page.limit, offset: page.offset } },
+      }),
+  })
+  const remove = useAction(
+    (p: Permission) => tessera.DELETE('/api/v1/permissions/{id}', { params: { path: { id: p.id } } }),
+    () => void changed(),
+  )
+  return (
+    <>
+      <h1>Permissions</h1>
+      <p className="muted">
+        The built-in permissions cover the service itself. Your application&apos;s own, such as{' '}
+        <code>invoices:read</code>, are made here, given to roles on each role&apos;s page, and carried in the
+        access tokens of the people who hold them.
+      </p>
+      {session.can('permissions:create') && !creating && (
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
+          Create permission
+        </button>
+      )}
+      {creating && <CreatePermission onClose={() => setCreating(false)} />}
+      <List
+        what="permissions"
+        error={list.error ?? remove.error}
+        pending={list.isPending}
+        items={list.data?.items}
+        empty="No permission of your own yet."
+        page={page}
+        total={list.data?.total}
+        caption={(total) => count(total, 'permission of your own', 'permissions of your own')}
+        rowKey={(p) => p.id}
+        columns={[
+          { title: 'Permission', cell: (p) => <code>{p.name}</code> },
+          {
+            title: 'Description',
+            cell: (p) =>
+              session.can('permissions:update') ? <Description permission={p} /> : (p.description ?? '—'),
+          },
+          {
+            title: 'Actions',
+            cell: (p) =>
+              session.can('permissions:delete') ? (
+                <ConfirmButton
+                  label={`Delete ${p.name}`}
+                  confirm="Delete it"
+                  warning="Roles and people lose it at once."
+                  onConfirm={() => void remove.run(p)}
+                />
+              ) : null,
+          },
+        ]}
+      />
+    </>
+  )
+}
