@@ -1722,7 +1722,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Lists the users of the caller's tenant, newest first. Filters: `status`; `q`, a case-insensitive substring of email, username or CPF/CNPJ; `role`, a role name. Page size default 20, at most 100.
+         * @description Lists the users of the caller's tenant, newest first. Filters: `status`; `q`, a case-insensitive substring of email, username or CPF/CNPJ; `role`, a role name; `ids`, up to 100 user ids (to name the users a page of the audit log mentions in one request; an id of another tenant or of no user is left out). Page size default 20, at most 100.
          */
         get: operations["listUsers"];
         put?: never;
@@ -9935,6 +9935,8 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
+                /** @description Only these users, by id; up to 100 UUIDs separated by commas. */
+                ids?: string;
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Number of items to skip (default 0, at most 2147483647). */
@@ -9970,7 +9972,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `limit` above 100). */
+            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `limit` above 100, or `ids` naming more than 100 ids or something that is not a UUID). */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];

@@ -19,9 +19,17 @@ t.test('listUsers: GET /users', async (t) => {
   const tenant = await createTenant(app)
   const other = await createTenant(app)
   const admin = await userWithToken(app, tenant, { roles: ['admin'], email: 'boss@acme.test' })
-  await createUser(app, tenant, { email: 'Ana.Silva@acme.test', username: 'ana_s', roles: ['user'] })
-  await createUser(app, tenant, { email: 'bruno@acme.test', roles: ['user'], status: 'SUSPENDED' })
-  await createUser(app, other, { email: 'ana.other@acme.test' })
+  const ana = await createUser(app, tenant, {
+    email: 'Ana.Silva@acme.test',
+    username: 'ana_s',
+    roles: ['user'],
+  })
+  const bruno = await createUser(app, tenant, {
+    email: 'bruno@acme.test',
+    roles: ['user'],
+    status: 'SUSPENDED',
+  })
+  const foreign = await createUser(app, other, { email: 'ana.other@acme.test' })
 
   t.test('200: the tenant’s users, newest first, with total and roles', async (t) => {
     const res = await call(app, 'listUsers', admin.cred)
@@ -67,6 +75,38 @@ t.test('listUsers: GET /users', async (t) => {
       role.data.items.map((u) => u.email),
       ['boss@acme.test'],
     )
+  })
+
+  t.test(
+    '200: ids names users (as the audit log does), never another tenant’s, in one request',
+    async (t) => {
+      const ids = [ana.id.toUpperCase(), bruno.id, foreign.id, UNKNOWN_ID, ana.id].join(',')
+      const res = await call(app, 'listUsers', admin.cred, { query: { ids, limit: 100 } })
+      t.equal(res.status, 200)
+      t.same(
+        res.data.items.map((u) => u.email),
+        ['bruno@acme.test', 'ana.silva@acme.test'],
+        'an id of another tenant or of no user is left out; case and repeats do not matter',
+      )
+      t.equal(res.data.total, 2)
+      const withStatus = await call(app, 'listUsers', admin.cred, { query: { ids, status: 'ACTIVE' } })
+      t.same(
+        withStatus.data.items.map((u) => u.email),
+        ['ana.silva@acme.test'],
+        'with the other filters',
+      )
+      const hundred = Array.from({ length: 99 }, () => UNKNOWN_ID).concat(ana.id)
+      const full = await call(app, 'listUsers', admin.cred, { query: { ids: hundred.join(',') } })
+      t.equal(full.data.total, 1, '100 ids are taken')
+    },
+  )
+
+  t.test('400 VALIDATION_ERROR for ids of more than 100, or not UUIDs', async (t) => {
+    const many = Array.from({ length: 101 }, () => UNKNOWN_ID).join(',')
+    for (const ids of [many, 'not-a-uuid', `${UNKNOWN_ID},`, `${UNKNOWN_ID} ,${UNKNOWN_ID}`, '']) {
+      const res = await call(app, 'listUsers', admin.cred, { query: { ids } })
+      t.equal(res.code, 'VALIDATION_ERROR', JSON.stringify(ids.slice(0, 40)))
+    }
   })
 
   t.test('200 with a Client Key holding users:read', async (t) => {

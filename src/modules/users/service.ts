@@ -25,6 +25,7 @@ export interface ListUsersQuery extends PageParams {
   status?: 'ACTIVE' | 'INACTIVE' | 'SUSPENDED'
   q?: string
   role?: string
+  ids?: string
 }
 
 /** GET /users: one page of the caller's tenant's users; an unknown `role` name is ROLE_NOT_FOUND. */
@@ -34,7 +35,8 @@ export async function listUsers(ctx: AppContext, actor: Principal, query: ListUs
   if (query.role !== undefined) {
     roleId = ((await findRoleByName(db, actor.tenantId, query.role)) ?? fail('ROLE_NOT_FOUND')).id
   }
-  const filter = { status: query.status, q: query.q || undefined, roleId }
+  const ids = query.ids ? [...new Set(query.ids.toLowerCase().split(','))] : undefined
+  const filter = { status: query.status, q: query.q || undefined, roleId, ids }
   const page = await listUserRows(db, actor.tenantId, filter, query)
   const roles = await roleNamesOf(
     db,
