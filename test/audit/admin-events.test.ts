@@ -466,6 +466,11 @@ t.test('listAuthLogs: the actorId and targetId filters', async (t) => {
     ['ROLE_CREATE'],
     'the rows about that role only',
   )
+  t.same(
+    byTarget.data.items[0]?.metadata,
+    { target: { type: 'role', id: role.data.id }, changed: ['name'] },
+    'the answer carries the target and the changed fields, as the row holds them',
+  )
   const byActor = await call(app, 'listAuthLogs', as, { query: { actorId: admin.id, action: 'ROLE_CREATE' } })
   t.ok(byActor.data.items.length >= 2, 'the admin’s role creations')
   t.ok(

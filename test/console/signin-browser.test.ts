@@ -41,7 +41,7 @@ t.test('console in Chromium: sign in with the second factor', { skip: NO_BROWSER
   const alert = page.getByRole('alert')
   await alert.waitFor()
   t.match(await alert.innerText(), /Invalid credentials/i, 'a failure shows the contract’s message')
-  t.match(await alert.innerText(), /Request id: [0-9a-f-]+/, 'and the request id')
+  t.match(await alert.innerText(), /request id [0-9a-f-]+/, 'and the request id')
   t.same(await axeViolations(page), [], 'Sign in: no serious or critical axe violation')
   for (const width of [375, 1440]) {
     await page.setViewportSize({ width, height: 900 })

@@ -64,6 +64,14 @@ t.test(
       logins.some((r) => !r.success),
       'and the refusals’ rows',
     )
+    // The same rows through the API, as the document describes them (the contract guard checks the answer).
+    const listed = await call(app, 'listAuthLogs', admin, { query: { userId: good.data.user.id } })
+    t.equal(listed.status, 200, listed.raw)
+    t.match(listed.data.items.find((r) => r.action === 'REGISTER')?.metadata, {
+      via: 'federated',
+      providerId: provider.id,
+    })
+    t.ok(listed.data.items.some((r) => r.action === 'LOGIN' && r.metadata.method === 'federated'))
     const password = await call(
       app,
       'login',

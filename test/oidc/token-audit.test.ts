@@ -1,5 +1,6 @@
 import t from 'tap'
-import { auditRows, createTenant, createUser, waitFor } from '../helpers/fixtures.js'
+import { auditRows, createTenant, createUser, userWithToken, waitFor } from '../helpers/fixtures.js'
+import { call } from '../helpers/call.js'
 import { client, discover, listeningApp, registerClient, signIn, startFlow } from '../helpers/oidc.js'
 
 // exchangeOidcToken's audit and metric (contract section 23, "Audit and metrics"): every call writes one
@@ -57,5 +58,25 @@ t.test(
     const text = await metrics.text()
     t.match(text, /tessera_oauth_tokens_total\{grant_type="authorization_code",result="issued"\} 1/)
     t.match(text, /tessera_oauth_tokens_total\{grant_type="refresh_token",result="unauthorized"\} 1/)
+
+    // A client_id with control characters and past 64 characters, and a grant of no kind: the row keeps the
+    // id's first 64 characters without them, and `other`; listAuthLogs answers it as the document says.
+    const odd = await fetch(`${base}/t/${tenant.code}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'urn:example:odd',
+        client_id: `a\u0001b\u007f${'c'.repeat(80)}`,
+      }).toString(),
+    })
+    t.equal(odd.status >= 400, true)
+    await waitFor(async () => (await auditRows(app, tenant.id, 'OAUTH_TOKEN')).length >= 3)
+    const admin = await userWithToken(app, tenant, { roles: ['admin'] })
+    const listed = await call(app, 'listAuthLogs', admin.cred, { query: { action: 'OAUTH_TOKEN' } })
+    t.equal(listed.status, 200, listed.raw)
+    t.match(listed.data.items.find((r) => r.metadata.grantType === 'other')?.metadata, {
+      grantType: 'other',
+      clientId: `ab${'c'.repeat(62)}`,
+    })
   },
 )

@@ -9,6 +9,9 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { count } from '../lib/plural'
+import { changedOf, sentenceOf, targetOf, userIdsOf, type Names } from '../lib/audit-words'
+import { useSession } from '../session'
+import { ErrorBox, PlainError } from '../ui/feedback'
 
 type Row = components['schemas']['AuditRow']
 type Filters = {
@@ -36,16 +39,75 @@ const COLUMNS = [
   'metadata',
 ] as const
 
-function filtersOf(form: HTMLFormElement): Filters {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The filters of the form; a user given by email (or username) is looked up first, by one request. */
+async function filtersOf(form: HTMLFormElement): Promise<Filters> {
   const f = new FormData(form)
   const text = (name: string) => String(f.get(name) ?? '').trim()
   const success = text('success')
+  const who = text('user')
+  let userId: string | undefined
+  if (UUID.test(who)) userId = who
+  else if (who) {
+    const found = await tessera.GET('/api/v1/users', { params: { query: { q: who, limit: 100 } } })
+    const exact = found.items.filter((u) => [u.email, u.username, u.cpf_cnpj].includes(who.toLowerCase()))
+    const match = exact.length === 1 ? exact[0] : found.items.length === 1 ? found.items[0] : undefined
+    if (!match)
+      throw new PlainError(
+        found.items.length ? `More than one user matches “${who}”.` : `No user matches “${who}”.`,
+      )
+    userId = match.id
+  }
   return {
     ...(text('action') ? { action: text('action') as Row['action'] } : {}),
     ...(success ? { success: success === 'true' } : {}),
     ...(text('since') ? { since: text('since') } : {}),
-    ...(text('userId') ? { userId: text('userId') } : {}),
+    ...(userId ? { userId } : {}),
     ...(text('ip') ? { ip: text('ip') } : {}),
+  }
+}
+
+/** The API's largest page: the most ids one names request takes. */
+const NAMES_PAGE = 100
+
+/**
+ * Names for the people and roles a page of rows points at: one request for the users (two past 100 ids),
+ * one for the roles when a row targets one; never one per row. Without `users:read` ids stay ids.
+ */
+function useNames(rows: readonly Row[] | undefined): Names {
+  const session = useSession()
+  const ids = userIdsOf(rows ?? []).sort()
+  const users = useQuery({
+    queryKey: ['audit-names', ids],
+    enabled: ids.length > 0 && session.can('users:read'),
+    queryFn: async () => {
+      const chunks = Array.from({ length: Math.ceil(ids.length / NAMES_PAGE) }, (_, i) =>
+        ids.slice(i * NAMES_PAGE, (i + 1) * NAMES_PAGE),
+      )
+      const pages = await Promise.all(
+        chunks.map((chunk) =>
+          tessera.GET('/api/v1/users', { params: { query: { ids: chunk.join(','), limit: NAMES_PAGE } } }),
+        ),
+      )
+      return new Map(
+        pages.flatMap((p) => p.items.map((u) => [u.id, u.email ?? u.username ?? u.cpf_cnpj ?? u.id])),
+      )
+    },
+  })
+  const wantsRoles = (rows ?? []).some((r) => targetOf(r)?.type === 'role')
+  const roles = useQuery({
+    queryKey: ['roles', 'names'],
+    enabled: wantsRoles && session.can('roles:read'),
+    queryFn: async () => {
+      const page = await tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } })
+      return new Map(page.items.map((r) => [r.id, r.name]))
+    },
+  })
+  return {
+    // Why the id's start for one not found: a deleted user (the log keeps what they did) or no users:read.
+    user: (id) => users.data?.get(id) ?? `user ${id.slice(0, 8)}`,
+    role: (id) => roles.data?.get(id),
   }
 }
 
@@ -70,6 +132,7 @@ async function exportCsv(filters: Filters): Promise<number> {
 
 export function AuditLog() {
   const [filters, setFilters] = useState<Filters>({})
+  const [filterError, setFilterError] = useState<unknown>(null)
   const page = usePage(LIMIT)
   const [open, setOpen] = useState<string | null>(null)
   const [exported, setExported] = useState('')
@@ -81,10 +144,14 @@ export function AuditLog() {
       }),
   })
   const exporting = useAction(exportCsv, (n) => setExported(`Exported ${count(n, 'row', 'rows')}.`))
+  const names = useNames(rows.data?.items)
   const apply = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
-    setFilters(filtersOf(e.currentTarget))
-    page.onOffset(0)
+    setFilterError(null)
+    filtersOf(e.currentTarget).then((f) => {
+      setFilters(f)
+      page.onOffset(0)
+    }, setFilterError)
   }
   return (
     <>
@@ -118,8 +185,8 @@ export function AuditLog() {
           </select>
         </label>
         <label>
-          User id
-          <input name="userId" pattern="[0-9a-fA-F\-]{36}" />
+          User (email, username or id)
+          <input name="user" autoComplete="off" />
         </label>
         <label>
           Address
@@ -131,6 +198,7 @@ export function AuditLog() {
           </button>
         </FormFooter>
       </form>
+      <ErrorBox error={filterError} />
       <p role="status">{exporting.pending ? 'Exporting…' : exported}</p>
       <List
         what="the audit log"
@@ -144,7 +212,18 @@ export function AuditLog() {
         rowKey={(r) => r.id}
         columns={[
           { title: 'Time', cell: (r) => when(r.created_at) },
-          { title: 'Action', cell: (r) => r.action },
+          {
+            title: 'Event',
+            cell: (r) => (
+              <>
+                {sentenceOf(r, names)}
+                {changedOf(r).length > 0 && <span className="muted"> ({changedOf(r).join(', ')})</span>}
+                <div className="muted">
+                  <code>{r.action}</code>
+                </div>
+              </>
+            ),
+          },
           {
             title: 'Outcome',
             cell: (r) => (r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`),
@@ -164,10 +243,12 @@ export function AuditLog() {
                 {open === r.id && (
                   <dl className="facts">
                     <dt>User</dt>
-                    <dd>{r.user_id ?? '—'}</dd>
+                    <dd>{r.user_id ? `${names.user(r.user_id)} (${r.user_id})` : '—'}</dd>
                     <dt>Actor</dt>
                     <dd>
-                      {r.actor_type} {r.actor_id ?? ''}
+                      {r.actor_type === 'user' && r.actor_id
+                        ? `${names.user(r.actor_id)} (${r.actor_id})`
+                        : `${r.actor_type ?? '—'} ${r.actor_id ?? ''}`}
                     </dd>
                     <dt>Browser</dt>
                     <dd>{r.user_agent ?? '—'}</dd>

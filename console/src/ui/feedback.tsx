@@ -1,15 +1,25 @@
 import type { ReactNode } from 'react'
 import { TesseraError } from '@tessera/client'
 
-/** An error as the contract words it, with its code and the request id to quote. */
+/** A refusal the console itself words (a lookup that found no one, say): shown as it is, no code. */
+export class PlainError extends Error {}
+
+/** An error as the contract words it; its code and the request id in a line of their own, for support. */
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null
+  if (error instanceof PlainError) {
+    return (
+      <div role="alert" className="error">
+        <p>{error.message}</p>
+      </div>
+    )
+  }
   if (error instanceof TesseraError) {
     return (
       <div role="alert" className="error">
         <p>
           {error.status === 403 ? 'Not allowed: ' : ''}
-          {error.message} <code>{error.code}</code>
+          {error.message}
         </p>
         {Array.isArray(error.details) && error.details.length > 0 && (
           <ul>
@@ -18,7 +28,10 @@ export function ErrorBox({ error }: { error: unknown }) {
             ))}
           </ul>
         )}
-        {error.requestId && <p className="muted">Request id: {error.requestId}</p>}
+        <p className="muted">
+          For support: <code>{error.code}</code>
+          {error.requestId && <>, request id {error.requestId}</>}
+        </p>
       </div>
     )
   }

@@ -2437,6 +2437,17 @@ export interface components {
             ip_address: components["schemas"]["IpAddress"];
             /** @description Extension. Extra context of the event. */
             metadata: {
+                /** @description The names of the fields the call set, never their values (section 25). */
+                changed?: string[];
+                /** @description The `client_id` the call named (section 23), its first 64 characters, control characters left out. */
+                clientId?: string;
+                /**
+                 * @description The grant an OAUTH_TOKEN call asked for (section 23); `other` for any other value.
+                 * @enum {string}
+                 */
+                grantType?: "authorization_code" | "refresh_token" | "client_credentials" | "other";
+                /** @description The linked identity an IDENTITY_UNLINKED row is about (section 24). */
+                identityId?: components["schemas"]["Uuid"];
                 /** @description The publishable key of a REGISTER made through `POST /signup`. */
                 keyId?: components["schemas"]["Uuid"];
                 /**
@@ -2445,14 +2456,16 @@ export interface components {
                  */
                 lockedSeconds?: number;
                 /**
-                 * @description How a PASSWORD_RESET was proven (`email`, a reset link; absent for an administrator's reset), or how a LOGIN was attempted (`passkey`; absent for a password).
+                 * @description How a PASSWORD_RESET was proven (`email`, a reset link; absent for an administrator's reset), or how a LOGIN was attempted (`passkey`, `federated` through another provider; absent for a password).
                  * @enum {string}
                  */
-                method?: "email" | "passkey";
+                method?: "email" | "passkey" | "federated";
                 /** @description The passkey added or removed (PASSKEY_ADDED, PASSKEY_REMOVED). */
                 passkeyId?: components["schemas"]["Uuid"];
                 /** @description Permission name (grant/revoke). */
                 permission?: components["schemas"]["PermissionName"];
+                /** @description The identity provider a row is about, or that a federated LOGIN came through (section 24). */
+                providerId?: components["schemas"]["Uuid"];
                 /** @description Why the event failed, or what triggered it. */
                 reason?: string;
                 /** @description Role name (assign/remove). */
@@ -2462,11 +2475,17 @@ export interface components {
                  * @description How many sessions the act revoked (PASSWORD_CHANGED, PASSWORD_RESET, SESSIONS_REVOKED).
                  */
                 sessionsRevoked?: number;
+                /** @description An administrative event's object (section 25); `id` is absent on a refused creation. */
+                target?: {
+                    id?: string;
+                    /** @enum {string} */
+                    type: "role" | "permission" | "user" | "tenant" | "client_key" | "publishable_key" | "oauth_client" | "identity_provider";
+                };
                 /**
-                 * @description How a REGISTER came in (`publishable_key`, `POST /signup`); absent for `POST /register`.
+                 * @description How a REGISTER came in (`publishable_key`, `POST /signup`; `federated`, a first sign-in through another provider); absent for `POST /register`.
                  * @enum {string}
                  */
-                via?: "publishable_key";
+                via?: "publishable_key" | "federated";
             };
             /** @description Extension. The request's `X-Request-Id` (the caller's when well-formed, else the one the service made), as in Client Key usage rows' `requestId`. Null for rows written before the service recorded it. */
             request_id: components["schemas"]["RequestId"];

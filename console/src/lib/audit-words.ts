@@ -1,0 +1,211 @@
+import type { components } from '@tessera/client'
+
+type Row = components['schemas']['AuditRow']
+type Action = Row['action']
+
+/**
+ * What each event did, said of its subject: who acted (`actor`, for an act of administration) or whom it
+ * was about (`user`, for a sign-in event). `{target}` is the thing acted on, when the row names one.
+ */
+const WORDS: Record<Action, { by: 'actor' | 'user'; done: string; failed: string }> = {
+  LOGIN: { by: 'user', done: 'signed in', failed: 'failed to sign in' },
+  LOGOUT: { by: 'user', done: 'signed out', failed: 'failed to sign out' },
+  REFRESH_TOKEN: { by: 'user', done: 'renewed a session', failed: 'failed to renew a session' },
+  REGISTER: { by: 'user', done: 'signed up', failed: 'failed to sign up' },
+  USER_DELETE: { by: 'actor', done: 'deleted a user', failed: 'was refused deleting a user' },
+  ROLE_ASSIGN: { by: 'actor', done: 'gave a role', failed: 'was refused giving a role' },
+  ROLE_REMOVE: { by: 'actor', done: 'took a role away', failed: 'was refused taking a role away' },
+  PERMISSION_GRANT: {
+    by: 'actor',
+    done: 'granted a permission',
+    failed: 'was refused granting a permission',
+  },
+  PERMISSION_REVOKE: {
+    by: 'actor',
+    done: 'revoked a permission',
+    failed: 'was refused revoking a permission',
+  },
+  PASSWORD_CHANGED: { by: 'user', done: 'changed their password', failed: 'failed to change their password' },
+  PASSWORD_RESET: { by: 'user', done: 'reset their password', failed: 'failed to reset their password' },
+  SESSIONS_REVOKED: { by: 'user', done: 'had sessions ended', failed: 'did not have sessions ended' },
+  ACCOUNT_LOCKED: { by: 'user', done: 'was locked out', failed: 'was not locked out' },
+  ACCOUNT_UNLOCKED: { by: 'user', done: 'was unlocked', failed: 'was not unlocked' },
+  OTP_ENABLED: {
+    by: 'user',
+    done: 'turned on the second factor',
+    failed: 'failed to turn on the second factor',
+  },
+  OTP_DISABLED: {
+    by: 'user',
+    done: 'turned off the second factor',
+    failed: 'failed to turn off the second factor',
+  },
+  OTP_RECOVERY_CODES_RENEWED: {
+    by: 'user',
+    done: 'renewed their recovery codes',
+    failed: 'failed to renew recovery codes',
+  },
+  PASSWORD_RESET_REQUESTED: {
+    by: 'user',
+    done: 'asked for a password reset',
+    failed: 'asked for a password reset (no mail)',
+  },
+  EMAIL_VERIFICATION_SENT: {
+    by: 'user',
+    done: 'was sent a verification mail',
+    failed: 'was not sent a verification mail',
+  },
+  EMAIL_VERIFIED: { by: 'user', done: 'verified their email', failed: 'failed to verify their email' },
+  PASSKEY_ADDED: { by: 'user', done: 'added a passkey', failed: 'failed to add a passkey' },
+  PASSKEY_REMOVED: { by: 'user', done: 'lost a passkey', failed: 'kept a passkey' },
+  EMAIL_CHANGE_REQUESTED: {
+    by: 'user',
+    done: 'asked to change their email',
+    failed: 'failed to ask for an email change',
+  },
+  EMAIL_CHANGED: { by: 'user', done: 'changed their email', failed: 'failed to change their email' },
+  ROLE_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a role' },
+  ROLE_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  ROLE_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
+  PERMISSION_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a permission' },
+  PERMISSION_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  PERMISSION_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
+  USER_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  TENANT_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a tenant' },
+  TENANT_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  TENANT_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
+  TENANT_CONFIG_UPDATE: {
+    by: 'actor',
+    done: 'changed the settings',
+    failed: 'was refused changing the settings',
+  },
+  TENANT_DATABASE_ROUTE: {
+    by: 'actor',
+    done: 'moved {target} to a database',
+    failed: 'was refused moving {target}',
+  },
+  CLIENT_KEY_CREATE: { by: 'actor', done: 'issued {target}', failed: 'was refused issuing a Client Key' },
+  CLIENT_KEY_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  CLIENT_KEY_ROTATE: { by: 'actor', done: 'rotated {target}', failed: 'was refused rotating {target}' },
+  CLIENT_KEY_REVOKE: { by: 'actor', done: 'revoked {target}', failed: 'was refused revoking {target}' },
+  PUBLISHABLE_KEY_CREATE: {
+    by: 'actor',
+    done: 'made {target}',
+    failed: 'was refused making a publishable key',
+  },
+  PUBLISHABLE_KEY_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
+  PUBLISHABLE_KEY_REVOKE: { by: 'actor', done: 'revoked {target}', failed: 'was refused revoking {target}' },
+  OAUTH_CONSENT: { by: 'user', done: 'allowed an application', failed: 'did not allow an application' },
+  OAUTH_TOKEN: {
+    by: 'user',
+    done: 'got tokens for an application',
+    failed: 'was refused tokens for an application',
+  },
+  OAUTH_CLIENT_CREATE: {
+    by: 'actor',
+    done: 'added an application',
+    failed: 'was refused adding an application',
+  },
+  OAUTH_CLIENT_UPDATE: {
+    by: 'actor',
+    done: 'changed an application',
+    failed: 'was refused changing an application',
+  },
+  OAUTH_CLIENT_DELETE: {
+    by: 'actor',
+    done: 'deleted an application',
+    failed: 'was refused deleting an application',
+  },
+  IDENTITY_PROVIDER_CREATE: {
+    by: 'actor',
+    done: 'added an identity provider',
+    failed: 'was refused adding an identity provider',
+  },
+  IDENTITY_PROVIDER_UPDATE: {
+    by: 'actor',
+    done: 'changed an identity provider',
+    failed: 'was refused changing an identity provider',
+  },
+  IDENTITY_PROVIDER_DELETE: {
+    by: 'actor',
+    done: 'deleted an identity provider',
+    failed: 'was refused deleting an identity provider',
+  },
+  IDENTITY_LINKED: {
+    by: 'user',
+    done: 'linked a sign-in provider',
+    failed: 'failed to link a sign-in provider',
+  },
+  IDENTITY_UNLINKED: {
+    by: 'user',
+    done: 'unlinked a sign-in provider',
+    failed: 'failed to unlink a sign-in provider',
+  },
+}
+
+const TARGETS: Record<string, string> = {
+  role: 'a role',
+  permission: 'a permission',
+  user: 'a user',
+  tenant: 'a tenant',
+  client_key: 'a Client Key',
+  publishable_key: 'a publishable key',
+}
+
+/** The row's `metadata.target` (section 25), when it names one. */
+export function targetOf(row: Row): { type: string; id: string } | undefined {
+  const target = (row.metadata as { target?: { type?: unknown; id?: unknown } }).target
+  return typeof target?.type === 'string' && typeof target.id === 'string'
+    ? { type: target.type, id: target.id }
+    : undefined
+}
+
+/** The field names a section 25 row says the call set. */
+export function changedOf(row: Row): string[] {
+  const changed = (row.metadata as { changed?: unknown }).changed
+  return Array.isArray(changed) ? changed.filter((c): c is string => typeof c === 'string') : []
+}
+
+/** The user ids a page of rows names (the user, a user actor, a user target): to name them in one request. */
+export function userIdsOf(rows: readonly Row[]): string[] {
+  const ids = new Set<string>()
+  for (const r of rows) {
+    if (r.user_id) ids.add(r.user_id)
+    if (r.actor_type === 'user' && r.actor_id) ids.add(r.actor_id)
+    const target = targetOf(r)
+    if (target?.type === 'user') ids.add(target.id)
+  }
+  return [...ids]
+}
+
+/** How a screen names what rows point at: people by id (their email, say), roles by id when known. */
+export interface Names {
+  user: (userId: string) => string
+  role: (roleId: string) => string | undefined
+}
+
+/** The event in words: "ana@acme.test created the role ops"; names from `names`, else a general word. */
+export function sentenceOf(row: Row, names: Names): string {
+  const nameOf = names.user
+  const words = WORDS[row.action]
+  const someone = (id: string | null | undefined) => (id ? nameOf(id) : 'Someone')
+  const subject =
+    words.by === 'user'
+      ? row.user_id
+        ? nameOf(row.user_id)
+        : 'An unknown user'
+      : row.actor_type === 'client_key'
+        ? 'A Client Key'
+        : someone(row.actor_id)
+  const target = targetOf(row)
+  const role = target?.type === 'role' ? names.role(target.id) : undefined
+  const what = !target
+    ? 'something'
+    : target.type === 'user'
+      ? nameOf(target.id)
+      : role
+        ? `the role ${role}`
+        : (TARGETS[target.type] ?? 'something')
+  const verb = (row.success ? words.done : words.failed).replace('{target}', what)
+  return `${subject} ${verb}`
+}
