@@ -1,3 +1,4 @@
+import { useState } from 'react'
 import type { JsonSchema } from './lib/schema'
 
 type Obj = Record<string, unknown>
@@ -9,6 +10,10 @@ const WORDS: Record<string, string> = {
   refreshTokenExpiresIn: 'Refresh token lifetime (seconds)',
   mfa: 'Second factor',
   passwordPolicy: 'Password policy',
+  webauthn: 'Passkeys',
+  rpId: 'Domain the passkeys belong to (relying party id)',
+  rpName: 'Name authenticators show',
+  origins: 'Addresses of the pages that use passkeys (one per line)',
 }
 
 export function labelOf(key: string): string {
@@ -45,6 +50,30 @@ function Hint({ path, schema, errors }: { path: string; schema: JsonSchema; erro
   )
 }
 
+/** A list of words or addresses, one per line; the blank lines are left out of the value. */
+function Lines(props: {
+  common: Record<string, unknown>
+  value: unknown
+  onChange: (lines: string[] | undefined) => void
+}) {
+  const [text, setText] = useState(Array.isArray(props.value) ? props.value.join('\n') : '')
+  return (
+    <textarea
+      {...props.common}
+      rows={3}
+      value={text}
+      onChange={(e) => {
+        setText(e.target.value)
+        const lines = e.target.value
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+        props.onChange(lines.length ? lines : undefined)
+      }}
+    />
+  )
+}
+
 function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
   const id = idOf(path)
   const described = [schema.description ? `${id}-hint` : '', errors.has(path) ? `${id}-error` : '']
@@ -56,6 +85,38 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     'aria-invalid': errors.has(path) || undefined,
   }
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
+  // An object that may be null (passkeys): off is null; on shows its fields, to be filled before saving.
+  const nullable = schema.anyOf?.find((s) => s.type === 'object' && s.properties)
+  if (nullable && schema.anyOf?.some((s) => s.type === 'null')) {
+    const on = value !== null && value !== undefined
+    return (
+      <fieldset>
+        <legend>{labelOf(name)}</legend>
+        <label className="check">
+          <input
+            {...common}
+            type="checkbox"
+            checked={on}
+            onChange={(e) => onChange(path, e.target.checked ? {} : null)}
+          />{' '}
+          {labelOf(name)} on
+        </label>
+        <Hint path={path} schema={schema} errors={errors} />
+        {on &&
+          Object.entries(nullable.properties ?? {}).map(([key, sub]) => (
+            <Field
+              key={key}
+              name={key}
+              path={`${path}/${key}`}
+              schema={sub}
+              value={(value as Obj)[key]}
+              errors={errors}
+              onChange={onChange}
+            />
+          ))}
+      </fieldset>
+    )
+  }
   if (type === 'object' && schema.properties) {
     return (
       <fieldset>
@@ -112,7 +173,9 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     )
   }
   let input
-  if (schema.enum) {
+  if (type === 'array' && schema.items?.type === 'string') {
+    input = <Lines common={common} value={value} onChange={(lines) => onChange(path, lines)} />
+  } else if (schema.enum) {
     input = (
       <select {...common} value={String(value ?? '')} onChange={(e) => onChange(path, e.target.value)}>
         {schema.enum.map((o) => (
