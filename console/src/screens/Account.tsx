@@ -12,6 +12,7 @@ import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
+import { PasswordRule } from '../users/PasswordRule'
 
 type Setup = components['schemas']['OtpSetup']
 
@@ -39,7 +40,14 @@ function Password() {
         </label>
         <label>
           New password
-          <input name="new" type="password" autoComplete="new-password" required />
+          <input
+            name="new"
+            type="password"
+            autoComplete="new-password"
+            required
+            aria-describedby="new-password-rule"
+          />
+          <PasswordRule id="new-password-rule" />
         </label>
         <FormFooter
           submit="Change password"

@@ -12,6 +12,7 @@ import { Empty, ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
+import { PasswordRule } from '../users/PasswordRule'
 
 type User = components['schemas']['User']
 type Status = User['status']
@@ -223,7 +224,14 @@ function Acts({ user }: { user: User }) {
       >
         <label>
           New password
-          <input name="password" type="password" autoComplete="new-password" required />
+          <input
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            required
+            aria-describedby="reset-password-rule"
+          />
+          <PasswordRule id="reset-password-rule" />
         </label>
         <FormFooter submit="Reset password" layout="inline" />
       </form>

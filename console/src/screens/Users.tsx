@@ -8,6 +8,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { count } from '../lib/plural'
+import { PasswordRule } from '../users/PasswordRule'
 
 const LIMIT = 20
 
@@ -45,7 +46,14 @@ function CreateUser({ onClose }: { onClose: () => void }) {
       </label>
       <label>
         Initial password
-        <input name="password" type="password" autoComplete="new-password" required />
+        <input
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          aria-describedby="new-user-password-rule"
+        />
+        <PasswordRule id="new-user-password-rule" />
       </label>
       <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
