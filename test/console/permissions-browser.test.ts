@@ -123,17 +123,17 @@ t.test(
     t.equal(await page.getByRole('link', { name: ana.email }).count(), 0)
 
     // The password rule is shown before a password is sent (the tenant's default policy).
-  await page.getByRole('button', { name: 'Create user' }).click()
-  const rule = page.getByText('At least 8 characters; not a common password.')
-  await rule.waitFor()
-  t.equal(
-    await page.getByLabel('Initial password').getAttribute('aria-describedby'),
-    await rule.getAttribute('id'),
-    'and tied to the field',
-  )
-  await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.getByRole('button', { name: 'Create user' }).click()
+    const rule = page.getByText('At least 8 characters; not a common password.')
+    await rule.waitFor()
+    t.equal(
+      await page.getByLabel('Initial password').getAttribute('aria-describedby'),
+      await rule.getAttribute('id'),
+      'and tied to the field',
+    )
+    await page.getByRole('button', { name: 'Cancel' }).click()
 
-  // deleteUser: from the user's page, asked once more; the list says so and the row is gone.
+    // deleteUser: from the user's page, asked once more; the list says so and the row is gone.
     await page.getByRole('link', { name: bob.email }).click()
     await h1(page, `User ${bob.email}`)
     await page.getByRole('button', { name: `Delete ${bob.email}` }).click()

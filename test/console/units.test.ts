@@ -6,7 +6,7 @@ import { csvField, toCsv } from '../../console/src/lib/csv.js'
 import { coversWindow, parseList, requestsPerHour } from '../../console/src/lib/key-usage.js'
 import { afterSignIn, signInFor } from '../../console/src/lib/next.js'
 import { covers } from '../../console/src/lib/permissions.js'
-import { keyChanges, signupSnippet } from '../../console/src/lib/publishable-keys.js'
+import { givableRoles, keyChanges, signupSnippet } from '../../console/src/lib/publishable-keys.js'
 import { choices, permissionDiff } from '../../console/src/lib/role-diff.js'
 import { changes, validate, type JsonSchema } from '../../console/src/lib/schema.js'
 import { browserProblem } from '../../console/src/lib/webauthn-errors.js'
@@ -474,5 +474,27 @@ t.test('password policy, counts and audit events in words', async (t) => {
       names,
     ),
     'ana@acme.test was refused changing user u9',
+  )
+})
+
+t.test('publishable keys: only the roles the caller may give are offered', async (t) => {
+  const roles = [
+    { name: 'admin', level: 100, permissions: ['users:read', 'roles:create'] },
+    { name: 'member', level: 0, permissions: [] },
+    { name: 'billing', level: 10, permissions: ['invoices:read'] },
+    { name: 'senior', level: 50, permissions: ['invoices:read'] },
+    { name: 'secret', level: 5, permissions: ['vault:open'] },
+  ]
+  const can = (p: string) => ['invoices:read', 'users:read'].includes(p)
+  t.same(
+    givableRoles(roles, ['billing'], can),
+    ['member', 'billing'],
+    'rank 10: not senior; not admin, not secret',
+  )
+  t.same(givableRoles(roles, [], can), [], 'no role: no rank, nothing to give')
+  t.same(
+    givableRoles(roles, [], () => true),
+    ['member', 'billing', 'senior', 'secret'],
+    'admin:*: no rank limit',
   )
 })

@@ -90,3 +90,27 @@ export function signupSnippet(service: string, key: string, allowedOrigins: read
 </script>
 `
 }
+
+/** Permissions no default role may carry (the service's isManagementPermission, section 20). */
+function isManagementPermission(name: string): boolean {
+  return name === 'admin:*' || /^(users|roles|tenants|client-keys):/.test(name)
+}
+
+/**
+ * The roles a caller may give a publishable key as its default roles: none with a management permission, none
+ * with a permission the caller lacks, none above the caller's rank (the highest level of its own roles;
+ * `admin:*` has no rank limit).
+ */
+export function givableRoles(
+  roles: readonly { name: string; level: number; permissions: readonly string[] }[],
+  mine: readonly string[],
+  can: (permission: string) => boolean,
+): string[] {
+  const own = new Set(mine)
+  const rank = can('admin:*')
+    ? Infinity
+    : Math.max(-1, ...roles.filter((r) => own.has(r.name)).map((r) => r.level))
+  return roles
+    .filter((r) => r.level <= rank && !r.permissions.some(isManagementPermission) && r.permissions.every(can))
+    .map((r) => r.name)
+}

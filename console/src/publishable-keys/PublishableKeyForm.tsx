@@ -5,6 +5,7 @@ import { tessera } from '../api'
 import { parseList } from '../lib/key-usage'
 import { keyChanges, type KeyFields } from '../lib/publishable-keys'
 import { choices } from '../lib/role-diff'
+import { givableRoles } from '../lib/publishable-keys'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { ErrorBox, Loading } from '../ui/feedback'
@@ -37,16 +38,18 @@ function RoleChecks({ held }: { held: readonly string[] }) {
     queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } }),
     enabled: canList,
   })
+  // Why filtered: the service refuses a role with a management permission, one with a permission the caller
+  // lacks, and one above the caller's rank (contract sections 20 and 26); the form offers none of them.
   const names = choices(
-    (roles.data?.items ?? []).map((r) => r.name),
+    givableRoles(roles.data?.items ?? [], tessera.claims()?.roles ?? [], session.can),
     held,
   )
   return (
     <fieldset>
       <legend>Default roles</legend>
       <p className="muted">
-        Every user who signs up with the key gets them, never more. A role with an administration permission
-        (users, roles, tenants, keys) is refused.
+        Every user who signs up with the key gets them, never more. Offered are the roles you may give: none
+        with an administration permission (users, roles, tenants, keys), none above your own level.
       </p>
       {canList && roles.isPending && <Loading what="roles" />}
       <ErrorBox error={roles.error} />
