@@ -13,6 +13,9 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
 import { PasswordRule } from '../users/PasswordRule'
+import { RecoveryCodes } from '../users/RecoveryCodes'
+import { useSession } from '../session'
+import { count } from '../lib/plural'
 
 type Setup = components['schemas']['OtpSetup']
 
@@ -118,6 +121,7 @@ function Sessions() {
 }
 
 function SecondFactor() {
+  const session = useSession()
   const queries = useQueryClient()
   const otp = useQuery({ queryKey: ['me', 'otp'], queryFn: () => tessera.GET('/api/v1/me/otp') })
   const [setup, setSetup] = useState<Setup | null>(null)
@@ -133,6 +137,13 @@ function SecondFactor() {
     },
   )
   const disable = useAction((code: string) => tessera.DELETE('/api/v1/me/otp', { body: { code } }), refresh)
+  const renew = useAction(
+    (code: string) => tessera.POST('/api/v1/me/otp/recovery-codes', { body: { code } }),
+    (r) => {
+      setCodes(r.recoveryCodes)
+      refresh()
+    },
+  )
   const codeOf = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     return String(new FormData(e.currentTarget).get('code')).trim()
@@ -140,18 +151,12 @@ function SecondFactor() {
   return (
     <section aria-labelledby="otp" className="panel">
       <h2 id="otp">Second factor</h2>
-      <ErrorBox error={otp.error ?? start.error ?? confirm.error ?? disable.error} />
+      <ErrorBox error={otp.error ?? start.error ?? confirm.error ?? disable.error ?? renew.error} />
       {otp.isPending && <Loading what="your second factor" />}
       {codes && (
         <div className="callout">
           <p>Your recovery codes, shown only now: each signs you in once without your authenticator.</p>
-          <ul className="codes">
-            {codes.map((c) => (
-              <li key={c}>
-                <code>{c}</code>
-              </li>
-            ))}
-          </ul>
+          <RecoveryCodes codes={codes} tenant={session.tenantCode} />
         </div>
       )}
       {otp.data && !otp.data.enrolled && !setup && (
@@ -183,7 +188,21 @@ function SecondFactor() {
       )}
       {otp.data?.enrolled && (
         <>
-          <p>On: {otp.data.recoveryCodesLeft} recovery codes left.</p>
+          <p>On: {count(otp.data.recoveryCodesLeft, 'recovery code', 'recovery codes')} left.</p>
+          <form
+            className="row"
+            aria-label="New recovery codes"
+            onSubmit={(e) => {
+              void renew.run(codeOf(e))
+              e.currentTarget.reset()
+            }}
+          >
+            <label>
+              Code for new recovery codes
+              <input name="code" autoComplete="one-time-code" required />
+            </label>
+            <FormFooter submit="Renew the recovery codes" layout="inline" />
+          </form>
           <form className="row" onSubmit={(e) => void disable.run(codeOf(e))}>
             <label>
               Code

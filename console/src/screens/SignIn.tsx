@@ -8,6 +8,7 @@ import { qrSource } from '../lib/qr'
 import { PasskeySignIn } from '../passkeys/PasskeySignIn'
 import { ContinueWith } from '../federation/ContinueWith'
 import { federationError, takeReturn } from '../federation/flow'
+import { RecoveryCodes } from '../users/RecoveryCodes'
 
 // Why outside the component: a login code is single use, and a remount (StrictMode's) must not send it twice.
 let federatedSent = false
@@ -118,13 +119,7 @@ export function SignIn(props: {
           Keep these codes somewhere safe: each signs you in once without your authenticator. They are shown
           only now.
         </p>
-        <ul className="codes">
-          {recovery.map((c) => (
-            <li key={c}>
-              <code>{c}</code>
-            </li>
-          ))}
-        </ul>
+        <RecoveryCodes codes={recovery} tenant={tessera.claims()?.tenantCode ?? tenantTyped} />
         <button type="button" className="primary" onClick={signedIn}>
           Continue
         </button>
