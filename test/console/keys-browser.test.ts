@@ -155,6 +155,27 @@ t.test(
       'the revoked key is refused',
     )
 
+    // createClientKey with an expiry: the day chosen, through its end (UTC); the list says when.
+    await page.goto(`${origin}/console/keys`)
+    await h1(page, 'Keys')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await page.getByLabel('Name', { exact: true }).fill('expiring')
+    await page.getByRole('checkbox', { name: 'users:read', exact: true }).check()
+    const day = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10)
+    await page.getByLabel('Expires on (empty: never)').fill(day)
+    await page.getByRole('button', { name: 'Create', exact: true }).click()
+    await page.getByRole('button', { name: 'I have stored it' }).click()
+    const expiring = await app.ctx.dbs
+      .forTenant(tenant.id)
+      .selectFrom('client_keys')
+      .select('expires_at')
+      .where('tenant_id', '=', tenant.id)
+      .where('name', '=', 'expiring')
+      .executeTakeFirstOrThrow()
+    t.equal(expiring.expires_at?.toISOString(), `${day}T23:59:59.000Z`, 'stored as the end of that day')
+    const row = page.getByRole('row').filter({ hasText: 'expiring' })
+    t.notMatch(await row.innerText(), /Never/, 'the list shows the expiry')
+
     // A reader (client-keys:read only) sees the usage and the log, and no control.
     await page.getByRole('button', { name: 'Sign out' }).click()
     await signIn(page, origin, tenant.code, reader.email, PASSWORD)

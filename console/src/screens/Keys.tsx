@@ -24,8 +24,13 @@ function CreateKey({
 }) {
   const scopes = useQuery({ queryKey: ['scopes'], queryFn: () => tessera.GET('/api/v1/client-keys/scopes') })
   const create = useAction(
-    (body: { name: string; scopes: string[]; ipAllowlist?: string[]; originAllowlist?: string[] }) =>
-      tessera.POST('/api/v1/client-keys', { body }),
+    (body: {
+      name: string
+      scopes: string[]
+      ipAllowlist?: string[]
+      originAllowlist?: string[]
+      expiresAt?: string
+    }) => tessera.POST('/api/v1/client-keys', { body }),
     (k) => onCreated(k.name, k.key),
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -33,7 +38,10 @@ function CreateKey({
     const f = new FormData(e.currentTarget)
     const ips = parseList(String(f.get('ips') ?? ''))
     const origins = parseList(String(f.get('origins') ?? ''))
+    const expires = String(f.get('expires') ?? '')
     void create.run({
+      // Why the end of that day, UTC: a key that expires "on" a date works through it.
+      ...(expires ? { expiresAt: `${expires}T23:59:59.000Z` } : {}),
       name: String(f.get('name')).trim(),
       scopes: f.getAll('scope').map(String),
       ...(ips.length ? { ipAllowlist: ips } : {}),
@@ -66,6 +74,14 @@ function CreateKey({
       <label>
         Allowed origins (comma separated; empty for any)
         <input name="origins" />
+      </label>
+      <label>
+        Expires on (empty: never)
+        <input
+          name="expires"
+          type="date"
+          min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
+        />
       </label>
       <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
@@ -140,6 +156,7 @@ export function Keys() {
             { title: 'Status', cell: (k) => k.status },
             { title: 'Scopes', cell: (k) => k.scopes.join(', ') },
             { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
+            { title: 'Expires', cell: (k) => (k.expiresAt ? when(k.expiresAt) : 'Never') },
             {
               title: 'Actions',
               className: 'row',
