@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import type { JsonSchema } from './lib/schema'
+import { HELP, LABELS, OPTIONS, isDuration } from './settings/words'
 
 type Obj = Record<string, unknown>
 
@@ -10,21 +11,23 @@ const WORDS: Record<string, string> = {
   refreshTokenExpiresIn: 'Refresh token lifetime (seconds)',
   mfa: 'Second factor',
   passwordPolicy: 'Password policy',
-  webauthn: 'Passkeys',
-  rpId: 'Domain the passkeys belong to (relying party id)',
-  rpName: 'Name authenticators show',
-  origins: 'Addresses of the pages that use passkeys (one per line)',
 }
 
-export function labelOf(key: string): string {
+function labelOf(key: string): string {
   const words = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
   return WORDS[key] ?? words.charAt(0).toUpperCase() + words.slice(1)
 }
 
+/** A field's label: the settings' own words for its path (settings/words.ts), else its name in words. */
+export function labelAt(path: string): string {
+  return LABELS[path] ?? labelOf(path.split('/').pop() ?? '')
+}
+
+const optionOf = (value: unknown) => OPTIONS[String(value)] ?? String(value)
+
 const idOf = (path: string) => `f${path.replace(/[^A-Za-z0-9]/g, '-')}`
 
 interface FieldProps {
-  name: string
   path: string
   schema: JsonSchema
   value: unknown
@@ -32,21 +35,72 @@ interface FieldProps {
   onChange: (path: string, value: unknown) => void
 }
 
+/** The help under a field: the settings' own words; the document's only for a field they do not name. */
+const helpOf = (path: string, schema: JsonSchema) =>
+  HELP[path] ?? (LABELS[path] ? undefined : schema.description)
+
 function Hint({ path, schema, errors }: { path: string; schema: JsonSchema; errors: Map<string, string> }) {
   const error = errors.get(path)
+  const help = helpOf(path, schema)
   return (
     <>
-      {schema.description && (
+      {help && (
         <small id={`${idOf(path)}-hint`} className="muted">
-          {schema.description}
+          {help}
         </small>
       )}
       {error && (
         <small id={`${idOf(path)}-error`} className="field-error">
-          {labelOf(path.split('/').pop() ?? '')} {error}
+          {labelAt(path)} {error}
         </small>
       )}
     </>
+  )
+}
+
+const UNITS = [
+  ['days', 86_400],
+  ['hours', 3_600],
+  ['minutes', 60],
+  ['seconds', 1],
+] as const
+
+/** A length of time in seconds, shown in the largest of days, hours, minutes or seconds that fits it whole. */
+function Duration(props: {
+  common: Record<string, unknown>
+  label: string
+  seconds: number | undefined
+  onChange: (seconds: number | undefined) => void
+}) {
+  const fits = UNITS.find(
+    ([, n]) => props.seconds !== undefined && props.seconds >= n && props.seconds % n === 0,
+  )
+  const [unit, setUnit] = useState<number>(fits?.[1] ?? 60)
+  const shown = props.seconds === undefined ? '' : String(Math.round((props.seconds / unit) * 1000) / 1000)
+  return (
+    <span className="row">
+      <input
+        {...props.common}
+        type="number"
+        min={0}
+        step="any"
+        value={shown}
+        onChange={(e) =>
+          props.onChange(e.target.value === '' ? undefined : Math.round(Number(e.target.value) * unit))
+        }
+      />
+      <select
+        aria-label={`${props.label}: unit`}
+        value={unit}
+        onChange={(e) => setUnit(Number(e.target.value))}
+      >
+        {UNITS.map(([name, n]) => (
+          <option key={name} value={n}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </span>
   )
 }
 
@@ -74,9 +128,9 @@ function Lines(props: {
   )
 }
 
-function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
+function Field({ path, schema, value, errors, onChange }: FieldProps) {
   const id = idOf(path)
-  const described = [schema.description ? `${id}-hint` : '', errors.has(path) ? `${id}-error` : '']
+  const described = [helpOf(path, schema) ? `${id}-hint` : '', errors.has(path) ? `${id}-error` : '']
     .filter(Boolean)
     .join(' ')
   const common = {
@@ -91,7 +145,7 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     const on = value !== null && value !== undefined
     return (
       <fieldset>
-        <legend>{labelOf(name)}</legend>
+        <legend>{labelAt(path)}</legend>
         <label className="check">
           <input
             {...common}
@@ -99,14 +153,13 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
             checked={on}
             onChange={(e) => onChange(path, e.target.checked ? {} : null)}
           />{' '}
-          {labelOf(name)} on
+          {labelAt(path)} on
         </label>
         <Hint path={path} schema={schema} errors={errors} />
         {on &&
           Object.entries(nullable.properties ?? {}).map(([key, sub]) => (
             <Field
               key={key}
-              name={key}
               path={`${path}/${key}`}
               schema={sub}
               value={(value as Obj)[key]}
@@ -120,11 +173,10 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
   if (type === 'object' && schema.properties) {
     return (
       <fieldset>
-        <legend>{labelOf(name)}</legend>
+        <legend>{labelAt(path)}</legend>
         {Object.entries(schema.properties).map(([key, sub]) => (
           <Field
             key={key}
-            name={key}
             path={`${path}/${key}`}
             schema={sub}
             value={(value as Obj | undefined)?.[key]}
@@ -145,7 +197,7 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
             checked={value === true}
             onChange={(e) => onChange(path, e.target.checked)}
           />{' '}
-          {labelOf(name)}
+          {labelAt(path)}
         </label>
         <Hint path={path} schema={schema} errors={errors} />
       </div>
@@ -155,7 +207,7 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     const chosen = Array.isArray(value) ? value : []
     return (
       <fieldset>
-        <legend>{labelOf(name)}</legend>
+        <legend>{labelAt(path)}</legend>
         {schema.items.enum.map((option) => (
           <label key={String(option)} className="check">
             <input
@@ -165,7 +217,7 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
                 onChange(path, e.target.checked ? [...chosen, option] : chosen.filter((c) => c !== option))
               }
             />{' '}
-            {String(option)}
+            {optionOf(option)}
           </label>
         ))}
         <Hint path={path} schema={schema} errors={errors} />
@@ -179,9 +231,20 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
     input = (
       <select {...common} value={String(value ?? '')} onChange={(e) => onChange(path, e.target.value)}>
         {schema.enum.map((o) => (
-          <option key={String(o)}>{String(o)}</option>
+          <option key={String(o)} value={String(o)}>
+            {optionOf(o)}
+          </option>
         ))}
       </select>
+    )
+  } else if (type === 'integer' && isDuration(path)) {
+    input = (
+      <Duration
+        common={common}
+        label={labelAt(path)}
+        seconds={typeof value === 'number' ? value : undefined}
+        onChange={(v) => onChange(path, v)}
+      />
     )
   } else if (type === 'integer' || type === 'number') {
     input = (
@@ -205,7 +268,7 @@ function Field({ name, path, schema, value, errors, onChange }: FieldProps) {
   }
   return (
     <div className="field">
-      <label htmlFor={id}>{labelOf(name)}</label>
+      <label htmlFor={id}>{labelAt(path)}</label>
       {input}
       <Hint path={path} schema={schema} errors={errors} />
     </div>
@@ -217,17 +280,21 @@ export function SchemaFields(props: {
   schema: JsonSchema
   value: Obj
   skip?: string[]
+  /** Only these top-level fields, in this order. */
+  only?: string[]
   errors: Map<string, string>
   onChange: (path: string, value: unknown) => void
 }) {
+  const properties = props.schema.properties ?? {}
+  const keys = props.only ? props.only.filter((k) => k in properties) : Object.keys(properties)
   return (
     <>
-      {Object.entries(props.schema.properties ?? {})
+      {keys
+        .map((key) => [key, properties[key] as JsonSchema] as const)
         .filter(([key]) => !props.skip?.includes(key))
         .map(([key, sub]) => (
           <Field
             key={key}
-            name={key}
             path={`/${key}`}
             schema={sub}
             value={props.value[key]}

@@ -138,14 +138,14 @@ t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_B
   // Settings: the password policy, checked against the document's schema before it is sent.
   await page.goto(`${origin}/console/settings`)
   await h1(page, 'Settings')
-  const minLength = page.getByRole('group', { name: 'Password policy' }).getByLabel('Minimum length')
+  const minLength = page.getByRole('group', { name: 'Password rules' }).getByLabel('Minimum length')
   await minLength.fill('5')
   await page.getByRole('button', { name: 'Save settings' }).click()
   await page.getByRole('alert').filter({ hasText: 'must be at least 8' }).waitFor()
   t.pass('a value outside the schema is refused in the form')
   await minLength.fill('14')
   await page.getByRole('button', { name: 'Save settings' }).click()
-  await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor()
+  await page.getByRole('status').filter({ hasText: 'Settings saved. Changed: Password rules.' }).waitFor()
   const stored = await app.ctx.dbs.main
     .selectFrom('tenants')
     .select('auth_config')
@@ -156,6 +156,38 @@ t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_B
     14,
     'stored',
   )
+
+  // Settings, designed: sections in plain words, and durations in minutes, hours or days.
+  for (const heading of [
+    'Sign-in',
+    'Passwords',
+    'Sessions and tokens',
+    'Second factor and passkeys',
+    'Email',
+  ])
+    await page.getByRole('heading', { level: 3, name: heading }).waitFor()
+  const lifetime = page.getByLabel('Access token lifetime', { exact: true })
+  t.equal(await lifetime.inputValue(), '15', 'the default 900 seconds as 15 …')
+  t.equal(await page.getByLabel('Access token lifetime: unit').inputValue(), '60', '… minutes')
+  t.equal(
+    await page.getByLabel('Refresh token lifetime: unit').inputValue(),
+    '86400',
+    'the refresh token’s in days',
+  )
+  await lifetime.fill('30')
+  await page.getByRole('button', { name: 'Save settings' }).click()
+  await page.getByRole('status').filter({ hasText: 'Changed: Access token lifetime.' }).waitFor()
+  const after = await app.ctx.dbs.main
+    .selectFrom('tenants')
+    .select('auth_config')
+    .where('id', '=', tenant.id)
+    .executeTakeFirstOrThrow()
+  t.equal(
+    (after.auth_config as { accessTokenExpiresIn?: number }).accessTokenExpiresIn,
+    1800,
+    '30 minutes stored as seconds',
+  )
+  t.equal(await page.getByText(/`|[A-Z]{3,}_[A-Z]+/).count(), 0, 'no backticks or error codes in the help')
 
   t.same(problems, [], 'no CSP violation or page error')
 })

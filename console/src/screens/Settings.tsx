@@ -4,7 +4,8 @@ import { authConfigPatch } from 'virtual:tessera-schemas'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { changes, validate } from '../lib/schema'
-import { SchemaFields, labelOf, setAt } from '../SchemaForm'
+import { SchemaFields, labelAt, setAt } from '../SchemaForm'
+import { SECTIONS } from '../settings/words'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
@@ -28,8 +29,12 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
         params: { path: { id: tenantId } },
         body: body as AuthConfigPatch,
       }),
-    () => {
-      setSaved('Settings saved.')
+    (_answer, body) => {
+      setSaved(
+        `Settings saved. Changed: ${Object.keys(body)
+          .map((k) => labelAt(`/${k}`))
+          .join(', ')}.`,
+      )
       void queries.invalidateQueries({ queryKey: ['tenant'] })
     },
   )
@@ -56,19 +61,30 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
           <ul>
             {[...issues].map(([path, message]) => (
               <li key={path}>
-                {path.split('/').filter(Boolean).map(labelOf).join(' › ')} {message}
+                {path
+                  .split('/')
+                  .filter(Boolean)
+                  .map((_, i, parts) => labelAt(`/${parts.slice(0, i + 1).join('/')}`))
+                  .join(' › ')}{' '}
+                {message}
               </li>
             ))}
           </ul>
         </div>
       )}
-      <SchemaFields
-        schema={authConfigPatch}
-        value={draft}
-        skip={skip}
-        errors={issues}
-        onChange={(path, value) => setDraft((d) => setAt(d, path, value))}
-      />
+      {SECTIONS.map((section) => (
+        <section key={section.id} aria-labelledby={`settings-${section.id}`} className="settings-section">
+          <h3 id={`settings-${section.id}`}>{section.title}</h3>
+          <SchemaFields
+            schema={authConfigPatch}
+            value={draft}
+            only={section.keys}
+            skip={skip}
+            errors={issues}
+            onChange={(path, value) => setDraft((d) => setAt(d, path, value))}
+          />
+        </section>
+      ))}
       <FormFooter
         submit={session.can('tenants:update') ? 'Save settings' : undefined}
         error={save.error}
@@ -97,6 +113,17 @@ function Rotation() {
     <section aria-labelledby="rotation" className="panel">
       <h2 id="rotation">Signing secret and key</h2>
       <p className="muted">Rotate when a secret may have leaked, or on a schedule.</p>
+      <ul className="muted">
+        <li>
+          The signing secret signs access tokens while they are signed with HS256. A new one is in use at
+          once; tokens signed with the former one stay valid until they expire.
+        </li>
+        <li>
+          The signing key is the key pair of EdDSA or ES256 tokens, and of the ID tokens applications receive.
+          A new one is in use at once; the former public key stays published for 7 days, so tokens it signed
+          still check.
+        </li>
+      </ul>
       <div className="row">
         <ConfirmButton
           label="Rotate the signing secret"
