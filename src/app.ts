@@ -34,7 +34,7 @@ export interface AppOptions {
   readonly beforeRoutes?: (app: FastifyInstance) => void | Promise<void>
   /** A migrated PGlite data directory to start from (tests: skips creating and migrating PGlite). */
   readonly pgliteDataDir?: Blob
-  /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (the variables: README.md, Configuration). */
+  /** Test-only: shorter HTTP server timeouts than HTTP_TIMEOUTS (the variables: docs/configuration.md). */
   readonly httpTimeouts?: Partial<HttpTimeouts>
   /**
    * Test-only: the bcrypt cost of new hashes and of the unknown-identifier verify, 12 unless set. Tests of

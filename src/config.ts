@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-/** Service configuration, read once from the environment (the variables: README.md, Configuration). */
+/** Service configuration, read once from the environment (the variables: docs/configuration.md). */
 export interface Config {
   readonly nodeEnv: string
   readonly port: number

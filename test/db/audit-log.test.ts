@@ -344,7 +344,7 @@ t.test(
     const tdb = await openTestDatabase('pglite', { empty: true })
     t.teardown(tdb.close)
     await sql`create role ${sql.id(SERVICE_ROLE)} login createrole`.execute(tdb.db)
-    // As in the README's recipe, the service's role owns its database (0008 creates a schema there) and
+    // As in docs/security.md's recipe, the service's role owns its database (0008 creates a schema there) and
     // the database's public schema.
     const { rows: here } = await sql<{ name: string }>`select current_database() as name`.execute(tdb.db)
     await sql`alter database ${sql.id(here[0]?.name ?? 'postgres')} owner to ${sql.id(SERVICE_ROLE)}`.execute(

@@ -19,7 +19,7 @@ function authentication(c: OAuthClient): string {
 }
 
 /**
- * The code flow with PKCE in `openid-client` 6, as README.md's "Sign in with Tessera" shows it, filled in
+ * The code flow with PKCE in `openid-client` 6, as docs/api-guide.md's "Sign in with Tessera" shows it, filled in
  * with the client's id, its first redirect URI and its scopes. The secret is read from the environment:
  * the console never holds it after it was shown.
  */

@@ -85,7 +85,7 @@ export async function asOwner(db: Kysely<unknown>, who: Who, fn: () => Promise<v
     } catch (err) {
       throw new Error(
         `${who.me} cannot act as tessera_audit_owner: give it CREATEROLE for this migration, or have an ` +
-          `administrator create the role and grant it the ADMIN option on it (see README, "Audit immutability")`,
+          `administrator create the role and grant it the ADMIN option on it (see docs/security.md, "Audit immutability")`,
         { cause: err },
       )
     }

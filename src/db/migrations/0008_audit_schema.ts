@@ -88,7 +88,7 @@ end
 $fn$`
 
 /**
- * The operators' way to set the period (README, "Audit immutability"). Not SECURITY DEFINER: it works
+ * The operators' way to set the period (docs/security.md, "Audit immutability"). Not SECURITY DEFINER: it works
  * for whoever may update tessera_audit.settings, the owner role or a superuser, and no one else.
  */
 const SET_RETENTION = sql`create function tessera_audit.set_retention_days(p_days integer)

@@ -108,7 +108,7 @@ export async function auditSweepDays(
       { auditRetentionDays: configured ?? null, databaseRetentionDays: stored, sweepDays: days },
       'AUDIT_RETENTION_DAYS differs from the audit retention period of the database, which only the ' +
         'audit owner can change: audit rows are swept with the longer of the two ' +
-        '(README, "Audit immutability")',
+        '(docs/security.md, "Audit immutability")',
     )
   }
   return days
