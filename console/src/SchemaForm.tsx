@@ -108,7 +108,7 @@ function Duration(props: {
 function Lines(props: {
   common: Record<string, unknown>
   value: unknown
-  onChange: (lines: string[] | undefined) => void
+  onChange: (lines: string[]) => void
 }) {
   const [text, setText] = useState(Array.isArray(props.value) ? props.value.join('\n') : '')
   return (
@@ -122,7 +122,8 @@ function Lines(props: {
           .split('\n')
           .map((l) => l.trim())
           .filter(Boolean)
-        props.onChange(lines.length ? lines : undefined)
+        // Why [] and not nothing: an emptied list must be sent, to clear what is stored.
+        props.onChange(lines)
       }}
     />
   )
@@ -225,6 +226,19 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
     )
   }
   let input
+  const orNull = schema.anyOf?.some((s) => s.type === 'null') ?? false
+  if (type === 'array' && schema.items?.type === 'object') {
+    // A list of objects (an OAuth config's resources): no form for it here; the API sets it.
+    return (
+      <div className="field">
+        <span>{labelAt(path)}</span>
+        <small className="muted">
+          {Array.isArray(value) && value.length ? `${value.length} set` : 'None'}: set through the API (see
+          the API guide).
+        </small>
+      </div>
+    )
+  }
   if (type === 'array' && schema.items?.type === 'string') {
     input = <Lines common={common} value={value} onChange={(lines) => onChange(path, lines)} />
   } else if (schema.enum) {
@@ -262,7 +276,8 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
       <input
         {...common}
         value={String(value ?? '')}
-        onChange={(e) => onChange(path, e.target.value || undefined)}
+        // Why null for an emptied field that may be null (a mail link's page): null is what clears it.
+        onChange={(e) => onChange(path, e.target.value || (orNull ? null : undefined))}
       />
     )
   }

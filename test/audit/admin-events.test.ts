@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { call, type As } from '../helpers/call.js'
+import { call, unchecked, type As } from '../helpers/call.js'
 import {
   auditRows,
   createTenant,
@@ -561,3 +561,26 @@ t.test('no secret, key value or password in any audit row of any tenant', async 
   t.ok(values.length >= 6, `${values.length} secret values looked for`)
   for (const value of values) t.notOk(all.includes(value), `not in any row: ${value.slice(0, 6)}…`)
 })
+
+t.test(
+  'updateRole, updateUser: a malformed path id is a 400 row with no target id, never the raw text',
+  async (t) => {
+    for (const [op, req, action, type] of [
+      ['updateRole', { params: { id: 'not\na-uuid' }, body: { description: 'x' } }, 'ROLE_UPDATE', 'role'],
+      [
+        'updateUser',
+        { params: { userId: 'NOT-a-uuid' }, body: { username: 'x-user' } },
+        'USER_UPDATE',
+        'user',
+      ],
+    ] as const) {
+      const before = (await auditRows(app, tenant.id, action)).length
+      const res = await call(app, op as 'updateRole', as, unchecked(req))
+      t.equal(res.status, 400, res.raw.slice(0, 200))
+      const { added, row } = await lastRow(tenant.id, action, before)
+      t.equal(added, 1, `${op}: the refusal's row is written`)
+      t.match(row, { success: false, error_message: 'VALIDATION_ERROR', user_id: null })
+      t.same((row?.metadata as { target?: unknown }).target, { type }, 'the target without an id')
+    }
+  },
+)

@@ -93,6 +93,15 @@ t.test(
       'localhost',
     )
     t.equal(await page.getByText('[object Object]').count(), 0)
+    // Edited while on: the whole object goes (the service checks it whole), the name added to it.
+    await passkeys.getByLabel('Name authenticators show').fill('Acme')
+    await page.getByRole('button', { name: 'Save settings' }).click()
+    await page.getByText('Settings saved. Changed: Passkeys.').waitFor()
+    t.same(
+      await webauthnOf(app, tenant.id),
+      { rpId: 'localhost', rpName: 'Acme', origins: [origin] },
+      'edited in place',
+    )
 
     // Account: add one (the sign-in is fresh), then sign out and in with it.
     await page.getByRole('link', { name: 'Account' }).click()

@@ -157,6 +157,27 @@ t.test('form changes: only what differs, nested', async (t) => {
   t.same(changes(current, { a: 1, p: { x: 1, y: 3 }, l: ['email'] }), { p: { y: 3 } })
   t.same(changes(current, { ...current, l: ['email', 'username'] }), { l: ['email', 'username'] })
   t.same(changes(current, current), {})
+  // An object checked whole (one that may be null, as passkeys) goes whole; a list emptied goes as [].
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: {
+      w: { anyOf: [{ type: 'object', required: ['rpId', 'origins'] }, { type: 'null' }] },
+      p: { type: 'object' },
+      l: { type: 'array', items: { type: 'string' } },
+    },
+  }
+  const stored = { w: { rpId: 'localhost', origins: ['http://localhost:1'] }, p: { x: 1, y: 2 }, l: ['a'] }
+  t.same(
+    changes(
+      stored,
+      { ...stored, w: { rpId: 'localhost', origins: ['http://localhost:1', 'http://localhost:2'] } },
+      schema,
+    ),
+    { w: { rpId: 'localhost', origins: ['http://localhost:1', 'http://localhost:2'] } },
+  )
+  t.same(changes(stored, { ...stored, p: { x: 1, y: 3 } }, schema), { p: { y: 3 } }, 'others still by key')
+  t.same(changes(stored, { ...stored, l: [] }, schema), { l: [] })
+  t.same(changes(stored, { ...stored, w: null }, schema), { w: null })
 })
 
 t.test('CSV: RFC 4180 quoting, and no formula from a user agent', async (t) => {
@@ -436,20 +457,31 @@ t.test('password policy, counts and audit events in words', async (t) => {
       ...over,
     }) as Parameters<typeof sentenceOf>[0]
   const names = {
-    user: (id: string) => (id === 'u1' ? 'ana@acme.test' : `user ${id}`),
+    user: (id: string) => (id === '11111111-1111-4111-8111-111111111111' ? 'ana@acme.test' : `user ${id}`),
     role: (id: string) => (id === 'r1' ? 'ops' : undefined),
   }
-  t.equal(sentenceOf(row({ user_id: 'u1' }), names), 'ana@acme.test signed in')
+  t.equal(
+    sentenceOf(row({ user_id: '11111111-1111-4111-8111-111111111111' }), names),
+    'ana@acme.test signed in',
+  )
   t.equal(sentenceOf(row({ success: false }), names), 'An unknown user failed to sign in')
   const created = row({
     action: 'ROLE_CREATE',
     actor_type: 'user',
-    actor_id: 'u1',
+    actor_id: '11111111-1111-4111-8111-111111111111',
     metadata: { target: { type: 'role', id: 'r1' }, changed: ['name'] },
   })
   t.equal(sentenceOf(created, names), 'ana@acme.test created the role ops')
   t.same(changedOf(created), ['name'])
-  t.same(userIdsOf([created, row({ user_id: 'u2' })]), ['u1', 'u2'])
+  t.same(
+    userIdsOf([
+      created,
+      row({ user_id: '22222222-2222-4222-8222-222222222222' }),
+      row({ user_id: 'not-a-uuid' }),
+    ]),
+    ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'],
+    'UUIDs only, lowercased',
+  )
   t.equal(
     sentenceOf(
       row({
@@ -467,13 +499,13 @@ t.test('password policy, counts and audit events in words', async (t) => {
       row({
         action: 'USER_UPDATE',
         actor_type: 'user',
-        actor_id: 'u1',
+        actor_id: '11111111-1111-4111-8111-111111111111',
         success: false,
-        metadata: { target: { type: 'user', id: 'u9' } },
+        metadata: { target: { type: 'user', id: '99999999-9999-4999-8999-999999999999' } },
       }),
       names,
     ),
-    'ana@acme.test was refused changing user u9',
+    'ana@acme.test was refused changing user 99999999-9999-4999-8999-999999999999',
   )
 })
 

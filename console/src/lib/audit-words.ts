@@ -169,14 +169,20 @@ export function changedOf(row: Row): string[] {
 /** The user ids a page of rows names (the user, a user actor, a user target): to name them in one request. */
 export function userIdsOf(rows: readonly Row[]): string[] {
   const ids = new Set<string>()
+  // Why only UUIDs, lowercased: the names request refuses anything else, and ids are stored in lower case.
+  const add = (id: string | null | undefined) => {
+    if (id && UUID.test(id)) ids.add(id.toLowerCase())
+  }
   for (const r of rows) {
-    if (r.user_id) ids.add(r.user_id)
-    if (r.actor_type === 'user' && r.actor_id) ids.add(r.actor_id)
+    add(r.user_id)
+    if (r.actor_type === 'user') add(r.actor_id)
     const target = targetOf(r)
-    if (target?.type === 'user') ids.add(target.id)
+    if (target?.type === 'user') add(target.id)
   }
   return [...ids]
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** How a screen names what rows point at: people by id (their email, say), roles by id when known. */
 export interface Names {
@@ -186,7 +192,7 @@ export interface Names {
 
 /** The event in words: "ana@acme.test created the role ops"; names from `names`, else a general word. */
 export function sentenceOf(row: Row, names: Names): string {
-  const nameOf = names.user
+  const nameOf = (id: string) => names.user(id.toLowerCase())
   const words = WORDS[row.action]
   const someone = (id: string | null | undefined) => (id ? nameOf(id) : 'Someone')
   const subject =

@@ -98,16 +98,30 @@ export function validate(schema: JsonSchema, value: unknown, path = ''): Issue[]
   return issues
 }
 
-/** The keys of `next` whose value differs from `current`, recursively: what a PATCH must send. */
+/**
+ * Whether an object must be sent whole when any of it changed: one that may be null (a PATCH replaces or
+ * merges it, then checks it whole, as passkeys), or one with required fields.
+ */
+const sentWhole = (schema: JsonSchema | undefined) =>
+  Boolean(schema?.anyOf?.some((s) => s.type === 'null') || schema?.required?.length)
+
+/**
+ * The keys of `next` whose value differs from `current`, recursively: what a PATCH must send. With the
+ * request's `schema`, an object it says is checked whole (sentWhole) goes whole.
+ */
 export function changes(
   current: Record<string, unknown>,
   next: Record<string, unknown>,
+  schema?: JsonSchema,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(next)) {
     const before = current[key]
-    if (typeOf(value) === 'object' && typeOf(before) === 'object') {
-      const inner = changes(before as Record<string, unknown>, value as Record<string, unknown>)
+    const sub = schema?.properties?.[key]
+    if (typeOf(value) === 'object' && typeOf(before) === 'object' && sentWhole(sub)) {
+      if (JSON.stringify(value) !== JSON.stringify(before)) out[key] = value
+    } else if (typeOf(value) === 'object' && typeOf(before) === 'object') {
+      const inner = changes(before as Record<string, unknown>, value as Record<string, unknown>, sub)
       if (Object.keys(inner).length > 0) out[key] = inner
     } else if (JSON.stringify(value) !== JSON.stringify(before)) out[key] = value
   }

@@ -50,8 +50,8 @@ function Password() {
             required
             aria-describedby="new-password-rule"
           />
-          <PasswordRule id="new-password-rule" />
         </label>
+        <PasswordRule id="new-password-rule" />
         <FormFooter
           submit="Change password"
           error={change.error}

@@ -51,7 +51,10 @@ async function filtersOf(form: HTMLFormElement): Promise<Filters> {
   if (UUID.test(who)) userId = who
   else if (who) {
     const found = await tessera.GET('/api/v1/users', { params: { query: { q: who, limit: 100 } } })
-    const exact = found.items.filter((u) => [u.email, u.username, u.cpf_cnpj].includes(who.toLowerCase()))
+    const plain = (v: string | null | undefined) => (v ?? '').toLowerCase().replace(/[.\-/]/g, '')
+    const exact = found.items.filter((u) =>
+      [u.email, u.username, u.cpf_cnpj].some((v) => plain(v) === plain(who)),
+    )
     const match = exact.length === 1 ? exact[0] : found.items.length === 1 ? found.items[0] : undefined
     if (!match)
       throw new PlainError(

@@ -52,7 +52,7 @@ function CreatePermission({ onClose }: { onClose: () => void }) {
         <input
           name="name"
           required
-          maxLength={253}
+          maxLength={128}
           pattern="[a-z][a-z0-9\-]*:([a-z][a-z0-9\-]*|\*)"
           placeholder="invoices:read"
           aria-describedby="permission-name-help"
@@ -164,7 +164,7 @@ export function Permissions() {
                 <ConfirmButton
                   label={`Delete ${p.name}`}
                   confirm="Delete it"
-                  warning="Roles and people lose it at once."
+                  warning="Roles lose it at once; access tokens already issued keep it until they expire."
                   onConfirm={() => void remove.run(p)}
                 />
               ) : null,

@@ -127,7 +127,7 @@ export function RolePage({ id }: { id: string }) {
         <div className="grid">
           <RoleDetails role={r} />
           <RolePermissions role={r} />
-          {session.can('users:read') && <Holders role={r} />}
+          {session.can('users:read') && <Holders key={r.id} role={r} />}
         </div>
       )}
     </>

@@ -43,7 +43,7 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
   const submit = (e: FormEvent) => {
     e.preventDefault()
     setSaved('')
-    const patch = changes(current, draft)
+    const patch = changes(current, draft, authConfigPatch)
     const found = validate(authConfigPatch, patch)
     setIssues(new Map(found.map((i) => [i.path, i.message])))
     if (found.length > 0) return

@@ -231,8 +231,8 @@ function Acts({ user }: { user: User }) {
             required
             aria-describedby="reset-password-rule"
           />
-          <PasswordRule id="reset-password-rule" />
         </label>
+        <PasswordRule id="reset-password-rule" />
         <FormFooter submit="Reset password" layout="inline" />
       </form>
       <div className="row">

@@ -53,8 +53,8 @@ function CreateUser({ onClose }: { onClose: () => void }) {
           required
           aria-describedby="new-user-password-rule"
         />
-        <PasswordRule id="new-user-password-rule" />
       </label>
+      <PasswordRule id="new-user-password-rule" />
       <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
     </form>
   )

@@ -42,7 +42,7 @@ export const LABELS: Record<string, string> = {
   '/webauthn/rpName': 'Name authenticators show',
   '/webauthn/origins': 'Addresses of the pages that use passkeys (one per line)',
   '/oauth': 'Applications',
-  '/oauth/resources': 'APIs the applications may ask tokens for (one per line)',
+  '/oauth/resources': 'APIs the applications may ask tokens for',
   '/oauth/dynamicRegistration': 'Applications may register themselves',
   '/federation': 'Other sign-in providers',
   '/federation/returnOrigins': 'Sites a provider sign-in may return to (one per line)',

@@ -46,13 +46,18 @@ function parsed(payload: unknown): { data?: { id?: unknown }; code?: unknown } {
   }
 }
 
-/** The id of the call's object: its path's, else (a creation) the answer's. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * The id of the call's object: its path's, else (a creation) the answer's; a UUID, lowercased, or none. Why
+ * checked here: the row of a call refused for a malformed path id (400) is written too, and the raw text
+ * would not fit the row (a uuid column, the document's pattern).
+ */
 function targetIdOf(req: FastifyRequest, answer: ReturnType<typeof parsed>): string | undefined {
   const params = (req.params ?? {}) as Record<string, unknown>
   const fromPath = params.id ?? params.userId
-  if (typeof fromPath === 'string') return fromPath
-  const created = answer.data?.id
-  return typeof created === 'string' ? created : undefined
+  const id = fromPath ?? answer.data?.id
+  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : undefined
 }
 
 async function record(

@@ -64,7 +64,10 @@ export async function audited<T, P = undefined>(
       userId: note.userId,
       actor: e.actor,
       errorMessage: known ? err.code : 'INTERNAL_ERROR',
-      metadata: known ? { ...note.metadata, reason: err.message } : note.metadata,
+      // Why cut: the document bounds `reason` (1,024 characters); a message may list many permissions.
+      metadata: known
+        ? { ...note.metadata, reason: Array.from(err.message).slice(0, 1024).join('') }
+        : note.metadata,
       meta: e.meta,
     }).catch(() => undefined)
     throw err

@@ -16,7 +16,12 @@ const CONTROL = /[\u0000-\u001F\u007F]/g
 
 /** The client the call named: HTTP Basic's user, or the form's client_id; null when neither parses. */
 function clientIdOf(req: FastifyRequest, form: URLSearchParams): string | null {
-  return namedClient(req, form)?.replace(CONTROL, '').slice(0, 64) || null
+  // Why by code points: a cut between a surrogate pair leaves text that jsonb refuses.
+  return (
+    Array.from(namedClient(req, form)?.replace(CONTROL, '') ?? '')
+      .slice(0, 64)
+      .join('') || null
+  )
 }
 
 /** The client_id as the call sent it. */
