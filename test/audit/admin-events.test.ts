@@ -584,3 +584,43 @@ t.test(
     }
   },
 )
+
+t.test(
+  'updateTenantConfig: the gate’s and the validator’s refusals are TENANT_CONFIG_UPDATE rows too',
+  async (t) => {
+    const member: As = { token: await tokenFor(app, target) }
+    const before = (await auditRows(app, tenant.id, 'TENANT_CONFIG_UPDATE')).length
+    const forbidden = await call(app, 'updateTenantConfig', member, {
+      params: { id: tenant.id },
+      body: { accessTokenExpiresIn: 600 },
+    })
+    t.equal(forbidden.code, 'FORBIDDEN')
+    const invalid = await call(
+      app,
+      'updateTenantConfig',
+      as,
+      unchecked({ params: { id: tenant.id }, body: { accessTokenExpiresIn: 'soon' } }),
+    )
+    t.equal(invalid.code, 'VALIDATION_ERROR')
+    const ok = await call(app, 'updateTenantConfig', as, {
+      params: { id: tenant.id },
+      body: { accessTokenExpiresIn: 600 },
+    })
+    t.equal(ok.status, 200)
+    const rows = (await auditRows(app, tenant.id, 'TENANT_CONFIG_UPDATE')).slice(before)
+    t.match(
+      rows.map((r) => [
+        r.success,
+        r.error_message,
+        r.actor_id,
+        (r.metadata as { changed?: unknown }).changed,
+      ]),
+      [
+        [false, 'FORBIDDEN', target.id, ['accessTokenExpiresIn']],
+        [false, 'VALIDATION_ERROR', admin.id, ['accessTokenExpiresIn']],
+        [true, null, admin.id, ['accessTokenExpiresIn']],
+      ],
+      'one row per call, the success one once',
+    )
+  },
+)

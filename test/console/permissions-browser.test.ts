@@ -145,6 +145,17 @@ t.test(
     await page.goto(`${origin}/console/users/${admin.id}`)
     await h1(page, `User ${admin.email}`)
     t.equal(await page.getByRole('button', { name: `Delete ${admin.email}` }).count(), 0)
+    // Nor the page of someone at the caller's own level, whom the hierarchy rule keeps it from deleting.
+    const peer = await createUser(app, tenant, { email: 'peer@acme.test', roles: ['admin'] })
+    await page.goto(`${origin}/console/users/${peer.id}`)
+    await h1(page, `User ${peer.email}`)
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor()
+    await page.waitForLoadState('networkidle')
+    t.equal(
+      await page.getByRole('button', { name: `Delete ${peer.email}` }).count(),
+      0,
+      'an equal: no Delete',
+    )
     t.same(problems, [])
   },
 )

@@ -279,6 +279,26 @@ function Delete({ user, name }: { user: User; name: string }) {
   )
 }
 
+/**
+ * Delete, offered only when the hierarchy rule lets the caller act on this user: the user's highest level
+ * strictly below the caller's (section 6). Read from the tenant's roles; without roles:read the service judges.
+ */
+function MayDelete({ user, name }: { user: User; name: string }) {
+  const session = useSession()
+  const roles = useQuery({
+    queryKey: ['roles', 'all'],
+    queryFn: () => tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } }),
+    enabled: session.can('roles:read'),
+  })
+  if (session.can('roles:read') && !session.can('admin:*')) {
+    if (!roles.data) return null
+    const level = (names: readonly string[]) =>
+      Math.max(-1, ...roles.data.items.filter((r) => names.includes(r.name)).map((r) => r.level))
+    if (level(user.roles) >= level(tessera.claims()?.roles ?? [])) return null
+  }
+  return <Delete user={user} name={name} />
+}
+
 export function UserPage({ userId }: { userId: string }) {
   const session = useSession()
   const user = useQuery({
@@ -302,7 +322,7 @@ export function UserPage({ userId }: { userId: string }) {
           <Sessions user={u} />
           <UserPasskeys userId={u.id} />
           {session.can('users:update') && <Acts user={u} />}
-          {session.can('users:delete') && u.id !== session.userId && <Delete user={u} name={nameOf(u)} />}
+          {session.can('users:delete') && u.id !== session.userId && <MayDelete user={u} name={nameOf(u)} />}
         </div>
       )}
     </>

@@ -208,9 +208,10 @@ async function mayMoveMailLinks(ctx: AppContext, p: Principal): Promise<AppError
 
 /**
  * PATCH /tenants/:id/config: merges the patch key by key (nested objects too; arrays replaced). Moving the
- * mailed links (`email.resetUrl`, `email.verifyUrl`) needs a recent sign-in (contract section 26). One
- * TENANT_CONFIG_UPDATE row (section 25) in the tenant's log, and in the caller's when it acts from another
- * tenant: the top-level keys set, never their values.
+ * mailed links (`email.resetUrl`, `email.verifyUrl`) needs a recent sign-in (contract section 26). A success
+ * writes one TENANT_CONFIG_UPDATE row (section 25) in the tenant's log, and in the caller's when it acts from
+ * another tenant: the top-level keys set, never their values. Every refusal's row, the permission gate's and
+ * the validator's included, is the administrative-events hook's (`x-audit` with `refusalsOnly`).
  */
 export async function updateTenantConfig(
   ctx: AppContext,
@@ -219,47 +220,40 @@ export async function updateTenantConfig(
   patch: AuthConfigPatch,
   meta: RequestMeta,
 ): Promise<AuthConfig> {
-  const row = (success: boolean, errorMessage?: string) => ({
+  const row = {
     action: 'TENANT_CONFIG_UPDATE' as const,
-    success,
+    success: true,
     actor: p,
-    errorMessage,
     metadata: { target: { type: 'tenant' as const, id: tenantId }, changed: Object.keys(patch).sort() },
     meta,
-  })
-  const logs = async (success: boolean, errorMessage?: string) => {
+  }
+  const logs = async () => {
     // Why only a tenant that exists: an unknown id (or another tenant's, for a tenant admin) has no log.
     const target = (await ctx.tenants.byId(tenantId)) && (isSuperAdmin(p) || tenantId === p.tenantId)
     const ids = new Set(target ? [tenantId, p.tenantId] : [p.tenantId])
-    for (const id of ids)
-      await writeAudit(ctx.dbs.forTenant(id), { tenantId: id, ...row(success, errorMessage) })
+    for (const id of ids) await writeAudit(ctx.dbs.forTenant(id), { tenantId: id, ...row })
   }
-  try {
-    assertTenantScope(p, tenantId)
-    assertMaySetRateLimits(p, patch)
-    assertEmailConfigPatch(patch)
-    // Why asked whenever the patch names a link, and judged under the lock: the cache may be behind the row.
-    const refusal = typeof patch.email === 'object' ? await mayMoveMailLinks(ctx, p) : null
-    const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
-      const locked = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
-      const before = resolveAuthConfig(locked.auth_config)
-      if (refusal && movesMailLinks(patch.email, before.email)) throw refusal
-      const next = mergeAuthConfig(before, patch)
-      // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
-      assertWebauthnConfig(next.webauthn, 'body')
-      assertOAuthConfig(next.oauth, 'body')
-      await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
-      // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
-      await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
-      return next
-    })
-    await ctx.changed({ tenant: tenantId, signing: tenantId })
-    await logs(true)
-    return merged
-  } catch (err) {
-    await logs(false, err instanceof AppError ? err.code : 'INTERNAL_ERROR').catch(() => undefined)
-    throw err
-  }
+  assertTenantScope(p, tenantId)
+  assertMaySetRateLimits(p, patch)
+  assertEmailConfigPatch(patch)
+  // Why asked whenever the patch names a link, and judged under the lock: the cache may be behind the row.
+  const refusal = typeof patch.email === 'object' ? await mayMoveMailLinks(ctx, p) : null
+  const merged = await ctx.dbs.main.transaction().execute(async (trx) => {
+    const locked = (await lockTenant(trx, tenantId)) ?? fail('TENANT_NOT_FOUND')
+    const before = resolveAuthConfig(locked.auth_config)
+    if (refusal && movesMailLinks(patch.email, before.email)) throw refusal
+    const next = mergeAuthConfig(before, patch)
+    // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
+    assertWebauthnConfig(next.webauthn, 'body')
+    assertOAuthConfig(next.oauth, 'body')
+    await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
+    // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.
+    await switchSigningAlgorithm(ctx, trx, tenantId, before.signingAlgorithm, next.signingAlgorithm)
+    return next
+  })
+  await ctx.changed({ tenant: tenantId, signing: tenantId })
+  await logs()
+  return merged
 }
 
 /**
