@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import type { Test } from 'tap'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type BrowserContext, type CDPSession, type Page } from 'playwright-core'
 import type { TestApp } from '../helpers/app.js'
 
 // What the browser tests share (the console's, the sign-up example's): Debian's Chromium (as test/system/explorer-browser.test.ts
@@ -66,6 +66,26 @@ export async function listen(app: TestApp): Promise<string> {
   const address = app.server.address()
   if (!address || typeof address === 'string') throw new Error('no TCP address')
   return `http://127.0.0.1:${address.port}`
+}
+
+/** The service on a loopback port, as the origin the browser opens: localhost, which WebAuthn accepts. */
+export async function localOrigin(app: TestApp): Promise<string> {
+  return (await listen(app)).replace('//127.0.0.1:', '//localhost:')
+}
+
+/** Chromium's virtual authenticator on the page: a platform one with discoverable credentials and UV. */
+export async function virtualAuthenticator(cdp: CDPSession): Promise<string> {
+  await cdp.send('WebAuthn.enable')
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  })
+  return authenticatorId
 }
 
 /** A page that records CSP violations, page errors and console errors, for the test to assert none. */
@@ -132,4 +152,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `console-${name}-${page.viewportSize()?.width ?? 0}.png`)
   await page.screenshot({ path, fullPage: true })
   return path
+}
+
+/** axe-core at 375 and 1440 px on the page as it is, a screenshot at each; the page left at 1440 px. */
+export async function axeAtBothWidths(t: Test, page: Page, name: string): Promise<void> {
+  await page.waitForLoadState('networkidle')
+  for (const width of [375, 1440]) {
+    await page.setViewportSize({ width, height: 900 })
+    t.same(await axeViolations(page), [], `${name} at ${width} px: no serious or critical axe violation`)
+    await screenshot(page, name)
+  }
+  await page.setViewportSize({ width: 1440, height: 900 })
 }

@@ -1,17 +1,8 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'playwright-core'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, insertRole, PASSWORD } from '../helpers/fixtures.js'
-import {
-  axeViolations,
-  buildConsole,
-  launch,
-  listen,
-  NO_BROWSER,
-  openPage,
-  screenshot,
-  signIn,
-} from './browser.js'
+import { buildConsole, launch, listen, NO_BROWSER, openPage, signIn, axeAtBothWidths } from './browser.js'
 
 // The console's looks in a real Chromium (issue 44, "Looks and locale"): three kinds of button (primary,
 // secondary, danger), counts in the right number, and a dark theme that follows the system, with axe-core's
@@ -37,15 +28,6 @@ function luminance(rgb: string): number {
     return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
   })
   return 0.2126 * (r ?? 0) + 0.7152 * (g ?? 0) + 0.0722 * (b ?? 0)
-}
-
-async function checked(t: Test, page: Page, name: string) {
-  await page.waitForLoadState('networkidle')
-  for (const width of [375, 1440]) {
-    await page.setViewportSize({ width, height: 900 })
-    t.same(await axeViolations(page), [], `${name} at ${width} px: no serious or critical axe violation`)
-    await screenshot(page, name)
-  }
 }
 
 t.setTimeout(300_000)
@@ -82,7 +64,7 @@ t.test('console in Chromium: buttons, counts and the dark theme', { skip: NO_BRO
   await page.goto(`${origin}/console/users`)
   await h1(page, 'Users')
   await page.getByText('1 user', { exact: true }).waitFor()
-  await checked(t, page, 'users-light')
+  await axeAtBothWidths(t, page, 'users-light')
 
   // Dark, as the system asks: the page, its panels and buttons change; contrast holds on every screen.
   await page.emulateMedia({ colorScheme: 'dark' })
@@ -99,13 +81,13 @@ t.test('console in Chromium: buttons, counts and the dark theme', { skip: NO_BRO
   ] as const) {
     await page.goto(`${origin}${path}`)
     await h1(page, heading)
-    await checked(t, page, name)
+    await axeAtBothWidths(t, page, name)
   }
   const panel = await colours(page, '.panel')
   t.ok(luminance(panel.background) < 0.05, `a dark panel (${panel.background})`)
   // Signed out, the sign-in page follows the scheme too.
   await page.getByRole('button', { name: 'Sign out' }).click()
   await h1(page, 'Sign in')
-  await checked(t, page, 'sign-in-dark')
+  await axeAtBothWidths(t, page, 'sign-in-dark')
   t.same(problems, [])
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { CDPSession, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { byUser, bySelf, matchOne } from '../helpers/audit.js'
 import { auditRows, createTenant, createUser, PASSWORD } from '../helpers/fixtures.js'
@@ -8,11 +8,12 @@ import {
   axeViolations,
   buildConsole,
   launch,
-  listen,
   NO_BROWSER,
   openPage,
   screenshot,
   signIn,
+  localOrigin,
+  virtualAuthenticator,
 } from './browser.js'
 
 // Passkeys in the console (contract sections 19 and 21) in a real Chromium with its virtual authenticator
@@ -22,26 +23,6 @@ import {
 // is opened at http://localhost:<port> and the tenant's rpId is "localhost".
 
 const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor()
-
-/** The service on a loopback port, as the origin the browser opens: localhost, which WebAuthn accepts. */
-async function localOrigin(app: TestApp): Promise<string> {
-  return (await listen(app)).replace('//127.0.0.1:', '//localhost:')
-}
-
-/** Chromium's virtual authenticator on the page: a platform one with discoverable credentials and UV. */
-async function virtualAuthenticator(cdp: CDPSession): Promise<string> {
-  await cdp.send('WebAuthn.enable')
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-    },
-  })
-  return authenticatorId
-}
 
 function passkeyRows(app: TestApp, tenantId: string, userId: string) {
   return app.ctx.dbs

@@ -1,16 +1,17 @@
 import t from 'tap'
-import type { CDPSession, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { createTenant, createUser, PASSWORD } from '../helpers/fixtures.js'
 import {
   axeViolations,
   buildConsole,
   launch,
-  listen,
   NO_BROWSER,
   openPage,
   screenshot,
   signIn,
+  localOrigin,
+  virtualAuthenticator,
 } from './browser.js'
 
 // Issue 44's first finding, in a real Chromium: passkeys turned on from Settings (structured fields, not a
@@ -18,24 +19,6 @@ import {
 // needs a domain, so the console is opened at http://localhost:<port> and the rpId is "localhost".
 
 const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor()
-
-async function localOrigin(app: TestApp): Promise<string> {
-  return (await listen(app)).replace('//127.0.0.1:', '//localhost:')
-}
-
-async function virtualAuthenticator(cdp: CDPSession): Promise<string> {
-  await cdp.send('WebAuthn.enable')
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-    },
-  })
-  return authenticatorId
-}
 
 const webauthnOf = async (app: TestApp, tenantId: string) =>
   (

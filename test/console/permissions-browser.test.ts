@@ -1,33 +1,14 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { Page } from 'playwright-core'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, createUser, insertRole, PASSWORD, roleByName, userRow } from '../helpers/fixtures.js'
-import {
-  axeViolations,
-  buildConsole,
-  launch,
-  listen,
-  NO_BROWSER,
-  openPage,
-  screenshot,
-  signIn,
-} from './browser.js'
+import { buildConsole, launch, listen, NO_BROWSER, openPage, signIn, axeAtBothWidths } from './browser.js'
 
 // What issue 44 found missing where a person looks for it, in a real Chromium: a Permissions screen for the
 // tenant's own permissions (created, described, given to a role, deleted), a role's holders, deleting a user,
 // and the Users search kept in the URL.
 
 const h1 = (page: Page, name: string | RegExp) => page.getByRole('heading', { level: 1, name }).waitFor()
-
-async function shots(t: Test, page: Page, name: string) {
-  await page.waitForLoadState('networkidle')
-  for (const width of [375, 1440]) {
-    await page.setViewportSize({ width, height: 900 })
-    t.same(await axeViolations(page), [], `${name} at ${width} px: no serious or critical axe violation`)
-    await screenshot(page, name)
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
 
 t.setTimeout(300_000)
 t.test(
@@ -57,7 +38,7 @@ t.test(
     await page.getByRole('button', { name: 'Create', exact: true }).click()
     await page.getByText('Permission invoices:read created.', { exact: false }).waitFor()
     await page.getByText('1 permission of your own').waitFor()
-    await shots(t, page, 'permissions')
+    await axeAtBothWidths(t, page, 'permissions')
 
     // A name the API refuses: the form says so, nothing is made.
     await page.getByLabel('Name').fill('invoices:read')
@@ -101,7 +82,7 @@ t.test(
     await holders.getByText('1 person holds it.').waitFor()
     t.equal(await holders.getByRole('link').count(), 1)
     await holders.getByRole('link', { name: ana.email }).waitFor()
-    await shots(t, page, 'role-holders')
+    await axeAtBothWidths(t, page, 'role-holders')
 
     // deletePermission: asked once more, then gone from the list and from the role.
     await page.goto(`${origin}/console/permissions`)
@@ -137,7 +118,7 @@ t.test(
     await page.getByRole('link', { name: bob.email }).click()
     await h1(page, `User ${bob.email}`)
     await page.getByRole('button', { name: `Delete ${bob.email}` }).click()
-    await shots(t, page, 'delete-user')
+    await axeAtBothWidths(t, page, 'delete-user')
     await page.getByRole('button', { name: 'Delete the user' }).click()
     await page.getByText(`User ${bob.email} deleted.`).waitFor()
     await t.rejects(userRow(app, tenant.id, bob.id), 'the user row is gone')
