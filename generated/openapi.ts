@@ -3463,7 +3463,7 @@ export interface components {
             };
         };
         LogoutRequest: {
-            /** @description The refresh token whose session to end (ours are 64 base64url characters); the session must be the calling user's. Any other string of up to 1024 characters without control characters answers `revoked: false`. */
+            /** @description The refresh token whose session to end (ours are 86 base64url characters, or 64 for those issued before 2026-12); the session must be the calling user's. Any other string of up to 1024 characters without control characters answers `revoked: false`. */
             refreshToken: string;
         };
         LogoutResponse: {
@@ -3974,7 +3974,7 @@ export interface components {
         /** @description An exact redirect URI: `https`, `http` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`), or for a public client a private-use scheme such as `com.example.app:/callback` (RFC 8252). No fragment and no wildcard. */
         RedirectUri: string;
         RefreshRequest: {
-            /** @description The refresh token to exchange (ours are 64 base64url characters). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
+            /** @description The refresh token to exchange (ours are 86 base64url characters; those issued before 2026-12 are 64 and refresh until they expire). Any string of up to 1024 characters without control characters that is not an active token is answered 401 INVALID_REFRESH_TOKEN. */
             refreshToken: string;
         };
         RegisterPasskeyRequest: {

@@ -237,6 +237,8 @@ export interface RefreshTokensTable {
   session_id: string
   /** SHA-256 hex of the token value. */
   token_hash: string
+  /** The token carries this row's id (the selector form, migration 0020): found by id, then hash. */
+  by_selector: Generated<boolean>
   created_at: CreatedAt
   expires_at: Timestamp
   revoked_at: NullableTimestamp

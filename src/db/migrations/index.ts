@@ -18,6 +18,7 @@ import { oidcProvider } from './0016_oidc_provider.js'
 import { identityProviders } from './0017_identity_providers.js'
 import { federationFlows } from './0018_federation_flows.js'
 import { federationLinks } from './0019_federation_links.js'
+import { refreshSelectors } from './0020_refresh_selectors.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_identity_providers': identityProviders,
   '0018_federation_flows': federationFlows,
   '0019_federation_links': federationLinks,
+  '0020_refresh_selectors': refreshSelectors,
 }

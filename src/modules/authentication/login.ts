@@ -7,7 +7,7 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
 import { admitUser, completeLogin, loginFailure, tokensFor } from '../sessions/complete-login.js'
-import { newRefreshTokenFor, refreshTokenTenant } from '../sessions/refresh-token.js'
+import { newSelectorToken, refreshTokenLookup, refreshTokenTenant } from '../sessions/refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
 import { findRefreshToken, revokeSessions, rotateRefreshToken } from '../sessions/queries.js'
 
@@ -94,10 +94,10 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
  */
 export async function refresh(ctx: AppContext, token: string, meta: RequestMeta) {
   const tenantId = refreshTokenTenant(token)
-  const tenant = tenantId ? await ctx.tenants.byId(tenantId) : null
-  if (!tenant) throw new AppError('INVALID_REFRESH_TOKEN')
+  const lookup = refreshTokenLookup(token)
+  const tenant = tenantId && lookup ? await ctx.tenants.byId(tenantId) : null
+  if (!tenant || !lookup) throw new AppError('INVALID_REFRESH_TOKEN')
   const db = ctx.dbs.forTenant(tenant.id)
-  const hash = sha256Hex(token)
   const nowMs = ctx.clock.now()
   const now = new Date(nowMs)
   const failed = async (userId: string | null, reason: string) => {
@@ -114,14 +114,15 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
   }
 
   if (tenant.status === 'ACTIVE') {
-    const next = newRefreshTokenFor(tenant.id)
+    const nextId = uuidV7(now.getTime())
+    const next = newSelectorToken(tenant.id, nextId)
     const expiresAt = new Date(nowMs + tenant.authConfig.refreshTokenExpiresIn * 1000)
     const rotated = await rotateRefreshToken(db, {
       tenantId: tenant.id,
       isPlatform: tenant.isPlatform,
       asyncCommit: ctx.dbs.onServer(tenant.id),
-      hash,
-      nextId: uuidV7(now.getTime()),
+      lookup,
+      nextId,
       nextHash: sha256Hex(next),
       now,
       expiresAt,
@@ -134,7 +135,7 @@ export async function refresh(ctx: AppContext, token: string, meta: RequestMeta)
     }
   }
 
-  const seen = await findRefreshToken(db, tenant.id, hash)
+  const seen = await findRefreshToken(db, tenant.id, lookup)
   if (!seen) throw await failed(null, 'unknown token')
   if (tenant.status !== 'ACTIVE') throw await failed(seen.user_id, 'tenant inactive')
   if (seen.revoked_at === null && new Date(seen.expires_at).getTime() > nowMs) {

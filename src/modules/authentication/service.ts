@@ -5,13 +5,13 @@ import { AppError, fail } from '../../errors.js'
 import { holds, type Principal, type UserPrincipal } from '../../security/principal.js'
 import { newUserIdentifiers } from '../users/new-identifiers.js'
 import { checkPassword } from '../../lib/password-policy.js'
-import { sha256Hex } from '../../lib/tokens.js'
 import { writeAudit, type AuditEntry, type RequestMeta } from '../audit/write.js'
 import { loadUserWithGrants } from '../permissions/grant-queries.js'
 import { assertMayGiveRole } from '../permissions/hierarchy.js'
 import { findRolesByName, insertUserRoles, permissionsOfRoles, type RoleRow } from '../roles/queries.js'
 import { insertUser, toUserDto } from '../users/queries.js'
 import { countActive, findSessionOfToken, revokeSessions } from '../sessions/queries.js'
+import { refreshTokenLookup } from '../sessions/refresh-token.js'
 import { isUniqueViolation } from '../../lib/db-errors.js'
 import { retryOnContention } from '../../db/contention.js'
 import { afterRegister } from '../email/service.js'
@@ -27,11 +27,10 @@ export async function logout(ctx: AppContext, actor: UserPrincipal, token: strin
   const now = new Date(ctx.clock.now())
   const revoked = await retryOnContention(() =>
     db.transaction().execute(async (trx) => {
-      const row = await findSessionOfToken(trx, {
-        tenantId: actor.tenantId,
-        userId: actor.userId,
-        tokenHash: sha256Hex(token),
-      })
+      const lookup = refreshTokenLookup(token)
+      const row = lookup
+        ? await findSessionOfToken(trx, { tenantId: actor.tenantId, userId: actor.userId, lookup })
+        : undefined
       const ended = row ? await revokeSessions(trx, actor.tenantId, [row.session_id], 'logout', now) : []
       // Why the expiry: an expired session was no longer active, though nobody had revoked it yet.
       const wasActive = countActive(ended, now) > 0

@@ -2,7 +2,8 @@ import type { Transaction } from 'kysely'
 import type { Database, LoginMethod } from '../../db/database.js'
 import { lockUserStatus } from '../users/queries.js'
 import { activeSessionIds, insertRefreshToken, insertSession, revokeSessions } from './queries.js'
-import { newRefreshTokenFor } from './refresh-token.js'
+import { newSelectorToken } from './refresh-token.js'
+import { uuidV7 } from '../../lib/tokens.js'
 
 /**
  * Opens a session for a user, first revoking its oldest active sessions so that at most `max` stay
@@ -33,8 +34,10 @@ export async function openSession(
     await revokeSessions(trx, s.tenantId, oldest, 'session_limit', s.now)
   }
   const sessionId = await insertSession(trx, s)
-  const refreshToken = newRefreshTokenFor(s.tenantId)
+  const id = uuidV7(s.now.getTime())
+  const refreshToken = newSelectorToken(s.tenantId, id)
   await insertRefreshToken(trx, {
+    id,
     tenantId: s.tenantId,
     sessionId,
     value: refreshToken,

@@ -5,6 +5,7 @@ import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
+import type { RefreshTokenLookup } from './refresh-token.js'
 import { deleteAccountPayloads, endBoundProviderSessions } from '../oidc/payload-queries.js'
 
 /** The user's active (not revoked, not expired) sessions' ids, oldest first. */
@@ -68,22 +69,34 @@ export async function sessionLoginMethod(
   return row?.login_method ?? null
 }
 
-/** Stores a refresh token's SHA-256 (never the value) for a session. */
+/** Stores a refresh token of the selector form (its SHA-256, never the value) as row `id` of a session. */
 export async function insertRefreshToken(
   trx: Kysely<Database>,
-  t: { tenantId: string; sessionId: string; value: string; now: Date; expiresAt: Date },
+  t: { id: string; tenantId: string; sessionId: string; value: string; now: Date; expiresAt: Date },
 ): Promise<void> {
   await trx
     .insertInto('refresh_tokens')
     .values({
-      id: uuidV7(t.now.getTime()),
+      id: t.id,
       tenant_id: t.tenantId,
       session_id: t.sessionId,
       token_hash: sha256Hex(t.value),
+      by_selector: true,
       created_at: t.now,
       expires_at: t.expiresAt,
     })
     .execute()
+}
+
+/**
+ * The condition that finds a presented token's row `t` (refresh-token.ts): by id and hash for the
+ * selector form, by hash through the partial unique index (`not by_selector`) for the older one.
+ */
+function tokenIs(lookup: RefreshTokenLookup, alias: string) {
+  const t = sql.table(alias)
+  return lookup.id === null
+    ? sql<boolean>`${t}.token_hash = ${lookup.hash} and not ${t}.by_selector`
+    : sql<boolean>`${t}.id = ${lookup.id} and ${t}.by_selector and ${t}.token_hash = ${lookup.hash}`
 }
 
 // Lock order, shared by every writer of sessions and refresh tokens (logins, refreshes, logouts, reuse
@@ -240,7 +253,8 @@ export async function rotateRefreshToken(
     tenantId: string
     isPlatform: boolean
     asyncCommit: boolean
-    hash: string
+    /** The presented token's lookup; its successor is of the selector form. */
+    lookup: RefreshTokenLookup
     nextId: string
     nextHash: string
     now: Date
@@ -259,7 +273,7 @@ export async function rotateRefreshToken(
       select set_config('synchronous_commit', ${r.asyncCommit ? 'off' : 'on'}, true)
     ), target as (
       select t.id, t.session_id from refresh_tokens t
-      where t.token_hash = ${r.hash} and t.tenant_id = ${r.tenantId} and t.revoked_at is null
+      where ${tokenIs(r.lookup, 't')} and t.tenant_id = ${r.tenantId} and t.revoked_at is null
         and t.expires_at > ${r.now} and exists (select 1 from async_commit)
     ), locked as materialized (
       select s.id, least(${r.expiresAt}::timestamptz, s.created_at + ${lifetime}) as ends_at
@@ -278,8 +292,8 @@ export async function rotateRefreshToken(
       where s.id = (select session_id from consumed)
       returning s.id, s.user_id, s.expires_at, s.created_at
     ), successor as (
-      insert into refresh_tokens (id, tenant_id, session_id, token_hash, created_at, expires_at)
-      select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, ${r.now}, sess.expires_at from sess
+      insert into refresh_tokens (id, tenant_id, session_id, token_hash, by_selector, created_at, expires_at)
+      select ${r.nextId}, ${r.tenantId}, sess.id, ${r.nextHash}, true, ${r.now}, sess.expires_at from sess
       returning id
     ), audit as (
       insert into tessera_audit.audit_log (tenant_id, user_id, action, success, ip_address, user_agent,
@@ -329,8 +343,8 @@ export function listActiveSessions(db: Kysely<Database>, tenantId: string, userI
     .execute()
 }
 
-/** A refresh token row by hash, whatever its state (for reuse detection). */
-export function findRefreshToken(db: Kysely<Database>, tenantId: string, hash: string) {
+/** A presented refresh token's row, whatever its state (for reuse detection). */
+export function findRefreshToken(db: Kysely<Database>, tenantId: string, lookup: RefreshTokenLookup) {
   return db
     .selectFrom('refresh_tokens')
     .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
@@ -344,7 +358,7 @@ export function findRefreshToken(db: Kysely<Database>, tenantId: string, hash: s
       'sessions.revoked_at as session_revoked_at',
     ])
     .where('refresh_tokens.tenant_id', '=', tenantId)
-    .where('refresh_tokens.token_hash', '=', hash)
+    .where(tokenIs(lookup, 'refresh_tokens'))
     .executeTakeFirst()
 }
 
@@ -367,14 +381,14 @@ export async function countActiveSessions(
 /** The session a refresh token belongs to, when it is this user's (whatever the token's own state). */
 export function findSessionOfToken(
   db: Kysely<Database>,
-  p: { tenantId: string; userId: string; tokenHash: string },
+  p: { tenantId: string; userId: string; lookup: RefreshTokenLookup },
 ) {
   return db
     .selectFrom('refresh_tokens')
     .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
     .select(['refresh_tokens.session_id'])
     .where('refresh_tokens.tenant_id', '=', p.tenantId)
-    .where('refresh_tokens.token_hash', '=', p.tokenHash)
+    .where(tokenIs(p.lookup, 'refresh_tokens'))
     .where('sessions.tenant_id', '=', p.tenantId)
     .where('sessions.user_id', '=', p.userId)
     .executeTakeFirst()
