@@ -42,6 +42,7 @@ async function tryAll(db: Kysely<Database>, statements: RawBuilder<unknown>[]): 
 const removals = (tenantId: string) => [
   sql`select tessera_audit.expire(now() - interval '2 days', 10000)`,
   sql`select tessera_audit.expire(now() - interval '2 days', 10000) from users`,
+  sql`select * from tessera_audit.expire_from(now() - interval '2 days', 10000, null)`,
   sql`select tessera_audit.mark_relocated(${tenantId}::pg_catalog.uuid)`,
   sql`select tessera_audit_relocate_out(${tenantId}::pg_catalog.uuid)`,
   sql`select tessera_audit_expire(now() - interval '2 days', 10000)`,

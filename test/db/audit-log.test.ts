@@ -148,6 +148,55 @@ t.test(
     }),
 )
 
+/** tessera_audit.expire_from(before, limit, from): the rows it removed and the created_at of the last. */
+const expireFrom = async (db: Kysely<Database>, before: Date | null, limit: number, from: Date | null) => {
+  const { rows } = await sql<{ removed: string; last: Date | string | null }>`select removed, last
+    from tessera_audit.expire_from(${before}::timestamptz, ${limit}::integer, ${from}::timestamptz)`.execute(
+    db,
+  )
+  const row = rows[0]
+  return { n: Number(row?.removed), last: row?.last == null ? null : new Date(row.last).getTime() }
+}
+
+t.test(
+  'tessera_audit.expire_from keeps its place: the oldest from its lower bound, and where the batch ended',
+  (t) =>
+    forEachBackend(t, async (t, { db }) => {
+      const tenantId = randomUUID()
+      const now = Date.now()
+      const ages = [50, 45, 40, 35]
+      for (const age of ages) await insertRow(db, tenantId, new Date(now - age * DAY_MS))
+      await insertRow(db, tenantId, new Date(now - 3_600_000))
+      const cutoff = new Date(now - 32 * DAY_MS)
+
+      t.same(
+        await expireFrom(db, cutoff, 10, null),
+        { n: 0, last: null },
+        'no period configured: nothing goes',
+      )
+      await setRetention(db, 31)
+      t.equal(
+        await outcome(expireFrom(db, new Date(now - 10 * DAY_MS), 10, null)),
+        '22023',
+        'inside the period',
+      )
+      t.equal(await outcome(expireFrom(db, null, 10, null)), '22023')
+      t.equal(await outcome(expireFrom(db, cutoff, 0, null)), '22023', 'a batch of 0')
+      t.equal(await outcome(expireFrom(db, cutoff, 10_001, null)), '22023', 'a batch over 10,000')
+      t.equal(
+        await outcome(expireFrom(db, cutoff, 10, new Date(now))),
+        'ok',
+        'a lower bound past the cutoff is allowed',
+      )
+      const first = await expireFrom(db, cutoff, 2, null)
+      t.same(first, { n: 2, last: now - 45 * DAY_MS }, 'the two oldest, and the created_at of the last')
+      const later = await expireFrom(db, cutoff, 1, new Date(now - 40 * DAY_MS))
+      t.same(later, { n: 1, last: now - 40 * DAY_MS }, 'from its lower bound on')
+      t.same(await expireFrom(db, cutoff, 10, new Date(now - 38 * DAY_MS)), { n: 1, last: now - 35 * DAY_MS })
+      t.equal(await count(db, tenantId), 1, 'the recent row stays')
+    }),
+)
+
 t.test('audit rows outlive their tenant', (t) =>
   forEachBackend(t, async (t, { db }) => {
     const tenant = await db

@@ -19,6 +19,7 @@ import { identityProviders } from './0017_identity_providers.js'
 import { federationFlows } from './0018_federation_flows.js'
 import { federationLinks } from './0019_federation_links.js'
 import { refreshSelectors } from './0020_refresh_selectors.js'
+import { auditExpireFrom } from './0021_audit_expire_from.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_federation_flows': federationFlows,
   '0019_federation_links': federationLinks,
   '0020_refresh_selectors': refreshSelectors,
+  '0021_audit_expire_from': auditExpireFrom,
 }

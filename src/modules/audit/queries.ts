@@ -59,13 +59,19 @@ export async function listAuditRows(
 }
 
 /**
- * Retention: up to `batch` audit rows older than `days` days by the database's clock, through the audit
- * owner's function (docs/decisions.md D17), which refuses a cutoff inside the database's own period.
+ * Retention: up to `batch` audit rows older than `days` days by the database's clock, the oldest first
+ * from `from` on, through the audit owner's function (docs/decisions.md D17, migration 0021), which
+ * refuses a cutoff inside the database's own period. How many, and the created_at of the last.
  */
-export async function expireAuditRows(db: Kysely<Database>, days: number, batch: number): Promise<number> {
-  const r = await sql<{ n: string }>`select tessera_audit.expire(
-      now() - make_interval(days => ${days}::integer), ${batch}::integer) as n`.execute(db)
-  return Number(r.rows[0]?.n ?? 0)
+export async function expireAuditRows(
+  db: Kysely<Database>,
+  p: { days: number; batch: number; from: Date | null },
+): Promise<{ n: number; last: Date | null }> {
+  const r = await sql<{ n: string; last: Date | string | null }>`select removed as n, last
+    from tessera_audit.expire_from(now() - make_interval(days => ${p.days}::integer), ${p.batch}::integer,
+      ${p.from}::timestamptz)`.execute(db)
+  const row = r.rows[0]
+  return { n: Number(row?.n ?? 0), last: row?.last == null ? null : new Date(row.last) }
 }
 
 /** The database's own audit retention period (null: kept), and whether the connected role may change it. */

@@ -125,22 +125,25 @@ export async function usageStats(db: Kysely<Database>, tenantId: string, keyId: 
   }
 }
 
-/** Retention: up to `batch` usage rows recorded before `before`; how many went. */
-export async function deleteUsageBefore(db: Kysely<Database>, before: Date, batch: number): Promise<number> {
-  const r = await db
-    .deleteFrom('client_key_usage')
-    .where('id', 'in', (eb) =>
-      // Why ordered: it makes each batch an index range scan of the oldest rows by client_key_usage_created_at.
-      // Unordered, the planner took a sequential scan that stops at `batch` rows, and each batch scanned
-      // every row the batches before it had deleted (not yet vacuumed) first: a backlog's sweep slowed
-      // with every batch, until one outlasted the query timeout (make bench-scale, 6.7M rows to go).
-      eb
-        .selectFrom('client_key_usage')
-        .select('id')
-        .where('created_at', '<', before)
-        .orderBy('created_at')
-        .limit(batch),
-    )
-    .executeTakeFirst()
-  return Number(r.numDeletedRows)
+/**
+ * Retention: up to `batch` usage rows older than `before`, the oldest first from `from` on; how many,
+ * and the created_at of the last (the next batch starts there: system/pace.ts).
+ */
+export async function deleteUsageBefore(
+  db: Kysely<Database>,
+  p: { before: Date; batch: number; from: Date | null },
+): Promise<{ n: number; last: Date | null }> {
+  // Why ordered, and from the last batch's end: each batch is an index range scan of the oldest rows by
+  // client_key_usage_created_at that starts past what the batches before it deleted. Unordered, the
+  // planner took a sequential scan that read every row deleted before it (not yet vacuumed); ordered from
+  // the start, the index scan walked their dead entries: either way a backlog's sweep slowed with every
+  // batch, until one outlasted the query timeout (make bench-scale, 6.7M rows to go).
+  const from = p.from === null ? sql`true` : sql`created_at >= ${p.from}::timestamptz`
+  const { rows } = await sql<{ n: number; last: Date | string | null }>`with picked as (
+      select id, created_at from client_key_usage where created_at < ${p.before} and ${from}
+      order by created_at limit ${p.batch}
+    ), gone as (delete from client_key_usage where id in (select id from picked) returning 1)
+    select (select count(*)::int from gone) as n, (select max(created_at) from picked) as last`.execute(db)
+  const row = rows[0]
+  return { n: row?.n ?? 0, last: row?.last == null ? null : new Date(row.last) }
 }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { LiveSession } from '../../security/lookups.js'
 import type { Database, LoginMethod } from '../../db/database.js'
 import { retryOnContention } from '../../db/contention.js'
-import { sha256Hex, uuidV7 } from '../../lib/tokens.js'
+import { sha256Hex } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
 import type { RefreshTokenLookup } from './refresh-token.js'
@@ -230,6 +230,11 @@ export async function revokeTenantSessions(
  * after it, while one that comes second finds the successor and revokes it. Deadlocks and serialisation
  * failures are retried (at most 3 times).
  *
+ * The consume names no column of the session: `locked` is the target's own session (a token never changes
+ * session), and with `t.session_id = (select id from locked)` a seeded database's planner took the index
+ * on session_id and walked every spent token of the session (1,163 rows and 413 buffers per refresh after
+ * a minute of refreshing; issue 45, docs/performance.md).
+ *
  * Every step finds its row by key (`= (select … from target)`, not `in`/joins): with joins a plan cached
  * while the tables were small scanned all of a tenant's active sessions on every refresh (89 index rows
  * and ~180 buffers per call at 89 sessions; docs/performance.md), and a prepared statement keeps its
@@ -284,7 +289,7 @@ export async function rotateRefreshToken(
       for update of s
     ), consumed as (
       update refresh_tokens t set revoked_at = ${r.now}, rotated_at = ${r.now}, replaced_by = ${r.nextId}
-      where t.id = (select id from target) and t.session_id = (select id from locked) and t.revoked_at is null
+      where t.id = (select id from target) and exists (select 1 from locked) and t.revoked_at is null
       returning t.session_id
     ), sess as (
       update sessions s set last_used_at = ${r.now}, expires_at = (select ends_at from locked),

@@ -20,11 +20,13 @@ import { deleteExpiredMfaTokens } from '../otp/queries.js'
 import { deleteExpiredChallenges as deleteExpiredPasskeyChallenges } from '../passkeys/queries.js'
 import { deleteExpiredChallenges } from '../publishable-keys/queries.js'
 import { findRefreshLifetimes, refreshLifetimes } from '../tenants/queries.js'
+import { keepingPlace, Pacer, type PaceHooks } from './pace.js'
 
 // Retention and sweeping (docs/decisions.md D15, D17): audit rows past the retention period, Client Key
 // usage rows past USAGE_RETENTION_DAYS, dead sessions with their refresh tokens, spent refresh tokens,
 // expired mfaTokens and passkey challenges, idle throttling counters and used sign-up solutions past their
-// challenge's expiry. Bounded batches, one instance at a time (advisory lock).
+// challenge's expiry. Bounded batches that keep their place and yield to a busy database (pace.ts), one
+// instance at a time (advisory lock).
 
 /** Rows one statement removes at most; the audit function refuses more than 10,000. */
 export const BATCH_ROWS = 5000
@@ -55,25 +57,16 @@ export interface SweepContext {
   readonly config: Pick<AppContext['config'], 'auditRetentionDays' | 'usageRetentionDays'>
 }
 
-/** Deletes in batches of `batch` until a batch comes back short; returns the total. */
-async function inBatches(run: () => Promise<number>, batch: number): Promise<number> {
-  let total = 0
-  for (;;) {
-    const n = await run()
-    total += n
-    if (n < batch) return total
-    // Why yield between batches: other statements of this process run in between, never behind a long one.
-    await new Promise((r) => setImmediate(r))
-  }
-}
+/** A new pacer for one table's sweep on `db` (system/pace.ts). */
+type Pace = (db: Conn) => Pacer
 
 type SessionCounts = Pick<SweepCounts, 'sessions' | 'refreshTokens' | 'mfaTokens'>
 type Warner = { warn(obj: object, msg: string): void }
 
 /** Audit rows older than `days` days by the database's clock, through the audit owner's function (D17). */
-async function expireAudit(conn: Conn, days: number, batch: number): Promise<number> {
-  // Why the database's clock: tessera_audit.expire refuses a cutoff inside the period by that clock.
-  const n = await inBatches(() => expireAuditRows(conn, days, batch), batch)
+async function expireAudit(conn: Conn, days: number, pace: Pace): Promise<number> {
+  // Why the database's clock: tessera_audit.expire_from refuses a cutoff inside the period by that clock.
+  const n = await keepingPlace((from, batch) => expireAuditRows(conn, { days, batch, from }), pace(conn))
   // The hourly counts of GET /auth-logs/stats go with the rows they were made from.
   await trimRollups(conn, days)
   return n
@@ -139,7 +132,7 @@ interface RoutedTenants {
 async function sweepSessions(
   conn: Conn,
   now: Date,
-  batch: number,
+  pace: Pace,
   routed?: RoutedTenants,
 ): Promise<SessionCounts> {
   const lifetimes = routed ? givenLifetimes(routed.ids, routed.lifetimes) : refreshLifetimes()
@@ -148,20 +141,29 @@ async function sweepSessions(
   // statements, neither on sessions.expires_at: no index may name a column a refresh writes (migration
   // 0010), so revoked sessions are found by their partial index, and expired ones through their latest
   // refresh token (see sweep-queries.ts).
-  const sessions = await inBatches(() => deleteRevokedSessions(conn, { now, lifetimes, batch }), batch)
-  const expired = await inBatches(() => deleteExpiredSessions(conn, { now, lifetimes, batch }), batch)
+  const sessions = await keepingPlace(
+    (from, batch) => deleteRevokedSessions(conn, { now, lifetimes, batch, from }),
+    pace(conn),
+  )
+  const expired = await keepingPlace(
+    (from, batch) => deleteExpiredSessions(conn, { now, lifetimes, batch, from }),
+    pace(conn),
+  )
   const tenantIds = routed?.ids
-  const refreshTokens = await inBatches(
-    () => deleteSpentRefreshTokens(conn, { now, batch, tenantIds }),
-    batch,
+  const refreshTokens = await keepingPlace(
+    (from, batch) => deleteSpentRefreshTokens(conn, { now, batch, from, tenantIds }),
+    pace(conn),
   )
   const mfaTokens = await deleteExpiredMfaTokens(conn, now, tenantIds)
   await sweepEmailTables(conn, now)
   await deleteExpiredPasskeyChallenges(conn, now)
   // The OpenID provider's expired payloads (codes, tokens, sessions, interactions; contract section 23).
-  await inBatches(() => sweepExpiredPayloads(conn, now, batch), batch)
+  // Why no place kept: these tables hold minutes of rows, and a batch's statement finds them by expiry.
+  const unkept = (run: (batch: number) => Promise<number>) =>
+    keepingPlace(async (_from, batch) => ({ n: await run(batch), last: null }), pace(conn))
+  await unkept((batch) => sweepExpiredPayloads(conn, now, batch))
   // Federated sign-ins' flows and login codes past their 10 minutes and 60 seconds (section 24).
-  await inBatches(() => sweepFederation(conn, now, batch), batch)
+  await unkept((batch) => sweepFederation(conn, now, batch))
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 
@@ -172,7 +174,7 @@ async function sweepSessions(
 async function sweepRouted(
   ctx: SweepContext,
   conn: Conn,
-  p: { now: Date; batch: number; log?: Warner },
+  p: { now: Date; pace: Pace; log?: Warner },
 ): Promise<SessionCounts & { audit: number }> {
   const total = { audit: 0, sessions: 0, refreshTokens: 0, mfaTokens: 0 }
   for (const { db, tenantIds } of ctx.dbs.routedGroups()) {
@@ -181,8 +183,8 @@ async function sweepRouted(
       const routed = { ids: rows.map((r) => r.id), lifetimes: rows.map((r) => Number(r.secs)) }
       // Why audit rows too: a routed tenant's audit rows move with it and are written there.
       const days = await auditSweepDays(db, db, ctx.config.auditRetentionDays, p.log)
-      if (days !== null) total.audit += await expireAudit(db, days, p.batch)
-      const n = await sweepSessions(db, p.now, p.batch, routed)
+      if (days !== null) total.audit += await expireAudit(db, days, p.pace)
+      const n = await sweepSessions(db, p.now, p.pace, routed)
       total.sessions += n.sessions
       total.refreshTokens += n.refreshTokens
       total.mfaTokens += n.mfaTokens
@@ -200,9 +202,11 @@ async function sweepRouted(
  */
 export async function sweepOnce(
   ctx: SweepContext,
-  opts: { batch?: number; now?: Date; log?: Warner } = {},
+  opts: { batch?: number; now?: Date; log?: Warner; hooks?: PaceHooks } = {},
 ): Promise<SweepCounts | null> {
   const batch = Math.min(opts.batch ?? BATCH_ROWS, 10_000)
+  // Each table's sweep sizes its own batches (at most `batch` rows), watching the database it sweeps.
+  const pace: Pace = (db) => new Pacer(db, batch, opts.hooks)
   const now = opts.now ?? new Date(ctx.clock.now())
   const { auditRetentionDays, usageRetentionDays } = ctx.config
   return ctx.dbs.main.connection().execute(async (conn: Conn) => {
@@ -210,14 +214,18 @@ export async function sweepOnce(
     try {
       const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000)
       const auditDays = await auditSweepDays(conn, ctx.dbs.main, auditRetentionDays, opts.log)
-      const audit = auditDays === null ? 0 : await expireAudit(conn, auditDays, batch)
-      const usage = await inBatches(() => deleteUsageBefore(conn, daysAgo(usageRetentionDays), batch), batch)
-      const own = await sweepSessions(conn, now, batch)
+      const audit = auditDays === null ? 0 : await expireAudit(conn, auditDays, pace)
+      const before = daysAgo(usageRetentionDays)
+      const usage = await keepingPlace(
+        (from, batch) => deleteUsageBefore(conn, { before, batch, from }),
+        pace(conn),
+      )
+      const own = await sweepSessions(conn, now, pace)
       // The longest lock is 7 days: a counter idle for 8 can no longer matter.
       const throttle = await deleteIdleThrottles(conn, daysAgo(8))
       // An expired challenge can no longer verify, so its used solution need not be remembered.
       const challenges = await deleteExpiredChallenges(conn, now)
-      const routed = await sweepRouted(ctx, conn, { now, batch, log: opts.log })
+      const routed = await sweepRouted(ctx, conn, { now, pace, log: opts.log })
       return {
         audit: audit + routed.audit,
         usage,
