@@ -20,6 +20,7 @@ import { AuditLog } from './screens/AuditLog'
 import { Settings } from './screens/Settings'
 import { Account } from './screens/Account'
 import { Tenants } from './screens/Tenants'
+import { TenantPage } from './screens/TenantPage'
 import { IdentityProviders } from './federation/IdentityProviders'
 
 interface Screen {
@@ -73,6 +74,7 @@ const DETAILS: { pattern: RegExp; name: string; render: (id: string) => ReactNod
     render: (id) => <PublishableKeyPage id={id} />,
   },
   { pattern: /^\/roles\/([^/]+)$/, name: 'Role', render: (id) => <RolePage id={id} /> },
+  { pattern: /^\/tenants\/([^/]+)$/, name: 'Tenant', render: (id) => <TenantPage id={id} /> },
   {
     pattern: /^\/applications\/([^/]+)$/,
     name: 'Application',

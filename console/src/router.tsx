@@ -1,4 +1,5 @@
 import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 'react'
+import type { SortParam } from './ui/List'
 
 // A router of a few lines instead of a library: every screen and every item's page has its own URL under
 // /console (/users, /users/{id}), App.tsx matches the path, and the console needs only push, back/forward
@@ -33,6 +34,27 @@ export function useLocation(): { path: string; query: URLSearchParams } {
     }
   }, [])
   return { path: current(), query: new URLSearchParams(window.location.search) }
+}
+
+/**
+ * One value of the query (a list's sort), and a setter that changes it in the URL as a new history entry,
+ * keeping the path and the other values (a search, a filter), so reload and Back keep both.
+ */
+export function useSearchParam(name: string): [string | null, (value: string | null) => void] {
+  const { path, query } = useLocation()
+  const set = (value: string | null) => {
+    const next = new URLSearchParams(window.location.search)
+    if (value === null || value === '') next.delete(name)
+    else next.set(name, value)
+    navigate(next.size ? `${path}?${next}` : path)
+  }
+  return [query.get(name), set]
+}
+
+/** A List's sort kept in the URL's `name` (`sort` unless a screen has two lists), for its `sort` prop. */
+export function useUrlSort(name = 'sort'): SortParam {
+  const [value, onChange] = useSearchParam(name)
+  return { value, onChange }
 }
 
 /** An <a> with a real href (open in a new tab works) that navigates in place on a plain click. */

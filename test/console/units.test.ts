@@ -13,6 +13,8 @@ import { browserProblem } from '../../console/src/lib/webauthn-errors.js'
 import { policyWords } from '../../console/src/lib/password-policy.js'
 import { count } from '../../console/src/lib/plural.js'
 import { changedOf, sentenceOf, userIdsOf } from '../../console/src/lib/audit-words.js'
+import { tenantActions } from '../../console/src/lib/tenant-actions.js'
+import { columnKey, formatSort, nextSort, parseSort, sortRows } from '../../console/src/ui/sort.js'
 import { precompress, resolveSchema } from '../../console/vite.config.js'
 import { TesseraError } from '../../clients/typescript/src/index.js'
 
@@ -528,5 +530,76 @@ t.test('publishable keys: only the roles the caller may give are offered', async
     givableRoles(roles, [], () => true),
     ['member', 'billing', 'senior', 'secret'],
     'admin:*: no rank limit',
+  )
+})
+
+t.test('sorting a table: the URL value, the next click, the order', async (t) => {
+  t.equal(columnKey('Last login'), 'last-login', 'a heading as a URL key')
+  t.equal(columnKey('Sign-ups per hour'), 'sign-ups-per-hour')
+  const keys = ['user', 'last-login']
+  t.same(parseSort('user', keys), { key: 'user', dir: 'asc' })
+  t.same(parseSort('-last-login', keys), { key: 'last-login', dir: 'desc' })
+  t.equal(parseSort('level', keys), null, 'a column this table lacks: no sort')
+  t.equal(parseSort(null, keys), null)
+  t.equal(parseSort('-', keys), null)
+  t.equal(formatSort({ key: 'user', dir: 'desc' }), '-user')
+  t.same(nextSort(null, 'user'), { key: 'user', dir: 'asc' }, 'first click: ascending')
+  t.same(nextSort({ key: 'user', dir: 'asc' }, 'user'), { key: 'user', dir: 'desc' }, 'then descending')
+  t.same(nextSort({ key: 'user', dir: 'desc' }, 'user'), { key: 'user', dir: 'asc' }, 'and back')
+  t.same(nextSort({ key: 'user', dir: 'desc' }, 'level'), { key: 'level', dir: 'asc' }, 'another column')
+
+  const rows = [
+    { n: 'b', v: 10 as number | null },
+    { n: 'a', v: 9 },
+    { n: 'c', v: null },
+    { n: 'B', v: 10 },
+  ]
+  const names = (r: { n: string }[]) => r.map((x) => x.n)
+  t.same(
+    names(sortRows(rows, { key: 'v', dir: 'asc' }, (r) => r.v)),
+    ['a', 'b', 'B', 'c'],
+    'numbers as numbers',
+  )
+  t.same(
+    names(sortRows(rows, { key: 'v', dir: 'desc' }, (r) => r.v)),
+    ['b', 'B', 'a', 'c'],
+    'descending; equal rows keep their order, the empty one stays last',
+  )
+  t.same(names(sortRows(rows, { key: 'n', dir: 'asc' }, (r) => r.n)), ['a', 'b', 'B', 'c'], 'case aside')
+  const items = ['item 10', 'item 9', 'item 1']
+  t.same(
+    sortRows(items, { key: 'x', dir: 'asc' }, (s) => s),
+    ['item 1', 'item 9', 'item 10'],
+    'digits by value',
+  )
+  t.same(
+    rows.map((r) => r.n),
+    ['b', 'a', 'c', 'B'],
+    'the rows given are not reordered',
+  )
+})
+
+t.test('a tenant’s page offers only what the service would do', async (t) => {
+  const none = { rename: false, status: false, remove: false }
+  t.same(
+    tenantActions(['admin:*'], false),
+    { rename: true, status: true, remove: true },
+    'platform admin, another',
+  )
+  t.same(
+    tenantActions(['admin:*'], true),
+    { rename: true, status: false, remove: false },
+    'platform admin, the platform tenant: never deactivated or deleted',
+  )
+  t.same(
+    tenantActions(['tenants:read', 'tenants:update', 'users:*'], true),
+    { rename: true, status: false, remove: false },
+    'a tenant admin, its own: the name only',
+  )
+  t.same(tenantActions(['tenants:read'], true), none, 'a reader: nothing')
+  t.same(
+    tenantActions(['tenants:update', 'tenants:delete'], false),
+    none,
+    'another tenant without admin:*: not even seen',
   )
 })

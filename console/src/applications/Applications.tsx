@@ -2,7 +2,7 @@ import { useState } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
-import { Link, navigate } from '../router'
+import { Link, navigate, useUrlSort } from '../router'
 import { useSession } from '../session'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
@@ -17,6 +17,8 @@ const LIMIT = 20
 export function Applications() {
   const session = useSession()
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
   const [creating, setCreating] = useState(false)
   const [created, setCreated] = useState<Created | null>(null)
   const clients = useQuery({
@@ -67,13 +69,22 @@ export function Applications() {
         page={page}
         total={clients.data?.total}
         rowKey={(c) => c.id}
+        sort={sort}
         columns={[
-          { title: 'Name', cell: (c) => <Link to={`/applications/${c.id}`}>{c.name}</Link> },
-          { title: 'Client ID', cell: (c) => c.clientId, className: 'mono' },
-          { title: 'Type', cell: (c) => (c.dynamic ? `${c.type} (registered itself)` : c.type) },
+          {
+            title: 'Name',
+            cell: (c) => <Link to={`/applications/${c.id}`}>{c.name}</Link>,
+            sortBy: (c) => c.name,
+          },
+          { title: 'Client ID', cell: (c) => c.clientId, className: 'mono', sortBy: (c) => c.clientId },
+          {
+            title: 'Type',
+            cell: (c) => (c.dynamic ? `${c.type} (registered itself)` : c.type),
+            sortBy: (c) => c.type,
+          },
           { title: 'Redirect URIs', cell: (c) => c.redirectUris.join(', ') },
           { title: 'Scopes', cell: (c) => c.scopes.join(', ') || '—' },
-          { title: 'Created', cell: (c) => when(c.createdAt) },
+          { title: 'Created', cell: (c) => when(c.createdAt), sortBy: (c) => c.createdAt },
         ]}
       />
     </>

@@ -5,7 +5,7 @@ import { useSession } from '../session'
 import { useAction } from '../action'
 import { parseList } from '../lib/key-usage'
 import { PublishableKeys } from '../publishable-keys/PublishableKeys'
-import { Link } from '../router'
+import { Link, useUrlSort } from '../router'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
@@ -92,6 +92,8 @@ export function Keys() {
   const session = useSession()
   const queries = useQueryClient()
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
   const [creating, setCreating] = useState(false)
   const [shown, setShown] = useState<{ name: string; key: string } | null>(null)
   const refresh = () => void queries.invalidateQueries({ queryKey: ['keys'] })
@@ -150,13 +152,19 @@ export function Keys() {
           page={page}
           total={keys.data?.total}
           rowKey={(k) => k.id}
+          sort={sort}
           columns={[
-            { title: 'Name', cell: (k) => <Link to={`/keys/${k.id}`}>{k.name}</Link> },
-            { title: 'Prefix', cell: (k) => `${k.prefix}…`, className: 'mono' },
-            { title: 'Status', cell: (k) => k.status },
-            { title: 'Scopes', cell: (k) => k.scopes.join(', ') },
-            { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
-            { title: 'Expires', cell: (k) => (k.expiresAt ? when(k.expiresAt) : 'Never') },
+            { title: 'Name', cell: (k) => <Link to={`/keys/${k.id}`}>{k.name}</Link>, sortBy: (k) => k.name },
+            { title: 'Prefix', cell: (k) => `${k.prefix}…`, className: 'mono', sortBy: (k) => k.prefix },
+            { title: 'Status', cell: (k) => k.status, sortBy: (k) => k.status },
+            { title: 'Scopes', cell: (k) => k.scopes.join(', '), sortBy: (k) => k.scopes.join(', ') },
+            { title: 'Last used', cell: (k) => when(k.lastUsedAt), sortBy: (k) => k.lastUsedAt },
+            {
+              title: 'Expires',
+              cell: (k) => (k.expiresAt ? when(k.expiresAt) : 'Never'),
+              // Why a far date for none: a key that never expires sorts after every dated one.
+              sortBy: (k) => k.expiresAt ?? '9999',
+            },
             {
               title: 'Actions',
               className: 'row',

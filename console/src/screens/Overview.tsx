@@ -38,6 +38,20 @@ function FirstTenant() {
   )
 }
 
+/** The way to one's own tenant's page (details, counts, its name's edit), for whoever may read it. */
+function OwnTenant() {
+  const tenant = useQuery({ queryKey: ['tenant', 'me'], queryFn: () => tessera.GET('/api/v1/tenants/me') })
+  if (!tenant.data) return null
+  return (
+    <p>
+      Your tenant: <Link to={`/tenants/${tenant.data.id}`}>{tenant.data.name}</Link>{' '}
+      <span className="muted">
+        (<code>{tenant.data.code}</code>, {tenant.data.status})
+      </span>
+    </p>
+  )
+}
+
 export function Overview() {
   const session = useSession()
   const canMetrics = session.can('tenants:read')
@@ -67,6 +81,7 @@ export function Overview() {
   return (
     <>
       <h1>Overview</h1>
+      {canMetrics && <OwnTenant />}
       {session.can('tenants:create') && <FirstTenant />}
       {canMetrics && (
         <section aria-labelledby="counts">

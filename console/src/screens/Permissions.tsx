@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { useUrlSort } from '../router'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
@@ -113,6 +114,8 @@ function Description({ permission }: { permission: Permission }) {
 export function Permissions() {
   const session = useSession()
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
   const [creating, setCreating] = useState(false)
   const changed = useChanged()
   const list = useQuery({
@@ -150,12 +153,14 @@ export function Permissions() {
         total={list.data?.total}
         caption={(total) => count(total, 'permission of your own', 'permissions of your own')}
         rowKey={(p) => p.id}
+        sort={sort}
         columns={[
-          { title: 'Permission', cell: (p) => <code>{p.name}</code> },
+          { title: 'Permission', cell: (p) => <code>{p.name}</code>, sortBy: (p) => p.name },
           {
             title: 'Description',
             cell: (p) =>
               session.can('permissions:update') ? <Description permission={p} /> : (p.description ?? '—'),
+            sortBy: (p) => p.description,
           },
           {
             title: 'Actions',

@@ -2,7 +2,7 @@ import { useState } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import { tessera } from '../api'
 import { CreateRole } from '../roles/CreateRole'
-import { Link } from '../router'
+import { Link, useUrlSort } from '../router'
 import { useSession } from '../session'
 import { List, usePage } from '../ui/List'
 
@@ -11,6 +11,8 @@ const LIMIT = 50
 export function Roles() {
   const session = useSession()
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
   const [creating, setCreating] = useState(false)
   const roles = useQuery({
     queryKey: ['roles', page.offset],
@@ -39,6 +41,7 @@ export function Roles() {
         page={page}
         total={roles.data?.total}
         rowKey={(r) => r.id}
+        sort={sort}
         columns={[
           {
             title: 'Role',
@@ -49,9 +52,14 @@ export function Roles() {
                 {r.description && <div className="muted">{r.description}</div>}
               </>
             ),
+            sortBy: (r) => r.name,
           },
-          { title: 'Level', cell: (r) => r.level },
-          { title: 'Permissions', cell: (r) => (r.permissions.length ? r.permissions.join(', ') : '—') },
+          { title: 'Level', cell: (r) => r.level, sortBy: (r) => r.level },
+          {
+            title: 'Permissions',
+            cell: (r) => (r.permissions.length ? r.permissions.join(', ') : '—'),
+            sortBy: (r) => r.permissions.length,
+          },
         ]}
       />
     </>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
-import { useLocation } from '../router'
+import { Link, useLocation, useSearchParam, useUrlSort } from '../router'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
@@ -77,12 +77,25 @@ export function Tenants() {
   const session = useSession()
   const queries = useQueryClient()
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
+  // Why in the URL: a filtered list is a link to share, and reload and Back keep it (as the Users search).
+  const [status, setStatusFilter] = useSearchParam('status')
+  const only = status === 'ACTIVE' || status === 'INACTIVE' ? status : undefined
+  const deleted = query.get('deleted')
   const [creating, setCreating] = useState(query.get('create') === '1')
   const tenants = useQuery({
-    queryKey: ['tenants', page.offset],
+    queryKey: ['tenants', page.offset, only],
     queryFn: () =>
-      tessera.GET('/api/v1/tenants', { params: { query: { limit: page.limit, offset: page.offset } } }),
+      tessera.GET('/api/v1/tenants', {
+        params: { query: { limit: page.limit, offset: page.offset, ...(only ? { status: only } : {}) } },
+      }),
   })
+  const filter = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    page.onOffset(0)
+    setStatusFilter(String(new FormData(e.currentTarget).get('status') ?? ''))
+  }
   const setStatus = useAction(
     (id: string, status: 'ACTIVE' | 'INACTIVE') =>
       tessera.PATCH('/api/v1/tenants/{id}', { params: { path: { id } }, body: { status } }),
@@ -91,32 +104,51 @@ export function Tenants() {
   return (
     <>
       <h1>Tenants</h1>
-      {!creating && (
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create tenant
-        </button>
-      )}
+      {deleted && <p role="status">Tenant {deleted} deleted.</p>}
+      <div className="toolbar">
+        <form role="search" aria-label="Filter tenants" onSubmit={filter} className="row" key={only ?? ''}>
+          <label>
+            Status
+            <select name="status" defaultValue={only ?? ''}>
+              <option value="">Any</option>
+              <option value="ACTIVE">Active</option>
+              <option value="INACTIVE">Inactive</option>
+            </select>
+          </label>
+          <button type="submit">Filter</button>
+        </form>
+        {!creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            Create tenant
+          </button>
+        )}
+      </div>
       {creating && <CreateTenant onClose={() => setCreating(false)} />}
       <List
         what="tenants"
         error={tenants.error ?? setStatus.error}
         pending={tenants.isPending}
         items={tenants.data?.items}
-        empty="No tenant yet."
+        empty={only ? 'No tenant has this status.' : 'No tenant yet.'}
         page={page}
         total={tenants.data?.total}
         caption={(total) => count(total, 'tenant', 'tenants')}
         rowKey={(t) => t.id}
+        sort={sort}
         columns={[
-          { title: 'Tenant', cell: (t) => t.name },
-          { title: 'Code', cell: (t) => <code>{t.code}</code> },
-          { title: 'Status', cell: (t) => t.status },
+          {
+            title: 'Tenant',
+            cell: (t) => <Link to={`/tenants/${t.id}`}>{t.name}</Link>,
+            sortBy: (t) => t.name,
+          },
+          { title: 'Code', cell: (t) => <code>{t.code}</code>, sortBy: (t) => t.code },
+          { title: 'Status', cell: (t) => t.status, sortBy: (t) => t.status },
           {
             title: 'Database',
             cell: (t) =>
               t.database.dedicated ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}` : 'Shared',
           },
-          { title: 'Created', cell: (t) => when(t.createdAt) },
+          { title: 'Created', cell: (t) => when(t.createdAt), sortBy: (t) => t.createdAt },
           {
             title: 'Actions',
             cell: (t) =>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { tessera } from '../api'
-import { Link, navigate, useLocation } from '../router'
+import { Link, navigate, useLocation, useUrlSort } from '../router'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
@@ -11,6 +11,14 @@ import { count } from '../lib/plural'
 import { PasswordRule } from '../users/PasswordRule'
 
 const LIMIT = 20
+
+/** How a user is named in the list: the first identifier it has. */
+const nameOf = (u: {
+  id: string
+  email?: string | null
+  username?: string | null
+  cpf_cnpj?: string | null
+}) => u.email ?? u.username ?? u.cpf_cnpj ?? u.id
 
 function CreateUser({ onClose }: { onClose: () => void }) {
   const queries = useQueryClient()
@@ -68,6 +76,8 @@ export function Users() {
   const status = url.get('status') ?? ''
   const deleted = url.get('deleted')
   const page = usePage(LIMIT)
+  // Why sorted in the page: the API takes no sort parameter, so List orders the page it loaded.
+  const sort = useUrlSort()
   const [creating, setCreating] = useState(false)
   const query = {
     limit: page.limit,
@@ -83,6 +93,8 @@ export function Users() {
     e.preventDefault()
     const f = new FormData(e.currentTarget)
     const next = new URLSearchParams()
+    // Why keep the sort: a new search is read in the order the reader chose.
+    if (sort.value) next.set('sort', sort.value)
     const words = String(f.get('q')).trim()
     if (words) next.set('q', words)
     if (f.get('status')) next.set('status', String(f.get('status')))
@@ -127,14 +139,16 @@ export function Users() {
         total={users.data?.total}
         caption={(total) => count(total, 'user', 'users')}
         rowKey={(u) => u.id}
+        sort={sort}
         columns={[
           {
             title: 'User',
-            cell: (u) => <Link to={`/users/${u.id}`}>{u.email ?? u.username ?? u.cpf_cnpj ?? u.id}</Link>,
+            cell: (u) => <Link to={`/users/${u.id}`}>{nameOf(u)}</Link>,
+            sortBy: nameOf,
           },
-          { title: 'Status', cell: (u) => u.status },
-          { title: 'Roles', cell: (u) => u.roles.join(', ') },
-          { title: 'Last login', cell: (u) => when(u.lastLoginAt) },
+          { title: 'Status', cell: (u) => u.status, sortBy: (u) => u.status },
+          { title: 'Roles', cell: (u) => u.roles.join(', '), sortBy: (u) => u.roles.join(', ') },
+          { title: 'Last login', cell: (u) => when(u.lastLoginAt), sortBy: (u) => u.lastLoginAt },
         ]}
       />
     </>

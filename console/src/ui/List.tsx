@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from 'react'
 import { Empty, ErrorBox, Loading } from './feedback'
 import { Pager } from './Pager'
+import { columnKey, formatSort, nextSort, parseSort, sortRows, type SortValue } from './sort'
 
 /** Where a paged list stands: the rows of a page (the API's `limit`), the first one shown (`offset`). */
 export interface Page {
@@ -21,6 +22,14 @@ export interface Column<T> {
   cell: (row: T) => ReactNode
   /** The cell's class: `mono` for a value read letter by letter. */
   className?: string
+  /** What the column sorts by; a column with it has a sorting button in its heading (with the List's `sort`). */
+  sortBy?: (row: T) => SortValue
+}
+
+/** Where a table's sort is kept (the URL's value, see sort.ts) and how a heading's click changes it. */
+export interface SortParam {
+  value: string | null
+  onChange: (value: string) => void
 }
 
 interface Shown<T> {
@@ -49,6 +58,11 @@ interface AsTable<T> extends Shown<T> {
   region?: string
   /** False: the table alone, with no scrolling box around it. */
   scroll?: boolean
+  /**
+   * Sorts the rows shown by the columns that have `sortBy`. It orders the rows the list holds (one page
+   * of the API's, which takes no sort parameter): the other pages keep the API's order.
+   */
+  sort?: SortParam
 }
 
 interface AsChildren<T> extends Shown<T> {
@@ -81,20 +95,52 @@ export function List<T>(props: AsTable<T> | AsChildren<T>) {
 
 function Table<T>(props: AsTable<T> & { items: readonly T[] }) {
   const { columns, scroll = true } = props
+  const sortable = props.sort ? columns.filter((c) => c.sortBy) : []
+  const sort = props.sort
+    ? parseSort(
+        props.sort.value,
+        sortable.map((c) => columnKey(c.title)),
+      )
+    : null
+  const by = sort && sortable.find((c) => columnKey(c.title) === sort.key)?.sortBy
+  const rows = sort && by ? sortRows(props.items, sort, by) : props.items
+  const heading = (c: Column<T>) => {
+    const key = columnKey(c.title)
+    if (!props.sort || !c.sortBy) return c.title
+    const { onChange } = props.sort
+    const here = sort?.key === key ? sort.dir : null
+    return (
+      // Why a button: a heading's click must be reachable by keyboard, and say that it acts.
+      <button type="button" className="sort" onClick={() => onChange(formatSort(nextSort(sort, key)))}>
+        {c.title}
+        <span aria-hidden="true">{here === 'asc' ? ' ▲' : here === 'desc' ? ' ▼' : ' ↕'}</span>
+      </button>
+    )
+  }
   const table = (
     <table>
       {props.caption && props.total !== undefined && <caption>{props.caption(props.total)}</caption>}
       <thead>
         <tr>
           {columns.map((c) => (
-            <th key={c.title} scope="col">
-              {c.title}
+            <th
+              key={c.title}
+              scope="col"
+              aria-sort={
+                sort?.key === columnKey(c.title)
+                  ? sort.dir === 'asc'
+                    ? 'ascending'
+                    : 'descending'
+                  : undefined
+              }
+            >
+              {heading(c)}
             </th>
           ))}
         </tr>
       </thead>
       <tbody>
-        {props.items.map((row) => (
+        {rows.map((row) => (
           <tr key={props.rowKey(row)}>
             {columns.map((c) => (
               <td key={c.title} className={c.className}>
