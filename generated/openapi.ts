@@ -218,7 +218,7 @@ export interface paths {
         };
         /**
          * List the tenant's Client Keys
-         * @description Lists the Client Keys of the caller's tenant, newest first; key values are never included. Filter: `status`. Page size default 20, at most 100.
+         * @description Lists the Client Keys of the caller's tenant, newest first; key values are never included. Filters: `status`; `ids`, up to 100 key ids (to name the keys a page of the audit log mentions in one request; an id of another tenant's key or of no key is left out). Page size default 20, at most 100.
          */
         get: operations["listTenantClientKeys"];
         put?: never;
@@ -5524,6 +5524,8 @@ export interface operations {
     listTenantClientKeys: {
         parameters: {
             query?: {
+                /** @description Only these keys, by id; up to 100 UUIDs separated by commas. */
+                ids?: string;
                 /** @description Page size (default 20, at most 100; a larger value is a VALIDATION_ERROR, not clamped). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Number of items to skip (default 0, at most 2147483647). */
@@ -5555,7 +5557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `limit` above 100). */
+            /** @description VALIDATION_ERROR: a query parameter has the wrong shape (e.g. `limit` above 100, or `ids` naming more than 100 ids or something that is not a UUID). */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). */
             401: components["responses"]["Unauthorized"];

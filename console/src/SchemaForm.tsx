@@ -1,5 +1,7 @@
 import { useState } from 'react'
 import type { JsonSchema } from './lib/schema'
+import { durationMessage } from './lib/durations'
+import { DurationField } from './settings/Duration'
 import { HELP, LABELS, OPTIONS, isDuration } from './settings/words'
 
 type Obj = Record<string, unknown>
@@ -39,8 +41,11 @@ interface FieldProps {
 const helpOf = (path: string, schema: JsonSchema) =>
   HELP[path] ?? (LABELS[path] ? undefined : schema.description)
 
-function Hint({ path, schema, errors }: { path: string; schema: JsonSchema; errors: Map<string, string> }) {
-  const error = errors.get(path)
+function Hint(props: { path: string; schema: JsonSchema; errors: Map<string, string>; unit?: number }) {
+  const { path, schema, errors } = props
+  const raw = errors.get(path)
+  // Why here: the form's check and the service both speak in seconds; the field may show minutes or days.
+  const error = raw !== undefined && isDuration(path) ? durationMessage(raw, props.unit) : raw
   const help = helpOf(path, schema)
   return (
     <>
@@ -55,52 +60,6 @@ function Hint({ path, schema, errors }: { path: string; schema: JsonSchema; erro
         </small>
       )}
     </>
-  )
-}
-
-const UNITS = [
-  ['days', 86_400],
-  ['hours', 3_600],
-  ['minutes', 60],
-  ['seconds', 1],
-] as const
-
-/** A length of time in seconds, shown in the largest of days, hours, minutes or seconds that fits it whole. */
-function Duration(props: {
-  common: Record<string, unknown>
-  label: string
-  seconds: number | undefined
-  onChange: (seconds: number | undefined) => void
-}) {
-  const fits = UNITS.find(
-    ([, n]) => props.seconds !== undefined && props.seconds >= n && props.seconds % n === 0,
-  )
-  const [unit, setUnit] = useState<number>(fits?.[1] ?? 60)
-  const shown = props.seconds === undefined ? '' : String(Math.round((props.seconds / unit) * 1000) / 1000)
-  return (
-    <span className="row">
-      <input
-        {...props.common}
-        type="number"
-        min={0}
-        step="any"
-        value={shown}
-        onChange={(e) =>
-          props.onChange(e.target.value === '' ? undefined : Math.round(Number(e.target.value) * unit))
-        }
-      />
-      <select
-        aria-label={`${props.label}: unit`}
-        value={unit}
-        onChange={(e) => setUnit(Number(e.target.value))}
-      >
-        {UNITS.map(([name, n]) => (
-          <option key={name} value={n}>
-            {name}
-          </option>
-        ))}
-      </select>
-    </span>
   )
 }
 
@@ -252,12 +211,14 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
       </select>
     )
   } else if (type === 'integer' && isDuration(path)) {
-    input = (
-      <Duration
+    return (
+      <DurationField
+        id={id}
         common={common}
         label={labelAt(path)}
         seconds={typeof value === 'number' ? value : undefined}
         onChange={(v) => onChange(path, v)}
+        hint={(unit) => <Hint path={path} schema={schema} errors={errors} unit={unit} />}
       />
     )
   } else if (type === 'integer' || type === 'number') {

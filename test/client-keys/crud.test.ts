@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp, PLATFORM_KEY } from '../helpers/app.js'
-import { createKey, createTenant, createUser, KEY_SHAPE, tokenFor } from '../helpers/fixtures.js'
+import { createKey, createTenant, createUser, KEY_SHAPE, tokenFor, UNKNOWN_ID } from '../helpers/fixtures.js'
 import { call, newClientKey, unchecked } from '../helpers/call.js'
 
 // One app for the whole file: building one costs seconds; every test makes its own tenants.
@@ -250,6 +250,55 @@ t.test('listTenantClientKeys: GET /client-keys/tenant', async (t) => {
     const r = await call(app, 'listTenantClientKeys', { token: a.jwt }, { query: { limit: 101 } })
     t.equal(r.status, 400)
     t.equal(r.body.code, 'VALIDATION_ERROR')
+  })
+})
+
+t.test('listTenantClientKeys: ids, the keys a page of the audit log names, in one request', async (t) => {
+  const a = await tenantWithAdmin()
+  const b = await tenantWithAdmin()
+  const one = await newClientKey(app, { token: a.jwt }, { name: 'one', scopes: ['users:read'] })
+  const two = await newClientKey(app, { token: a.jwt }, { name: 'two', scopes: ['users:read'] })
+  await newClientKey(app, { token: a.jwt }, { name: 'three', scopes: ['users:read'] })
+  const foreign = await createKey(app, b.tenant, ['users:read'])
+  await call(app, 'revokeClientKey', { token: a.jwt }, { params: { id: two.id } })
+
+  t.test('200: only those keys of the caller’s tenant; case and repeats do not matter', async (t) => {
+    const ids = [one.id.toUpperCase(), two.id, foreign.id, UNKNOWN_ID, one.id].join(',')
+    const r = await call(app, 'listTenantClientKeys', { token: a.jwt }, { query: { ids, limit: 100 } })
+    t.equal(r.status, 200)
+    t.same(
+      r.data.items.map((k) => k.name),
+      ['two', 'one'],
+      'another tenant’s key and an unknown id are left out; a revoked key is still named',
+    )
+    t.equal(r.data.total, 2)
+    const active = await call(
+      app,
+      'listTenantClientKeys',
+      { token: a.jwt },
+      { query: { ids, status: 'ACTIVE' } },
+    )
+    t.same(
+      active.data.items.map((k) => k.name),
+      ['one'],
+      'with the status filter',
+    )
+    const hundred = Array.from({ length: 99 }, () => UNKNOWN_ID).concat(one.id)
+    const full = await call(
+      app,
+      'listTenantClientKeys',
+      { token: a.jwt },
+      { query: { ids: hundred.join(',') } },
+    )
+    t.equal(full.data.total, 1, '100 ids are taken')
+  })
+
+  t.test('400 VALIDATION_ERROR for ids of more than 100, or not UUIDs', async (t) => {
+    const many = Array.from({ length: 101 }, () => UNKNOWN_ID).join(',')
+    for (const ids of [many, 'not-a-uuid', `${UNKNOWN_ID},`, `${UNKNOWN_ID} ,${UNKNOWN_ID}`, '']) {
+      const r = await call(app, 'listTenantClientKeys', { token: a.jwt }, { query: { ids } })
+      t.equal(r.code, 'VALIDATION_ERROR', JSON.stringify(ids.slice(0, 40)))
+    }
   })
 })
 

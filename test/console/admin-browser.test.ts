@@ -188,6 +188,19 @@ t.test('console in Chromium: a tenant admin’s screens and flows', { skip: NO_B
     '30 minutes stored as seconds',
   )
   t.equal(await page.getByText(/`|[A-Z]{3,}_[A-Z]+/).count(), 0, 'no backticks or error codes in the help')
+  // A bound of the schema (60 seconds) said in the field's unit, in the list and under the field.
+  await lifetime.fill('0.5')
+  await page.getByRole('button', { name: 'Save settings' }).click()
+  await page
+    .getByRole('alert')
+    .filter({ hasText: 'Access token lifetime must be at least 1 minute' })
+    .waitFor()
+  t.equal(
+    await page.getByText('Access token lifetime must be at least 1 minute', { exact: true }).count(),
+    2,
+    'in the list and under the field, in its unit',
+  )
+  t.equal(await page.getByText(/>= ?60|at least 60/).count(), 0, 'nowhere in seconds')
 
   t.same(problems, [], 'no CSP violation or page error')
 })

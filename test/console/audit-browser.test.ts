@@ -1,8 +1,8 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import { buildTestApp } from '../helpers/app.js'
-import { call } from '../helpers/call.js'
-import { createTenant, createUser, PASSWORD, userWithToken } from '../helpers/fixtures.js'
+import { call, newClientKey } from '../helpers/call.js'
+import { createKey, createTenant, createUser, PASSWORD, userWithToken } from '../helpers/fixtures.js'
 import {
   axeViolations,
   buildConsole,
@@ -15,7 +15,8 @@ import {
 } from './browser.js'
 
 // The audit log screen in a real Chromium (issue 44): events in words with people's names (section 25's
-// administrative events beside the sign-ins), the names of a page read in one request, and a filter by email.
+// administrative events beside the sign-ins), the names of a page's people read in one request and its Client
+// Keys' in one more, and a filter by email.
 
 const h1 = (page: Page, name: string | RegExp) => page.getByRole('heading', { level: 1, name }).waitFor()
 
@@ -38,12 +39,24 @@ t.test('console in Chromium: the audit log in words, with names', { skip: NO_BRO
     ).status,
     200,
   )
+  // A key Ana issues creates a role; a key that acted and is gone since reads as deleted.
+  const robot = await newClientKey(app, ana.cred, { name: 'billing backend', scopes: ['roles:create'] })
+  const byKey = { key: robot.key }
+  t.equal((await call(app, 'createRole', byKey, { body: { name: 'billing', permissions: [] } })).status, 201)
+  const gone = await createKey(app, tenant, ['roles:create'])
+  t.equal(
+    (await call(app, 'createRole', { key: gone.value }, { body: { name: 'temp', permissions: [] } })).status,
+    201,
+  )
+  await app.ctx.dbs.main.deleteFrom('client_keys').where('id', '=', gone.id).execute()
   const origin = await listen(app)
   const context = await launch(t)
   const { page, problems } = await openPage(context)
   const namesRequests: string[] = []
+  const keyNamesRequests: string[] = []
   page.on('request', (r) => {
     if (/\/api\/v1\/users\?.*ids=/.test(r.url())) namesRequests.push(r.url())
+    if (/\/api\/v1\/client-keys\/tenant\?.*ids=/.test(r.url())) keyNamesRequests.push(r.url())
   })
   // Bob signs in first (a LOGIN row of his), then Ana in the console.
   await signIn(page, origin, tenant.code, 'bob@acme.test', PASSWORD)
@@ -61,7 +74,12 @@ t.test('console in Chromium: the audit log in words, with names', { skip: NO_BRO
   await table.getByText('(description)').waitFor()
   await table.getByText('bob@acme.test signed in').first().waitFor()
   await table.getByText('ana@acme.test signed in').first().waitFor()
+  await table.getByText('ana@acme.test issued the Client Key “billing backend”').waitFor()
+  await table.getByText('The Client Key “billing backend” created the role billing').waitFor()
+  await table.getByText('A deleted Client Key created the role temp').waitFor()
   t.equal(namesRequests.length, 1, `one request names the page's people: ${namesRequests.join(' ')}`)
+  t.equal(keyNamesRequests.length, 1, `one request names its keys: ${keyNamesRequests.join(' ')}`)
+  t.equal(await table.getByText(/^A Client Key\b/).count(), 0, 'no key left unnamed')
   t.equal(await table.getByText(/user [0-9a-f]{8}\b/).count(), 0, 'no raw id where a name is known')
   await page.waitForLoadState('networkidle')
   for (const width of [375, 1440]) {

@@ -105,13 +105,28 @@ t.test(
 
     // The password rule is shown before a password is sent (the tenant's default policy).
     await page.getByRole('button', { name: 'Create user' }).click()
-    const rule = page.getByText('At least 8 characters; not a common password.')
+    const rule = page.getByText(
+      'At least 8 characters; not a common password. At most 72 bytes — about 72 letters, fewer with accents or emoji.',
+    )
     await rule.waitFor()
     t.equal(
       await page.getByLabel('Initial password').getAttribute('aria-describedby'),
       await rule.getAttribute('id'),
       'and tied to the field',
     )
+    // 40 accented letters are 80 bytes: refused in the form, in the rule's words, and never sent.
+    const registers: string[] = []
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/register')) registers.push(r.url())
+    })
+    await page.getByLabel('Email').fill('long@acme.test')
+    await page.getByLabel('Initial password').fill('é'.repeat(40))
+    await page.getByRole('button', { name: 'Create', exact: true }).click()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'This password is too long (80 bytes): at most 72 bytes' })
+      .waitFor()
+    t.same(registers, [], 'no request sent')
     await page.getByRole('button', { name: 'Cancel' }).click()
 
     // deleteUser: from the user's page, asked once more; the list says so and the row is gone.

@@ -182,13 +182,40 @@ export function userIdsOf(rows: readonly Row[]): string[] {
   return [...ids]
 }
 
+/** The Client Key ids a page of rows names (a key actor, a key target): to name them in one request. */
+export function keyIdsOf(rows: readonly Row[]): string[] {
+  const ids = new Set<string>()
+  const add = (id: string | null | undefined) => {
+    if (id && UUID.test(id)) ids.add(id.toLowerCase())
+  }
+  for (const r of rows) {
+    if (r.actor_type === 'client_key') add(r.actor_id)
+    const target = targetOf(r)
+    if (target?.type === 'client_key') add(target.id)
+  }
+  return [...ids]
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** How a screen names what rows point at: people by id (their email, say), roles by id when known. */
+/**
+ * How a screen names what rows point at: people by id (their email, say), roles by id when known, Client Keys
+ * by id: the name, `null` for a key the tenant does not have (deleted), `undefined` while not known yet.
+ */
 export interface Names {
   user: (userId: string) => string
   role: (roleId: string) => string | undefined
+  key: (keyId: string) => string | null | undefined
 }
+
+/** A Client Key in words: "the Client Key “billing”", "a deleted Client Key", or "a Client Key" while unknown. */
+export function keyWords(names: Names, keyId: string | null | undefined): string {
+  const name = keyId ? names.key(keyId.toLowerCase()) : undefined
+  if (typeof name === 'string') return `the Client Key “${name}”`
+  return name === null ? 'a deleted Client Key' : 'a Client Key'
+}
+
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 
 /** The event in words: "ana@acme.test created the role ops"; names from `names`, else a general word. */
 export function sentenceOf(row: Row, names: Names): string {
@@ -201,7 +228,7 @@ export function sentenceOf(row: Row, names: Names): string {
         ? nameOf(row.user_id)
         : 'An unknown user'
       : row.actor_type === 'client_key'
-        ? 'A Client Key'
+        ? capital(actorKeyWords(row, names))
         : someone(row.actor_id)
   const target = targetOf(row)
   const role = target?.type === 'role' ? names.role(target.id) : undefined
@@ -211,7 +238,29 @@ export function sentenceOf(row: Row, names: Names): string {
       ? nameOf(target.id)
       : role
         ? `the role ${role}`
-        : (TARGETS[target.type] ?? 'something')
+        : target.type === 'client_key' && names.key(target.id.toLowerCase()) !== undefined
+          ? targetKeyWords(row, target.id, names)
+          : (TARGETS[target.type] ?? 'something')
   const verb = (row.success ? words.done : words.failed).replace('{target}', what)
   return `${subject} ${verb}`
+}
+
+/**
+ * The key that acted on a row. Why a platform key for an unknown key on a tenant's row: the platform's acts
+ * on a tenant land in that tenant's log too (section 25), and its keys are not the tenant's to list.
+ */
+function actorKeyWords(row: Row, names: Names): string {
+  const known = row.actor_id ? names.key(row.actor_id.toLowerCase()) : undefined
+  if (known === null && targetOf(row)?.type === 'tenant') return 'a Client Key of the platform'
+  return keyWords(names, row.actor_id)
+}
+
+/**
+ * The key a row acted on. Why another tenant's for an unknown key issued with `tenantId`: the platform issues
+ * keys in other tenants, and the row stays in its own log, where that key is not listed.
+ */
+function targetKeyWords(row: Row, keyId: string, names: Names): string {
+  if (names.key(keyId.toLowerCase()) === null && changedOf(row).includes('tenantId'))
+    return 'a Client Key of another tenant'
+  return keyWords(names, keyId)
 }

@@ -127,3 +127,23 @@ export function changes(
   }
   return out
 }
+
+/**
+ * The service's VALIDATION_ERROR on a body as issues of the form's fields: `body.lockout.maxSeconds` becomes
+ * `/lockout/maxSeconds`, so the message shows next to its field. Empty for any other error.
+ */
+export function bodyIssuesOf(error: unknown): Issue[] {
+  // Why by shape, not instanceof TesseraError: lib/ stays free of the SDK's runtime, for the units in Node.
+  const { code, details } = (error ?? {}) as { code?: unknown; details?: unknown }
+  if (code !== 'VALIDATION_ERROR' || !Array.isArray(details)) return []
+  return details.flatMap((d: { path?: unknown; message?: unknown } | null) =>
+    typeof d?.path === 'string' && d.path.startsWith('body.')
+      ? [
+          {
+            path: `/${d.path.slice(5).split('.').join('/')}`,
+            message: typeof d.message === 'string' ? d.message : 'is not valid',
+          },
+        ]
+      : [],
+  )
+}

@@ -12,7 +12,7 @@ import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
-import { PasswordRule } from '../users/PasswordRule'
+import { PasswordRule, fitting } from '../users/PasswordRule'
 import { RecoveryCodes } from '../users/RecoveryCodes'
 import { useSession } from '../session'
 import { count } from '../lib/plural'
@@ -22,7 +22,8 @@ type Setup = components['schemas']['OtpSetup']
 function Password() {
   const [done, setDone] = useState('')
   const change = useAction(
-    (body: { currentPassword: string; newPassword: string }) => tessera.POST('/api/v1/me/password', { body }),
+    async (body: { currentPassword: string; newPassword: string }) =>
+      tessera.POST('/api/v1/me/password', { body: { ...body, newPassword: fitting(body.newPassword) } }),
     (r) => setDone(`Password changed; ${r.sessionsRevoked} other sessions were signed out.`),
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {

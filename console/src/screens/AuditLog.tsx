@@ -9,8 +9,8 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { count } from '../lib/plural'
-import { changedOf, sentenceOf, targetOf, userIdsOf, type Names } from '../lib/audit-words'
-import { useSession } from '../session'
+import { changedOf, keyWords, sentenceOf } from '../lib/audit-words'
+import { useNames } from '../audit/names'
 import { ErrorBox, PlainError } from '../ui/feedback'
 
 type Row = components['schemas']['AuditRow']
@@ -68,49 +68,6 @@ async function filtersOf(form: HTMLFormElement): Promise<Filters> {
     ...(text('since') ? { since: text('since') } : {}),
     ...(userId ? { userId } : {}),
     ...(text('ip') ? { ip: text('ip') } : {}),
-  }
-}
-
-/** The API's largest page: the most ids one names request takes. */
-const NAMES_PAGE = 100
-
-/**
- * Names for the people and roles a page of rows points at: one request for the users (two past 100 ids),
- * one for the roles when a row targets one; never one per row. Without `users:read` ids stay ids.
- */
-function useNames(rows: readonly Row[] | undefined): Names {
-  const session = useSession()
-  const ids = userIdsOf(rows ?? []).sort()
-  const users = useQuery({
-    queryKey: ['audit-names', ids],
-    enabled: ids.length > 0 && session.can('users:read'),
-    queryFn: async () => {
-      const chunks = Array.from({ length: Math.ceil(ids.length / NAMES_PAGE) }, (_, i) =>
-        ids.slice(i * NAMES_PAGE, (i + 1) * NAMES_PAGE),
-      )
-      const pages = await Promise.all(
-        chunks.map((chunk) =>
-          tessera.GET('/api/v1/users', { params: { query: { ids: chunk.join(','), limit: NAMES_PAGE } } }),
-        ),
-      )
-      return new Map(
-        pages.flatMap((p) => p.items.map((u) => [u.id, u.email ?? u.username ?? u.cpf_cnpj ?? u.id])),
-      )
-    },
-  })
-  const wantsRoles = (rows ?? []).some((r) => targetOf(r)?.type === 'role')
-  const roles = useQuery({
-    queryKey: ['roles', 'names'],
-    enabled: wantsRoles && session.can('roles:read'),
-    queryFn: async () => {
-      const page = await tessera.GET('/api/v1/roles', { params: { query: { limit: 100 } } })
-      return new Map(page.items.map((r) => [r.id, r.name]))
-    },
-  })
-  return {
-    // Why the id's start for one not found: a deleted user (the log keeps what they did) or no users:read.
-    user: (id) => users.data?.get(id) ?? `user ${id.slice(0, 8)}`,
-    role: (id) => roles.data?.get(id),
   }
 }
 
@@ -251,7 +208,9 @@ export function AuditLog() {
                     <dd>
                       {r.actor_type === 'user' && r.actor_id
                         ? `${names.user(r.actor_id)} (${r.actor_id})`
-                        : `${r.actor_type ?? '—'} ${r.actor_id ?? ''}`}
+                        : r.actor_type === 'client_key' && r.actor_id
+                          ? `${keyWords(names, r.actor_id)} (${r.actor_id})`
+                          : `${r.actor_type ?? '—'} ${r.actor_id ?? ''}`}
                     </dd>
                     <dt>Browser</dt>
                     <dd>{r.user_agent ?? '—'}</dd>

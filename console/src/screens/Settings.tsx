@@ -3,9 +3,10 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { authConfigPatch } from 'virtual:tessera-schemas'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
-import { changes, validate } from '../lib/schema'
+import { bodyIssuesOf, changes, validate } from '../lib/schema'
+import { durationMessage } from '../lib/durations'
 import { SchemaFields, labelAt, setAt } from '../SchemaForm'
-import { SECTIONS } from '../settings/words'
+import { SECTIONS, isDuration } from '../settings/words'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
@@ -40,6 +41,9 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
   )
   // Why: only the platform may set rate limits (the service answers FORBIDDEN to anyone else).
   const skip = session.can('admin:*') ? [] : ['rateLimits']
+  // The service's refusal of a field (a bound the form's copy of the schema did not know) shows as the form's own.
+  const refused = bodyIssuesOf(save.error)
+  const shown = refused.length > 0 ? new Map(refused.map((i) => [i.path, i.message])) : issues
   const submit = (e: FormEvent) => {
     e.preventDefault()
     setSaved('')
@@ -55,18 +59,18 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
   }
   return (
     <form onSubmit={submit} className="stack settings" noValidate>
-      {issues.size > 0 && (
+      {shown.size > 0 && (
         <div role="alert" className="error">
           <p>Some settings are not valid:</p>
           <ul>
-            {[...issues].map(([path, message]) => (
+            {[...shown].map(([path, message]) => (
               <li key={path}>
                 {path
                   .split('/')
                   .filter(Boolean)
                   .map((_, i, parts) => labelAt(`/${parts.slice(0, i + 1).join('/')}`))
                   .join(' › ')}{' '}
-                {message}
+                {isDuration(path) ? durationMessage(message) : message}
               </li>
             ))}
           </ul>
@@ -80,14 +84,14 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
             value={draft}
             only={section.keys}
             skip={skip}
-            errors={issues}
+            errors={shown}
             onChange={(path, value) => setDraft((d) => setAt(d, path, value))}
           />
         </section>
       ))}
       <FormFooter
         submit={session.can('tenants:update') ? 'Save settings' : undefined}
-        error={save.error}
+        error={refused.length > 0 ? null : save.error}
         pending={save.pending}
         status={saved}
         layout="stacked"

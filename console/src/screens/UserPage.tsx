@@ -12,7 +12,7 @@ import { Empty, ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
-import { PasswordRule } from '../users/PasswordRule'
+import { PasswordRule, fitting } from '../users/PasswordRule'
 
 type User = components['schemas']['User']
 type Status = User['status']
@@ -196,10 +196,10 @@ function Sessions({ user }: { user: User }) {
 function Acts({ user }: { user: User }) {
   const [done, setDone] = useState('')
   const reset = useAction(
-    (password: string) =>
+    async (password: string) =>
       tessera.PUT('/api/v1/users/{userId}/password', {
         params: { path: { userId: user.id } },
-        body: { password, revokeSessions: true },
+        body: { password: fitting(password), revokeSessions: true },
       }),
     () => setDone('Password reset; the user’s sessions were revoked.'),
   )

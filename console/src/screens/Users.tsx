@@ -8,7 +8,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { count } from '../lib/plural'
-import { PasswordRule } from '../users/PasswordRule'
+import { PasswordRule, fitting } from '../users/PasswordRule'
 
 const LIMIT = 20
 
@@ -23,8 +23,8 @@ const nameOf = (u: {
 function CreateUser({ onClose }: { onClose: () => void }) {
   const queries = useQueryClient()
   const create = useAction(
-    (body: { email?: string; username?: string; password: string }) =>
-      tessera.POST('/api/v1/register', { body }),
+    async (body: { email?: string; username?: string; password: string }) =>
+      tessera.POST('/api/v1/register', { body: { ...body, password: fitting(body.password) } }),
     (user) => {
       void queries.invalidateQueries({ queryKey: ['users'] })
       navigate(`/users/${user.id}`)

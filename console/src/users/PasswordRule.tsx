@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query'
 import { tessera } from '../api'
-import { policyWords } from '../lib/password-policy'
+import { passwordTooLong, policyWords } from '../lib/password-policy'
+import { PlainError } from '../ui/feedback'
 
 /**
  * The signed-in caller's tenant's password rule, shown under a new-password field before it is sent (the same
@@ -18,4 +19,11 @@ export function PasswordRule({ id }: { id: string }) {
       {policy ? policyWords(policy) : ''}
     </small>
   )
+}
+
+/** The new password, checked for the rule every tenant has (72 bytes) before it is sent; throws it in words. */
+export function fitting(password: string): string {
+  const problem = passwordTooLong(password)
+  if (problem) throw new PlainError(problem)
+  return password
 }

@@ -74,6 +74,8 @@ export type KeyRow = Pick<Selectable<ClientKeysTable>, (typeof keyColumns)[numbe
 export interface KeyFilter {
   tenantId?: string
   status?: ClientKeyStatus
+  /** Only these keys (at most 100: the document's limit). */
+  ids?: readonly string[]
 }
 
 // Why computed, not stored: a key expires by the clock, with no write; the stored status stays ACTIVE
@@ -99,6 +101,7 @@ export function listKeys(db: Kysely<Database>, f: KeyFilter, now: Date, page: Pa
   let q = db.selectFrom('client_keys')
   if (f.tenantId) q = q.where('tenant_id', '=', f.tenantId)
   if (f.status) q = q.where(statusIs(f.status, now))
+  if (f.ids) q = q.where('id', 'in', [...f.ids])
   return paginate(q.select(keyColumns).orderBy('created_at', 'desc').orderBy('id', 'desc'), page)
 }
 

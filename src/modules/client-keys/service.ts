@@ -244,15 +244,17 @@ interface PageQuery extends PageParams {
   status?: ClientKeyStatus
 }
 
-async function page(ctx: AppContext, tenantId: string | undefined, p: PageQuery) {
+async function page(ctx: AppContext, tenantId: string | undefined, p: PageQuery, ids?: readonly string[]) {
   const now = ctx.clock.now()
-  const keys = await q.listKeys(ctx.dbs.main, { tenantId, status: p.status }, new Date(now), p)
+  const keys = await q.listKeys(ctx.dbs.main, { tenantId, status: p.status, ids }, new Date(now), p)
   return { ...keys, items: keys.items.map((r) => toKeyDto(r, now)) }
 }
 
-/** GET /client-keys/tenant: the caller's tenant's keys, newest first. */
-export function listTenantClientKeys(ctx: AppContext, actor: Principal, p: PageQuery) {
-  return page(ctx, actor.tenantId, p)
+/** GET /client-keys/tenant: the caller's tenant's keys, newest first; `ids` (checked by the document) narrows them. */
+export function listTenantClientKeys(ctx: AppContext, actor: Principal, p: PageQuery & { ids?: string }) {
+  // Why lowercased: ids are stored in lower case, and the document's pattern takes either.
+  const ids = p.ids ? [...new Set(p.ids.toLowerCase().split(','))] : undefined
+  return page(ctx, actor.tenantId, p, ids)
 }
 
 /** GET /client-keys: every tenant's keys (platform `admin:*` only), optionally of one tenant. */
