@@ -22,62 +22,66 @@ import { Account } from './screens/Account'
 import { Tenants } from './screens/Tenants'
 import { TenantPage } from './screens/TenantPage'
 import { IdentityProviders } from './federation/IdentityProviders'
+import { LanguageSwitch } from './LanguageSwitch'
+import { t, type Key } from './i18n'
+import { useLocale } from './ui/i18n'
 
 interface Screen {
   path: string
-  name: string
+  /** The screen's name in the catalogue (the menu's link, the page's title). */
+  name: Key
   /** Shown in the menu only when the token holds it (the server checks again). */
   permission?: string
   render: () => ReactNode
 }
 
 const SCREENS: Screen[] = [
-  { path: '/', name: 'Overview', render: () => <Overview /> },
-  { path: '/users', name: 'Users', permission: 'users:read', render: () => <Users /> },
-  { path: '/roles', name: 'Roles', permission: 'roles:read', render: () => <Roles /> },
+  { path: '/', name: 'screen.overview', render: () => <Overview /> },
+  { path: '/users', name: 'screen.users', permission: 'users:read', render: () => <Users /> },
+  { path: '/roles', name: 'screen.roles', permission: 'roles:read', render: () => <Roles /> },
   {
     path: '/permissions',
-    name: 'Permissions',
+    name: 'screen.permissions',
     permission: 'permissions:read',
     render: () => <Permissions />,
   },
-  { path: '/keys', name: 'Keys', permission: 'client-keys:read', render: () => <Keys /> },
+  { path: '/keys', name: 'screen.keys', permission: 'client-keys:read', render: () => <Keys /> },
   {
     path: '/applications',
-    name: 'Applications',
+    name: 'screen.applications',
     permission: 'oauth-clients:read',
     render: () => <Applications />,
   },
-  { path: '/audit-log', name: 'Audit log', permission: 'auth:logs', render: () => <AuditLog /> },
-  { path: '/settings', name: 'Settings', permission: 'tenants:read', render: () => <Settings /> },
-  { path: '/account', name: 'Account', render: () => <Account /> },
-  { path: '/tenants', name: 'Tenants', permission: 'tenants:create', render: () => <Tenants /> },
+  { path: '/audit-log', name: 'screen.auditLog', permission: 'auth:logs', render: () => <AuditLog /> },
+  { path: '/settings', name: 'screen.settings', permission: 'tenants:read', render: () => <Settings /> },
+  { path: '/account', name: 'screen.account', render: () => <Account /> },
+  { path: '/tenants', name: 'screen.tenants', permission: 'tenants:create', render: () => <Tenants /> },
 ]
 
 /** Screens reached from another screen (Settings), not from the menu; the menu marks their parent. */
 const SUBSCREENS: Screen[] = [
   {
     path: '/settings/identity-providers',
-    name: 'Identity providers',
+    name: 'screen.identityProviders',
     permission: 'identity-providers:read',
     render: () => <IdentityProviders />,
   },
 ]
 
 /** The page of one item of a screen's list, at `/<screen>/<id>` (its own URL, like every screen). */
-const DETAILS: { pattern: RegExp; name: string; render: (id: string) => ReactNode }[] = [
-  { pattern: /^\/users\/([^/]+)$/, name: 'User', render: (id) => <UserPage userId={id} /> },
-  { pattern: /^\/keys\/([^/]+)$/, name: 'Key', render: (id) => <KeyPage id={id} /> },
+const DETAILS: { pattern: RegExp; name: Key; render: (id: string) => ReactNode }[] = [
+  { pattern: /^\/users\/([^/]+)$/, name: 'screen.user', render: (id) => <UserPage userId={id} /> },
+  { pattern: /^\/keys\/([^/]+)$/, name: 'screen.key', render: (id) => <KeyPage id={id} /> },
   {
     pattern: /^\/keys\/publishable\/([^/]+)$/,
-    name: 'Publishable key',
+    name: 'screen.publishableKey',
     render: (id) => <PublishableKeyPage id={id} />,
   },
-  { pattern: /^\/roles\/([^/]+)$/, name: 'Role', render: (id) => <RolePage id={id} /> },
-  { pattern: /^\/tenants\/([^/]+)$/, name: 'Tenant', render: (id) => <TenantPage id={id} /> },
+  { pattern: /^\/roles\/([^/]+)$/, name: 'screen.role', render: (id) => <RolePage id={id} /> },
+  { pattern: /^\/tenants\/([^/]+)$/, name: 'screen.tenant', render: (id) => <TenantPage id={id} /> },
   {
     pattern: /^\/applications\/([^/]+)$/,
-    name: 'Application',
+    name: 'screen.application',
     render: (id) => <ApplicationPage id={id} />,
   },
 ]
@@ -88,19 +92,19 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
   return (
     <>
       <a className="skip" href="#main">
-        Skip to content
+        {t('shell.skip')}
       </a>
       <header className="top">
         <span className="brand">Tessera</span>
         <span className="muted">{session.tenantCode}</span>
-        <nav aria-label="Screens">
+        <nav aria-label={t('shell.screens')}>
           <ul>
             {visible.map((s) => {
               const here = s.path === '/' ? path === '/' : path.startsWith(s.path)
               return (
                 <li key={s.path}>
                   <Link to={s.path} aria-current={here ? 'page' : undefined}>
-                    {s.name}
+                    {t(s.name)}
                   </Link>
                 </li>
               )
@@ -108,8 +112,9 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
           </ul>
         </nav>
         <button type="button" onClick={() => void session.signOut()}>
-          Sign out
+          {t('shell.signOut')}
         </button>
+        <LanguageSwitch />
       </header>
       <main id="main">{children}</main>
     </>
@@ -139,15 +144,32 @@ export function App() {
     if (session.signedIn && forgot) navigate('/', true)
   }, [session.signedIn, signingIn, forgot, open, path])
   const detail = DETAILS.find((d) => d.pattern.test(path))
+  const lang = useLocale()
   useEffect(() => {
     if (open) return
     const screen = detail?.name ?? [...SCREENS, ...SUBSCREENS].find((s) => s.path === path)?.name
-    const title = signingIn ? 'Sign in' : forgot ? 'Forgot your password?' : (screen ?? 'Not found')
-    document.title = `${title} · Tessera console`
-  }, [path, signingIn, forgot, detail, open])
+    const title = signingIn
+      ? t('shell.signInTitle')
+      : forgot
+        ? t('shell.forgotTitle')
+        : screen
+          ? t(screen)
+          : t('shell.notFound')
+    document.title = t('shell.title', { title })
+  }, [path, signingIn, forgot, detail, open, lang])
 
   if (open) return open()
-  if (!session.signedIn) return signingIn ? <SignIn /> : forgot ? <ForgotPassword /> : null
+  if (!session.signedIn) {
+    if (!signingIn && !forgot) return null
+    return (
+      <>
+        {signingIn ? <SignIn /> : <ForgotPassword />}
+        <footer className="row">
+          <LanguageSwitch />
+        </footer>
+      </>
+    )
+  }
   const id = detail?.pattern.exec(path)?.[1]
   const screen = [...SCREENS, ...SUBSCREENS].find((s) => s.path === path)
   return (
@@ -158,9 +180,9 @@ export function App() {
         screen.render()
       ) : (
         <>
-          <h1>Not found</h1>
+          <h1>{t('shell.notFound')}</h1>
           <p>
-            No screen here. <Link to="/">Go to the overview</Link>.
+            {t('shell.noScreen')} <Link to="/">{t('shell.toOverview')}</Link>
           </p>
         </>
       )}

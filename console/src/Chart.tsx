@@ -1,6 +1,8 @@
 import { useEffect, useRef } from 'react'
 import uPlot from 'uplot'
 import type { ChartColumns } from './lib/chart-data'
+import { t } from './i18n'
+import { locale } from './ui/i18n'
 
 /**
  * Successful and failed logins as two lines (uPlot: canvas, ~20 KB gzip). The same numbers are in a
@@ -11,8 +13,8 @@ export function LoginChart({
   title,
   data,
   unit,
-  what = 'logins',
-  names = ['Successful', 'Failed'],
+  what = t('chart.logins'),
+  names = [t('chart.successful'), t('chart.failed')],
 }: {
   title: string
   data: ChartColumns
@@ -51,32 +53,37 @@ export function LoginChart({
     }
     // Why only `data`: `names` is a fresh array literal on each render and would redraw the chart each time.
   }, [data])
-  const label = (t: number) =>
+  const label = (at: number) =>
     unit === 'hour'
-      ? new Date(t * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
-      : new Date(t * 1000).toLocaleDateString()
+      ? new Date(at * 1000).toLocaleTimeString(locale(), { hour: '2-digit', minute: '2-digit' })
+      : new Date(at * 1000).toLocaleDateString(locale())
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
       <div
         ref={box}
         role="img"
-        aria-label={`${title}: chart of ${names[0].toLowerCase()} and ${names[1].toLowerCase()} ${what}`}
+        aria-label={t('chart.label', {
+          title,
+          first: names[0].toLowerCase(),
+          second: names[1].toLowerCase(),
+          what,
+        })}
       />
       <details>
-        <summary>Data of “{title}”</summary>
+        <summary>{t('chart.data', { title })}</summary>
         <table>
           <thead>
             <tr>
-              <th scope="col">{unit === 'hour' ? 'Hour' : 'Day'}</th>
+              <th scope="col">{unit === 'hour' ? t('chart.hour') : t('chart.day')}</th>
               <th scope="col">{names[0]}</th>
               <th scope="col">{names[1]}</th>
             </tr>
           </thead>
           <tbody>
-            {data.x.map((t, i) => (
-              <tr key={t}>
-                <td>{label(t)}</td>
+            {data.x.map((at, i) => (
+              <tr key={at}>
+                <td>{label(at)}</td>
                 <td>{data.success[i]}</td>
                 <td>{data.failure[i]}</td>
               </tr>

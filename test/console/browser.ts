@@ -43,13 +43,17 @@ const ARGS = [
   '--disable-sync',
 ]
 
-/** Chromium on a fresh profile, closed in teardown. Downloads are accepted (the CSV export). */
-export async function launch(t: Test, width = 1440): Promise<BrowserContext> {
+/**
+ * Chromium on a fresh profile, closed in teardown. Downloads are accepted (the CSV export). `locale`: the
+ * browser's language (navigator.languages, Accept-Language); Chromium's own otherwise, English here.
+ */
+export async function launch(t: Test, width = 1440, locale?: string): Promise<BrowserContext> {
   const profile = mkdtempSync(join(tmpdir(), 'tessera-console-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ARGS,
+    args: locale ? [...ARGS, `--lang=${locale}`] : ARGS,
+    ...(locale ? { locale } : {}),
     timeout: 60_000,
     acceptDownloads: true,
     viewport: { width, height: 900 },

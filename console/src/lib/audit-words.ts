@@ -1,156 +1,71 @@
 import type { components } from '@tessera/client'
+import { t } from '../i18n/index.js'
 
 type Row = components['schemas']['AuditRow']
 type Action = Row['action']
 
 /**
- * What each event did, said of its subject: who acted (`actor`, for an act of administration) or whom it
- * was about (`user`, for a sign-in event). `{target}` is the thing acted on, when the row names one.
+ * Who each event is said of: who acted (`actor`, for an act of administration) or whom it was about (`user`,
+ * for a sign-in event). What it did is in the catalogue (i18n/en/audit-words.ts), `{target}` the thing acted on.
  */
-const WORDS: Record<Action, { by: 'actor' | 'user'; done: string; failed: string }> = {
-  LOGIN: { by: 'user', done: 'signed in', failed: 'failed to sign in' },
-  LOGOUT: { by: 'user', done: 'signed out', failed: 'failed to sign out' },
-  REFRESH_TOKEN: { by: 'user', done: 'renewed a session', failed: 'failed to renew a session' },
-  REGISTER: { by: 'user', done: 'signed up', failed: 'failed to sign up' },
-  USER_DELETE: { by: 'actor', done: 'deleted a user', failed: 'was refused deleting a user' },
-  ROLE_ASSIGN: { by: 'actor', done: 'gave a role', failed: 'was refused giving a role' },
-  ROLE_REMOVE: { by: 'actor', done: 'took a role away', failed: 'was refused taking a role away' },
-  PERMISSION_GRANT: {
-    by: 'actor',
-    done: 'granted a permission',
-    failed: 'was refused granting a permission',
-  },
-  PERMISSION_REVOKE: {
-    by: 'actor',
-    done: 'revoked a permission',
-    failed: 'was refused revoking a permission',
-  },
-  PASSWORD_CHANGED: { by: 'user', done: 'changed their password', failed: 'failed to change their password' },
-  PASSWORD_RESET: { by: 'user', done: 'reset their password', failed: 'failed to reset their password' },
-  SESSIONS_REVOKED: { by: 'user', done: 'had sessions ended', failed: 'did not have sessions ended' },
-  ACCOUNT_LOCKED: { by: 'user', done: 'was locked out', failed: 'was not locked out' },
-  ACCOUNT_UNLOCKED: { by: 'user', done: 'was unlocked', failed: 'was not unlocked' },
-  OTP_ENABLED: {
-    by: 'user',
-    done: 'turned on the second factor',
-    failed: 'failed to turn on the second factor',
-  },
-  OTP_DISABLED: {
-    by: 'user',
-    done: 'turned off the second factor',
-    failed: 'failed to turn off the second factor',
-  },
-  OTP_RECOVERY_CODES_RENEWED: {
-    by: 'user',
-    done: 'renewed their recovery codes',
-    failed: 'failed to renew recovery codes',
-  },
-  PASSWORD_RESET_REQUESTED: {
-    by: 'user',
-    done: 'asked for a password reset',
-    failed: 'asked for a password reset (no mail)',
-  },
-  EMAIL_VERIFICATION_SENT: {
-    by: 'user',
-    done: 'was sent a verification mail',
-    failed: 'was not sent a verification mail',
-  },
-  EMAIL_VERIFIED: { by: 'user', done: 'verified their email', failed: 'failed to verify their email' },
-  PASSKEY_ADDED: { by: 'user', done: 'added a passkey', failed: 'failed to add a passkey' },
-  PASSKEY_REMOVED: { by: 'user', done: 'lost a passkey', failed: 'kept a passkey' },
-  EMAIL_CHANGE_REQUESTED: {
-    by: 'user',
-    done: 'asked to change their email',
-    failed: 'failed to ask for an email change',
-  },
-  EMAIL_CHANGED: { by: 'user', done: 'changed their email', failed: 'failed to change their email' },
-  ROLE_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a role' },
-  ROLE_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  ROLE_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
-  PERMISSION_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a permission' },
-  PERMISSION_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  PERMISSION_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
-  USER_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  TENANT_CREATE: { by: 'actor', done: 'created {target}', failed: 'was refused creating a tenant' },
-  TENANT_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  TENANT_DELETE: { by: 'actor', done: 'deleted {target}', failed: 'was refused deleting {target}' },
-  TENANT_CONFIG_UPDATE: {
-    by: 'actor',
-    done: 'changed the settings',
-    failed: 'was refused changing the settings',
-  },
-  TENANT_DATABASE_ROUTE: {
-    by: 'actor',
-    done: 'moved {target} to a database',
-    failed: 'was refused moving {target}',
-  },
-  CLIENT_KEY_CREATE: { by: 'actor', done: 'issued {target}', failed: 'was refused issuing a Client Key' },
-  CLIENT_KEY_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  CLIENT_KEY_ROTATE: { by: 'actor', done: 'rotated {target}', failed: 'was refused rotating {target}' },
-  CLIENT_KEY_REVOKE: { by: 'actor', done: 'revoked {target}', failed: 'was refused revoking {target}' },
-  PUBLISHABLE_KEY_CREATE: {
-    by: 'actor',
-    done: 'made {target}',
-    failed: 'was refused making a publishable key',
-  },
-  PUBLISHABLE_KEY_UPDATE: { by: 'actor', done: 'changed {target}', failed: 'was refused changing {target}' },
-  PUBLISHABLE_KEY_REVOKE: { by: 'actor', done: 'revoked {target}', failed: 'was refused revoking {target}' },
-  OAUTH_CONSENT: { by: 'user', done: 'allowed an application', failed: 'did not allow an application' },
-  OAUTH_TOKEN: {
-    by: 'user',
-    done: 'got tokens for an application',
-    failed: 'was refused tokens for an application',
-  },
-  OAUTH_CLIENT_CREATE: {
-    by: 'actor',
-    done: 'added an application',
-    failed: 'was refused adding an application',
-  },
-  OAUTH_CLIENT_UPDATE: {
-    by: 'actor',
-    done: 'changed an application',
-    failed: 'was refused changing an application',
-  },
-  OAUTH_CLIENT_DELETE: {
-    by: 'actor',
-    done: 'deleted an application',
-    failed: 'was refused deleting an application',
-  },
-  IDENTITY_PROVIDER_CREATE: {
-    by: 'actor',
-    done: 'added an identity provider',
-    failed: 'was refused adding an identity provider',
-  },
-  IDENTITY_PROVIDER_UPDATE: {
-    by: 'actor',
-    done: 'changed an identity provider',
-    failed: 'was refused changing an identity provider',
-  },
-  IDENTITY_PROVIDER_DELETE: {
-    by: 'actor',
-    done: 'deleted an identity provider',
-    failed: 'was refused deleting an identity provider',
-  },
-  IDENTITY_LINKED: {
-    by: 'user',
-    done: 'linked a sign-in provider',
-    failed: 'failed to link a sign-in provider',
-  },
-  IDENTITY_UNLINKED: {
-    by: 'user',
-    done: 'unlinked a sign-in provider',
-    failed: 'failed to unlink a sign-in provider',
-  },
+const BY: Record<Action, 'actor' | 'user'> = {
+  LOGIN: 'user',
+  LOGOUT: 'user',
+  REFRESH_TOKEN: 'user',
+  REGISTER: 'user',
+  USER_DELETE: 'actor',
+  ROLE_ASSIGN: 'actor',
+  ROLE_REMOVE: 'actor',
+  PERMISSION_GRANT: 'actor',
+  PERMISSION_REVOKE: 'actor',
+  PASSWORD_CHANGED: 'user',
+  PASSWORD_RESET: 'user',
+  SESSIONS_REVOKED: 'user',
+  ACCOUNT_LOCKED: 'user',
+  ACCOUNT_UNLOCKED: 'user',
+  OTP_ENABLED: 'user',
+  OTP_DISABLED: 'user',
+  OTP_RECOVERY_CODES_RENEWED: 'user',
+  PASSWORD_RESET_REQUESTED: 'user',
+  EMAIL_VERIFICATION_SENT: 'user',
+  EMAIL_VERIFIED: 'user',
+  PASSKEY_ADDED: 'user',
+  PASSKEY_REMOVED: 'user',
+  EMAIL_CHANGE_REQUESTED: 'user',
+  EMAIL_CHANGED: 'user',
+  ROLE_CREATE: 'actor',
+  ROLE_UPDATE: 'actor',
+  ROLE_DELETE: 'actor',
+  PERMISSION_CREATE: 'actor',
+  PERMISSION_UPDATE: 'actor',
+  PERMISSION_DELETE: 'actor',
+  USER_UPDATE: 'actor',
+  TENANT_CREATE: 'actor',
+  TENANT_UPDATE: 'actor',
+  TENANT_DELETE: 'actor',
+  TENANT_CONFIG_UPDATE: 'actor',
+  TENANT_DATABASE_ROUTE: 'actor',
+  CLIENT_KEY_CREATE: 'actor',
+  CLIENT_KEY_UPDATE: 'actor',
+  CLIENT_KEY_ROTATE: 'actor',
+  CLIENT_KEY_REVOKE: 'actor',
+  PUBLISHABLE_KEY_CREATE: 'actor',
+  PUBLISHABLE_KEY_UPDATE: 'actor',
+  PUBLISHABLE_KEY_REVOKE: 'actor',
+  OAUTH_CONSENT: 'user',
+  OAUTH_TOKEN: 'user',
+  OAUTH_CLIENT_CREATE: 'actor',
+  OAUTH_CLIENT_UPDATE: 'actor',
+  OAUTH_CLIENT_DELETE: 'actor',
+  IDENTITY_PROVIDER_CREATE: 'actor',
+  IDENTITY_PROVIDER_UPDATE: 'actor',
+  IDENTITY_PROVIDER_DELETE: 'actor',
+  IDENTITY_LINKED: 'user',
+  IDENTITY_UNLINKED: 'user',
 }
 
-const TARGETS: Record<string, string> = {
-  role: 'a role',
-  permission: 'a permission',
-  user: 'a user',
-  tenant: 'a tenant',
-  client_key: 'a Client Key',
-  publishable_key: 'a publishable key',
-}
+/** The kinds of thing a row's target may be, each with its general word ("a role") in the catalogue. */
+const TARGETS = ['role', 'permission', 'user', 'tenant', 'client_key', 'publishable_key'] as const
 
 /** The row's `metadata.target` (section 25), when it names one. */
 export function targetOf(row: Row): { type: string; id: string } | undefined {
@@ -211,8 +126,8 @@ export interface Names {
 /** A Client Key in words: "the Client Key “billing”", "a deleted Client Key", or "a Client Key" while unknown. */
 export function keyWords(names: Names, keyId: string | null | undefined): string {
   const name = keyId ? names.key(keyId.toLowerCase()) : undefined
-  if (typeof name === 'string') return `the Client Key “${name}”`
-  return name === null ? 'a deleted Client Key' : 'a Client Key'
+  if (typeof name === 'string') return t('audit.theKey', { name })
+  return name === null ? t('audit.deletedKey') : t('audit.aKey')
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
@@ -220,29 +135,30 @@ const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 /** The event in words: "ana@acme.test created the role ops"; names from `names`, else a general word. */
 export function sentenceOf(row: Row, names: Names): string {
   const nameOf = (id: string) => names.user(id.toLowerCase())
-  const words = WORDS[row.action]
-  const someone = (id: string | null | undefined) => (id ? nameOf(id) : 'Someone')
+  const someone = (id: string | null | undefined) => (id ? nameOf(id) : t('audit.someone'))
   const subject =
-    words.by === 'user'
+    BY[row.action] === 'user'
       ? row.user_id
         ? nameOf(row.user_id)
-        : 'An unknown user'
+        : t('audit.unknownUser')
       : row.actor_type === 'client_key'
         ? capital(actorKeyWords(row, names))
         : someone(row.actor_id)
   const target = targetOf(row)
   const role = target?.type === 'role' ? names.role(target.id) : undefined
   const what = !target
-    ? 'something'
+    ? t('audit.something')
     : target.type === 'user'
       ? nameOf(target.id)
       : role
-        ? `the role ${role}`
+        ? t('audit.theRole', { name: role })
         : target.type === 'client_key' && names.key(target.id.toLowerCase()) !== undefined
           ? targetKeyWords(row, target.id, names)
-          : (TARGETS[target.type] ?? 'something')
-  const verb = (row.success ? words.done : words.failed).replace('{target}', what)
-  return `${subject} ${verb}`
+          : (TARGETS as readonly string[]).includes(target.type)
+            ? t(`audit.target.${target.type as (typeof TARGETS)[number]}`)
+            : t('audit.something')
+  const verb = t(`audit.${row.action}.${row.success ? 'done' : 'failed'}`, { target: what })
+  return t('audit.sentence', { subject, verb })
 }
 
 /**
@@ -251,7 +167,7 @@ export function sentenceOf(row: Row, names: Names): string {
  */
 function actorKeyWords(row: Row, names: Names): string {
   const known = row.actor_id ? names.key(row.actor_id.toLowerCase()) : undefined
-  if (known === null && targetOf(row)?.type === 'tenant') return 'a Client Key of the platform'
+  if (known === null && targetOf(row)?.type === 'tenant') return t('audit.platformKey')
   return keyWords(names, row.actor_id)
 }
 
@@ -261,6 +177,6 @@ function actorKeyWords(row: Row, names: Names): string {
  */
 function targetKeyWords(row: Row, keyId: string, names: Names): string {
   if (names.key(keyId.toLowerCase()) === null && changedOf(row).includes('tenantId'))
-    return 'a Client Key of another tenant'
+    return t('audit.otherTenantKey')
   return keyWords(names, keyId)
 }

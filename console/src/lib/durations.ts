@@ -1,15 +1,15 @@
 // Durations in the words a person reads (issue 44): Settings shows a length of time in days, hours, minutes or
 // seconds, while the schema and the service speak in seconds ("must be >= 60"). These say the same bound in
 // the field's unit, or, where that is not a whole number of it, in the largest unit that is.
-import { count } from './plural.js'
+import { t, type Key } from '../i18n/index.js'
 
-/** The units a duration field offers, largest first: value in seconds, and the words for one and many. */
-export const UNITS = [
-  { seconds: 86_400, one: 'day', other: 'days' },
-  { seconds: 3_600, one: 'hour', other: 'hours' },
-  { seconds: 60, one: 'minute', other: 'minutes' },
-  { seconds: 1, one: 'second', other: 'seconds' },
-] as const
+/** The units a duration field offers, largest first: value in seconds, the catalogue's count of it and its name. */
+export const UNITS: readonly { seconds: number; words: Key; name: Key }[] = [
+  { seconds: 86_400, words: 'unit.days', name: 'unit.name.days' },
+  { seconds: 3_600, words: 'unit.hours', name: 'unit.name.hours' },
+  { seconds: 60, words: 'unit.minutes', name: 'unit.name.minutes' },
+  { seconds: 1, words: 'unit.seconds', name: 'unit.name.seconds' },
+]
 
 /** The largest unit that holds `seconds` whole (seconds for 0 or a fraction). */
 export function unitOf(seconds: number): number {
@@ -19,19 +19,19 @@ export function unitOf(seconds: number): number {
 /** "1 minute", "15 minutes", "1 day": `seconds` in `unit` when it is a whole number of it, else in the largest that is. */
 export function durationWords(seconds: number, unit?: number): string {
   const whole = unit !== undefined && seconds > 0 && seconds % unit === 0 ? unit : unitOf(seconds)
-  const u = UNITS.find((x) => x.seconds === whole) ?? UNITS[3]
-  return count(seconds / u.seconds, u.one, u.other)
+  const u = UNITS.find((x) => x.seconds === whole) ?? { seconds: 1, words: 'unit.seconds' as const }
+  return t(u.words, { count: seconds / u.seconds })
 }
 
 // The form's own words ("must be at least 60") and Ajv's, which the service sends ("must be >= 60").
 const BOUND = /^must be (at least|at most|>=|<=|>|<) (\d+)$/
-const SAYS: Record<string, string> = {
-  'at least': 'at least',
-  '>=': 'at least',
-  'at most': 'at most',
-  '<=': 'at most',
-  '>': 'more than',
-  '<': 'less than',
+const SAYS: Record<string, Key> = {
+  'at least': 'duration.atLeast',
+  '>=': 'duration.atLeast',
+  'at most': 'duration.atMost',
+  '<=': 'duration.atMost',
+  '>': 'duration.moreThan',
+  '<': 'duration.lessThan',
 }
 
 /**
@@ -41,5 +41,5 @@ const SAYS: Record<string, string> = {
 export function durationMessage(message: string, unit?: number): string {
   const m = BOUND.exec(message)
   if (!m) return message
-  return `must be ${SAYS[m[1] as string]} ${durationWords(Number(m[2]), unit)}`
+  return t(SAYS[m[1] as string] ?? 'duration.atLeast', { time: durationWords(Number(m[2]), unit) })
 }

@@ -1,6 +1,6 @@
-const rules = new Intl.PluralRules('en')
+import { locale, num } from '../ui/i18n.js'
 
-/** "1 user", "2 users": a count with its noun in the number the count takes (English rules). */
+/** "1 user", "2 users": a count with its noun in the number the count takes (the reader's language's rules). */
 export function count(n: number, one: string, other: string): string {
-  return `${n.toLocaleString('en')} ${rules.select(n) === 'one' ? one : other}`
+  return `${num(n)} ${new Intl.PluralRules(locale()).select(n) === 'one' ? one : other}`
 }

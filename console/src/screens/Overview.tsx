@@ -7,12 +7,14 @@ import { useSession } from '../session'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
+import { t } from '../i18n'
+import { num } from '../ui/i18n'
 
 function Stat({ label, value }: { label: string; value: number | undefined }) {
   return (
     <div className="stat">
       <dt>{label}</dt>
-      <dd>{value ?? '…'}</dd>
+      <dd>{value === undefined ? '…' : num(value)}</dd>
     </div>
   )
 }
@@ -26,13 +28,10 @@ function FirstTenant() {
   if (!tenants.data || tenants.data.total > 1) return null
   return (
     <section className="callout" aria-labelledby="first-tenant">
-      <h2 id="first-tenant">Create your first tenant</h2>
-      <p>
-        Only the platform tenant exists. A tenant is an organisation with its own users, roles and keys;
-        create one with its first administrator, who can then sign in here.
-      </p>
+      <h2 id="first-tenant">{t('overview.firstTenant')}</h2>
+      <p>{t('overview.firstTenantHelp')}</p>
       <Link to="/tenants?create=1" className="button primary">
-        Create the first tenant
+        {t('overview.createFirstTenant')}
       </Link>
     </section>
   )
@@ -44,7 +43,7 @@ function OwnTenant() {
   if (!tenant.data) return null
   return (
     <p>
-      Your tenant: <Link to={`/tenants/${tenant.data.id}`}>{tenant.data.name}</Link>{' '}
+      {t('overview.yourTenant')} <Link to={`/tenants/${tenant.data.id}`}>{tenant.data.name}</Link>{' '}
       <span className="muted">
         (<code>{tenant.data.code}</code>, {tenant.data.status})
       </span>
@@ -80,20 +79,20 @@ export function Overview() {
   })
   return (
     <>
-      <h1>Overview</h1>
+      <h1>{t('screen.overview')}</h1>
       {canMetrics && <OwnTenant />}
       {session.can('tenants:create') && <FirstTenant />}
       {canMetrics && (
         <section aria-labelledby="counts">
-          <h2 id="counts">Counts</h2>
+          <h2 id="counts">{t('overview.counts')}</h2>
           <ErrorBox error={metrics.error} />
           <dl className="stats">
-            <Stat label="Users" value={metrics.data?.users.total} />
-            <Stat label="Active sessions" value={metrics.data?.sessions.active} />
-            <Stat label="Logins in the last 24 h" value={metrics.data?.logins24h.successful} />
-            <Stat label="Failed logins in the last 24 h" value={metrics.data?.logins24h.failed} />
+            <Stat label={t('screen.users')} value={metrics.data?.users.total} />
+            <Stat label={t('overview.activeSessions')} value={metrics.data?.sessions.active} />
+            <Stat label={t('overview.logins24h')} value={metrics.data?.logins24h.successful} />
+            <Stat label={t('overview.failed24h')} value={metrics.data?.logins24h.failed} />
             <Stat
-              label="Identifiers locked in the last 24 h"
+              label={t('overview.locked24h')}
               value={hourly.data && total(hourly.data, 'ACCOUNT_LOCKED', 'success')}
             />
           </dl>
@@ -101,52 +100,42 @@ export function Overview() {
       )}
       {canLogs && (
         <section aria-labelledby="logins">
-          <h2 id="logins">Logins</h2>
+          <h2 id="logins">{t('overview.logins')}</h2>
           <ErrorBox error={hourly.error ?? daily.error} />
           <div className="charts">
             {hourly.data ? (
-              <LoginChart
-                title="Logins per hour, last 24 hours"
-                unit="hour"
-                data={seriesOf(hourly.data, 'LOGIN')}
-              />
+              <LoginChart title={t('overview.perHour')} unit="hour" data={seriesOf(hourly.data, 'LOGIN')} />
             ) : (
-              hourly.isPending && <Loading what="the hourly chart" />
+              hourly.isPending && <Loading what={t('overview.hourlyChart')} />
             )}
             {daily.data ? (
-              <LoginChart
-                title="Logins per day, last 30 days"
-                unit="day"
-                data={seriesOf(daily.data, 'LOGIN')}
-              />
+              <LoginChart title={t('overview.perDay')} unit="day" data={seriesOf(daily.data, 'LOGIN')} />
             ) : (
-              daily.isPending && <Loading what="the daily chart" />
+              daily.isPending && <Loading what={t('overview.dailyChart')} />
             )}
           </div>
         </section>
       )}
       {canMetrics && (
         <section aria-labelledby="failing">
-          <h2 id="failing">Top failing addresses</h2>
+          <h2 id="failing">{t('overview.failing')}</h2>
           <List
-            what="addresses"
+            what={t('overview.addresses')}
             error={security.error}
             pending={security.isPending}
             items={security.data?.ipAnalysis.topOffenders ?? []}
-            empty="No failed login in the last 24 hours."
+            empty={t('overview.noFailed')}
             scroll={false}
             rowKey={(o) => o.ip}
             columns={[
-              { title: 'Address', cell: (o) => o.ip },
-              { title: 'Failed logins (24 h)', cell: (o) => o.failures },
-              { title: 'Last attempt', cell: (o) => when(o.lastAttemptAt) },
+              { title: t('overview.address'), cell: (o) => o.ip },
+              { title: t('overview.failures'), cell: (o) => o.failures },
+              { title: t('overview.lastAttempt'), cell: (o) => when(o.lastAttemptAt) },
             ]}
           />
         </section>
       )}
-      {!canMetrics && !canLogs && (
-        <p>Your role shows no figures here. Use the menu to reach what you may manage.</p>
-      )}
+      {!canMetrics && !canLogs && <p>{t('overview.noFigures')}</p>}
     </>
   )
 }

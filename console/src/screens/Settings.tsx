@@ -13,6 +13,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { Link } from '../router'
+import { t } from '../i18n'
 
 type Obj = Record<string, unknown>
 type AuthConfigPatch = components['schemas']['AuthConfigPatch']
@@ -32,9 +33,11 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
       }),
     (_answer, body) => {
       setSaved(
-        `Settings saved. Changed: ${Object.keys(body)
-          .map((k) => labelAt(`/${k}`))
-          .join(', ')}.`,
+        t('settings.saved', {
+          changed: Object.keys(body)
+            .map((k) => labelAt(`/${k}`))
+            .join(', '),
+        }),
       )
       void queries.invalidateQueries({ queryKey: ['tenant'] })
     },
@@ -52,7 +55,7 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
     setIssues(new Map(found.map((i) => [i.path, i.message])))
     if (found.length > 0) return
     if (Object.keys(patch).length === 0) {
-      setSaved('Nothing changed.')
+      setSaved(t('settings.nothing'))
       return
     }
     void save.run(patch)
@@ -61,7 +64,7 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
     <form onSubmit={submit} className="stack settings" noValidate>
       {shown.size > 0 && (
         <div role="alert" className="error">
-          <p>Some settings are not valid:</p>
+          <p>{t('settings.invalid')}</p>
           <ul>
             {[...shown].map(([path, message]) => (
               <li key={path}>
@@ -90,7 +93,7 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
         </section>
       ))}
       <FormFooter
-        submit={session.can('tenants:update') ? 'Save settings' : undefined}
+        submit={session.can('tenants:update') ? t('settings.save') : undefined}
         error={refused.length > 0 ? null : save.error}
         pending={save.pending}
         status={saved}
@@ -104,41 +107,31 @@ function Rotation() {
   const [done, setDone] = useState('')
   const secret = useAction(
     () => tessera.POST('/api/v1/tenants/me/jwt-secret/generate'),
-    () =>
-      setDone(
-        'A new signing secret is in use; tokens signed with the former one stay valid until they expire.',
-      ),
+    () => setDone(t('settings.secretDone')),
   )
   const key = useAction(
     () => tessera.POST('/api/v1/tenants/me/signing-keys/rotate'),
-    (k) => setDone(`A new signing key is in use (kid ${k.kid}).`),
+    (k) => setDone(t('settings.keyDone', { kid: k.kid })),
   )
   return (
     <section aria-labelledby="rotation" className="panel">
-      <h2 id="rotation">Signing secret and key</h2>
-      <p className="muted">Rotate when a secret may have leaked, or on a schedule.</p>
+      <h2 id="rotation">{t('settings.rotation')}</h2>
+      <p className="muted">{t('settings.rotateWhen')}</p>
       <ul className="muted">
-        <li>
-          The signing secret signs access tokens while they are signed with HS256. A new one is in use at
-          once; tokens signed with the former one stay valid until they expire.
-        </li>
-        <li>
-          The signing key is the key pair of EdDSA or ES256 tokens, and of the ID tokens applications receive.
-          A new one is in use at once; the former public key stays published for 7 days, so tokens it signed
-          still check.
-        </li>
+        <li>{t('settings.secretHelp')}</li>
+        <li>{t('settings.keyHelp')}</li>
       </ul>
       <div className="row">
         <ConfirmButton
-          label="Rotate the signing secret"
+          label={t('settings.rotateSecret')}
           danger={false}
-          confirm="Rotate the secret now"
+          confirm={t('settings.rotateSecretNow')}
           onConfirm={() => void secret.run()}
         />
         <ConfirmButton
-          label="Rotate the signing key"
+          label={t('settings.rotateKey')}
           danger={false}
-          confirm="Rotate the key now"
+          confirm={t('settings.rotateKeyNow')}
           onConfirm={() => void key.run()}
         />
       </div>
@@ -153,26 +146,25 @@ export function Settings() {
   const tenant = useQuery({ queryKey: ['tenant', 'me'], queryFn: () => tessera.GET('/api/v1/tenants/me') })
   return (
     <>
-      <h1>Settings</h1>
+      <h1>{t('screen.settings')}</h1>
       <ErrorBox error={tenant.error} />
-      {tenant.isPending && <Loading what="the settings" />}
+      {tenant.isPending && <Loading what={t('settings.what')} />}
       {tenant.data && (
         <>
           <p>
-            Tenant <strong>{tenant.data.name}</strong> (<code>{tenant.data.code}</code>), {tenant.data.status}
+            {t('screen.tenant')} <strong>{tenant.data.name}</strong> (<code>{tenant.data.code}</code>),{' '}
+            {tenant.data.status}
           </p>
           <section aria-labelledby="auth-config" className="panel">
-            <h2 id="auth-config">Authentication settings</h2>
+            <h2 id="auth-config">{t('settings.auth')}</h2>
             <ConfigForm tenantId={tenant.data.id} current={tenant.data.auth_config as unknown as Obj} />
           </section>
           {session.can('tenants:update') && <Rotation />}
           {session.can('identity-providers:read') && (
             <section aria-labelledby="identity-providers" className="panel">
-              <h2 id="identity-providers">Identity providers</h2>
-              <p className="muted">
-                Sign-in with Google, Microsoft, GitHub or another OpenID Connect provider.
-              </p>
-              <Link to="/settings/identity-providers">Manage identity providers</Link>
+              <h2 id="identity-providers">{t('screen.identityProviders')}</h2>
+              <p className="muted">{t('settings.idpHelp')}</p>
+              <Link to="/settings/identity-providers">{t('settings.manageIdp')}</Link>
             </section>
           )}
         </>

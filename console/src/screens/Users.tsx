@@ -7,7 +7,7 @@ import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 import { PasswordRule, fitting } from '../users/PasswordRule'
 
 const LIMIT = 20
@@ -43,17 +43,17 @@ function CreateUser({ onClose }: { onClose: () => void }) {
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby="create-user">
-      <h2 id="create-user">New user</h2>
+      <h2 id="create-user">{t('users.new')}</h2>
       <label>
-        Email
+        {t('users.email')}
         <input name="email" type="email" autoComplete="off" />
       </label>
       <label>
-        Username
+        {t('users.username')}
         <input name="username" autoComplete="off" />
       </label>
       <label>
-        Initial password
+        {t('users.initialPassword')}
         <input
           name="password"
           type="password"
@@ -63,7 +63,12 @@ function CreateUser({ onClose }: { onClose: () => void }) {
         />
       </label>
       <PasswordRule id="new-user-password-rule" />
-      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
+      <FormFooter
+        submit={t('users.create')}
+        error={create.error}
+        pending={create.pending}
+        onCancel={onClose}
+      />
     </form>
   )
 }
@@ -103,52 +108,63 @@ export function Users() {
   }
   return (
     <>
-      <h1>Users</h1>
-      {deleted && <p role="status">User {deleted} deleted.</p>}
+      <h1>{t('screen.users')}</h1>
+      {deleted && <p role="status">{t('users.deleted', { name: deleted })}</p>}
       <div className="toolbar">
         <form role="search" onSubmit={search} className="row" key={`${q}|${status}`}>
           <label>
-            Search users
+            {t('users.search')}
             <input name="q" type="search" defaultValue={q} />
           </label>
           <label>
-            Status
+            {t('users.status')}
             <select name="status" defaultValue={status}>
-              <option value="">Any</option>
-              <option value="ACTIVE">Active</option>
-              <option value="INACTIVE">Inactive</option>
-              <option value="SUSPENDED">Suspended</option>
+              <option value="">{t('users.any')}</option>
+              <option value="ACTIVE">{t('status.ACTIVE')}</option>
+              <option value="INACTIVE">{t('status.INACTIVE')}</option>
+              <option value="SUSPENDED">{t('status.SUSPENDED')}</option>
             </select>
           </label>
-          <button type="submit">Search</button>
+          <button type="submit">{t('users.searchButton')}</button>
         </form>
         {session.can('users:create') && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
-            Create user
+            {t('users.createUser')}
           </button>
         )}
       </div>
       {creating && <CreateUser onClose={() => setCreating(false)} />}
       <List
-        what="users"
+        what={t('users.what')}
         error={users.error}
         pending={users.isPending}
         items={users.data?.items}
-        empty={q || status ? 'No user matches this search.' : 'No user yet.'}
+        empty={q || status ? t('users.noMatch') : t('users.none')}
         page={page}
         total={users.data?.total}
-        caption={(total) => count(total, 'user', 'users')}
+        caption={(total) => t('users.count', { count: total })}
         rowKey={(u) => u.id}
         sort={sort}
         columns={[
           {
-            title: 'User',
+            key: 'user',
+            title: t('screen.user'),
             cell: (u) => <Link to={`/users/${u.id}`}>{nameOf(u)}</Link>,
             sortBy: nameOf,
           },
-          { title: 'Status', cell: (u) => u.status, sortBy: (u) => u.status },
-          { title: 'Roles', cell: (u) => u.roles.join(', '), sortBy: (u) => u.roles.join(', ') },
-          { title: 'Last login', cell: (u) => when(u.lastLoginAt), sortBy: (u) => u.lastLoginAt },
+          { key: 'status', title: t('users.status'), cell: (u) => u.status, sortBy: (u) => u.status },
+          {
+            key: 'roles',
+            title: t('screen.roles'),
+            cell: (u) => u.roles.join(', '),
+            sortBy: (u) => u.roles.join(', '),
+          },
+          {
+            key: 'last-login',
+            title: t('users.lastLogin'),
+            cell: (u) => when(u.lastLoginAt),
+            sortBy: (u) => u.lastLoginAt,
+          },
         ]}
       />
     </>

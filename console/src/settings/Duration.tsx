@@ -1,5 +1,6 @@
 import { useState, type ReactNode } from 'react'
 import { UNITS, unitOf } from '../lib/durations'
+import { t } from '../i18n'
 
 /**
  * A length of time in seconds, shown in the largest of days, hours, minutes or seconds that fits it whole.
@@ -30,13 +31,13 @@ export function DurationField(props: {
           }
         />
         <select
-          aria-label={`${props.label}: unit`}
+          aria-label={t('unit.label', { field: props.label })}
           value={unit}
           onChange={(e) => setUnit(Number(e.target.value))}
         >
           {UNITS.map((u) => (
-            <option key={u.other} value={u.seconds}>
-              {u.other}
+            <option key={u.seconds} value={u.seconds}>
+              {t(u.name)}
             </option>
           ))}
         </select>

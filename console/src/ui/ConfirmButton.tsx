@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { kt } from './words'
 
 /**
  * A button whose act needs a second, explicit click: the first shows what will happen and the confirming
@@ -23,7 +24,7 @@ export function ConfirmButton(props: {
   }
   return (
     <span className="confirm" role="group" aria-label={props.label}>
-      <span>{props.warning ?? 'Are you sure?'}</span>
+      <span>{props.warning ?? kt('kit.sure')}</span>
       <button
         type="button"
         className={danger ? 'danger' : 'primary'}
@@ -36,7 +37,7 @@ export function ConfirmButton(props: {
         {props.confirm}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
-        Cancel
+        {kt('kit.cancel')}
       </button>
     </span>
   )

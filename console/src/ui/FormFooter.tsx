@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react'
 import { ErrorBox } from './feedback'
+import { kt } from './words'
 
 /**
  * The end of a form: the act's error, the submit button (off while the act is pending), "Cancel" when the
@@ -40,7 +41,7 @@ export function FormFooter(props: {
       {submit}
       {props.onCancel && (
         <button type="button" onClick={props.onCancel}>
-          Cancel
+          {kt('kit.cancel')}
         </button>
       )}
       {props.children}

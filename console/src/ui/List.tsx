@@ -19,6 +19,8 @@ export function usePage(limit: number): Page {
 /** A column of a List's table: its heading, and what a row shows in it. */
 export interface Column<T> {
   title: string
+  /** The column's name in the URL's sort; made from the title unless given (a title in another language must not change a link). */
+  key?: string
   cell: (row: T) => ReactNode
   /** The cell's class: `mono` for a value read letter by letter. */
   className?: string
@@ -93,19 +95,17 @@ export function List<T>(props: AsTable<T> | AsChildren<T>) {
   )
 }
 
+/** A column's key in the URL's sort. */
+const keyOf = <T,>(c: Column<T>) => c.key ?? columnKey(c.title)
+
 function Table<T>(props: AsTable<T> & { items: readonly T[] }) {
   const { columns, scroll = true } = props
   const sortable = props.sort ? columns.filter((c) => c.sortBy) : []
-  const sort = props.sort
-    ? parseSort(
-        props.sort.value,
-        sortable.map((c) => columnKey(c.title)),
-      )
-    : null
-  const by = sort && sortable.find((c) => columnKey(c.title) === sort.key)?.sortBy
+  const sort = props.sort ? parseSort(props.sort.value, sortable.map(keyOf)) : null
+  const by = sort && sortable.find((c) => keyOf(c) === sort.key)?.sortBy
   const rows = sort && by ? sortRows(props.items, sort, by) : props.items
   const heading = (c: Column<T>) => {
-    const key = columnKey(c.title)
+    const key = keyOf(c)
     if (!props.sort || !c.sortBy) return c.title
     const { onChange } = props.sort
     const here = sort?.key === key ? sort.dir : null
@@ -127,11 +127,7 @@ function Table<T>(props: AsTable<T> & { items: readonly T[] }) {
               key={c.title}
               scope="col"
               aria-sort={
-                sort?.key === columnKey(c.title)
-                  ? sort.dir === 'asc'
-                    ? 'ascending'
-                    : 'descending'
-                  : undefined
+                sort?.key === keyOf(c) ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined
               }
             >
               {heading(c)}

@@ -1,3 +1,5 @@
+import { kt } from './words'
+
 /** Previous/next over a list with `total`, `limit` and `offset`, as every list of the API answers. */
 export function Pager(props: {
   total: number
@@ -9,15 +11,13 @@ export function Pager(props: {
   if (total <= limit) return null
   const last = Math.min(offset + limit, total)
   return (
-    <nav aria-label="Pages" className="pager">
+    <nav aria-label={kt('kit.pages')} className="pager">
       <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - limit))}>
-        Previous page
+        {kt('kit.previous')}
       </button>
-      <span>
-        {offset + 1}–{last} of {total}
-      </span>
+      <span>{kt('kit.range', { first: offset + 1, last, total })}</span>
       <button type="button" disabled={last >= total} onClick={() => onOffset(offset + limit)}>
-        Next page
+        {kt('kit.next')}
       </button>
     </nav>
   )

@@ -1,4 +1,5 @@
 import { CopyButton } from './CopyButton'
+import { kt } from './words'
 
 /**
  * A key's value (or, with `label`, another secret's: an application's), shown once (the service never
@@ -8,7 +9,7 @@ export function ShownOnce({
   name,
   value,
   onDone,
-  label = 'Key value',
+  label,
 }: {
   name: string
   value: string
@@ -17,18 +18,18 @@ export function ShownOnce({
 }) {
   return (
     <section className="callout" aria-labelledby="key-value">
-      <h2 id="key-value">The value of “{name}”</h2>
-      <p>Store it now: it is shown only this once.</p>
+      <h2 id="key-value">{kt('kit.valueOf', { name })}</h2>
+      <p>{kt('kit.storeNow')}</p>
       <p>
         <label>
-          {label}
+          {label ?? kt('kit.keyValue')}
           <input readOnly value={value} className="mono" onFocus={(e) => e.currentTarget.select()} />
         </label>
       </p>
       <div className="row">
         <CopyButton text={value} />
         <button type="button" onClick={onDone}>
-          I have stored it
+          {kt('kit.stored')}
         </button>
       </div>
     </section>

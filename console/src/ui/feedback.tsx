@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react'
 import { TesseraError } from '@tessera/client'
+import { kt } from './words'
 
 /** A refusal the console itself words (a lookup that found no one, say): shown as it is, no code. */
 export class PlainError extends Error {}
@@ -18,7 +19,7 @@ export function ErrorBox({ error }: { error: unknown }) {
     return (
       <div role="alert" className="error">
         <p>
-          {error.status === 403 ? 'Not allowed: ' : ''}
+          {error.status === 403 ? kt('kit.notAllowed') : ''}
           {error.message}
         </p>
         {Array.isArray(error.details) && error.details.length > 0 && (
@@ -29,8 +30,8 @@ export function ErrorBox({ error }: { error: unknown }) {
           </ul>
         )}
         <p className="muted">
-          For support: <code>{error.code}</code>
-          {error.requestId && <>, request id {error.requestId}</>}
+          {kt('kit.support')} <code>{error.code}</code>
+          {error.requestId && kt('kit.requestId', { id: error.requestId })}
         </p>
       </div>
     )
@@ -38,7 +39,7 @@ export function ErrorBox({ error }: { error: unknown }) {
   return (
     <div role="alert" className="error">
       <p>
-        {error instanceof Error ? error.message : 'Something went wrong.'} The service could not be reached.
+        {error instanceof Error ? error.message : kt('kit.wrong')} {kt('kit.unreachable')}
       </p>
     </div>
   )
@@ -47,7 +48,7 @@ export function ErrorBox({ error }: { error: unknown }) {
 export function Loading({ what }: { what: string }) {
   return (
     <p role="status" className="muted">
-      Loading {what}…
+      {kt('kit.loading', { what })}
     </p>
   )
 }

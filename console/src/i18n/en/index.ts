@@ -1,0 +1,10 @@
+import { kitEn } from '../../ui/words.js'
+import { shell } from './shell.js'
+import { overview } from './overview.js'
+import { users } from './users.js'
+import { settings } from './settings.js'
+import { auditWords } from './audit-words.js'
+import { words } from './words.js'
+
+// The English catalogue: every key of the console, by area (a file each), with its English text.
+export const en = { ...kitEn, ...shell, ...overview, ...users, ...settings, ...auditWords, ...words } as const

@@ -1,0 +1,22 @@
+// The Users screen and the words every user screen shares.
+export const users = {
+  'users.new': 'New user',
+  'users.email': 'Email',
+  'users.username': 'Username',
+  'users.initialPassword': 'Initial password',
+  'users.create': 'Create',
+  'users.deleted': 'User {name} deleted.',
+  'users.search': 'Search users',
+  'users.status': 'Status',
+  'users.any': 'Any',
+  'users.searchButton': 'Search',
+  'users.createUser': 'Create user',
+  'users.what': 'users',
+  'users.noMatch': 'No user matches this search.',
+  'users.none': 'No user yet.',
+  'users.count': { one: '{count} user', other: '{count} users' },
+  'users.lastLogin': 'Last login',
+  'status.ACTIVE': 'Active',
+  'status.INACTIVE': 'Inactive',
+  'status.SUSPENDED': 'Suspended',
+} as const

@@ -1,0 +1,35 @@
+// Words the console's lib/ builds sentences of: the password policy, durations, passkey failures.
+export const words = {
+  'list.and': ' and ',
+  'policy.capital': 'a capital letter',
+  'policy.small': 'a small letter',
+  'policy.digit': 'a digit',
+  'policy.symbol': 'a symbol',
+  'policy.atLeast': 'At least {min} characters',
+  'policy.with': ', with {list}',
+  'policy.notCommon': '; not a common password.',
+  'policy.bytes': 'At most {max} bytes — about {max} letters, fewer with accents or emoji.',
+  'policy.tooLong':
+    'This password is too long ({bytes} bytes): at most {max} bytes — about {max} letters, fewer with accents or emoji.',
+  'unit.days': { one: '{count} day', other: '{count} days' },
+  'unit.hours': { one: '{count} hour', other: '{count} hours' },
+  'unit.minutes': { one: '{count} minute', other: '{count} minutes' },
+  'unit.seconds': { one: '{count} second', other: '{count} seconds' },
+  'unit.name.days': 'days',
+  'unit.name.hours': 'hours',
+  'unit.name.minutes': 'minutes',
+  'unit.name.seconds': 'seconds',
+  'unit.label': '{field}: unit',
+  'duration.atLeast': 'must be at least {time}',
+  'duration.atMost': 'must be at most {time}',
+  'duration.moreThan': 'must be more than {time}',
+  'duration.lessThan': 'must be less than {time}',
+  'webauthn.NotAllowedError': 'The passkey prompt was cancelled or timed out. Nothing was changed.',
+  'webauthn.AbortError': 'The passkey prompt was closed. Nothing was changed.',
+  'webauthn.InvalidStateError': 'This authenticator already holds one of your passkeys.',
+  'webauthn.NotSupportedError': 'This browser or its authenticators cannot use a passkey here.',
+  'webauthn.ConstraintError':
+    'This authenticator cannot keep a passkey that verifies you (a PIN or biometrics).',
+  'webauthn.SecurityError':
+    'The browser refused a passkey on this address: the tenant’s auth_config.webauthn must name this origin.',
+} as const

@@ -1,0 +1,21 @@
+import type { WordsOf } from '../../ui/i18n.js'
+import type { en } from '../en/index.js'
+import { kit } from './kit.js'
+import { shell } from './shell.js'
+import { overview } from './overview.js'
+import { users } from './users.js'
+import { settings } from './settings.js'
+import { auditWords } from './audit-words.js'
+import { words } from './words.js'
+
+// Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
+// "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
+export const ptBR: WordsOf<typeof en> = {
+  ...kit,
+  ...shell,
+  ...overview,
+  ...users,
+  ...settings,
+  ...auditWords,
+  ...words,
+}

@@ -1,0 +1,32 @@
+import type { WordsOf } from '../../ui/i18n.js'
+import type { shell as en } from '../en/shell.js'
+
+export const shell: WordsOf<typeof en> = {
+  'screen.overview': 'Visão geral',
+  'screen.users': 'Usuários',
+  'screen.roles': 'Papéis',
+  'screen.permissions': 'Permissões',
+  'screen.keys': 'Chaves',
+  'screen.applications': 'Aplicativos',
+  'screen.auditLog': 'Registro de auditoria',
+  'screen.settings': 'Configurações',
+  'screen.account': 'Conta',
+  'screen.tenants': 'Tenants',
+  'screen.identityProviders': 'Provedores de identidade',
+  'screen.user': 'Usuário',
+  'screen.key': 'Chave',
+  'screen.publishableKey': 'Chave publicável',
+  'screen.role': 'Papel',
+  'screen.tenant': 'Tenant',
+  'screen.application': 'Aplicativo',
+  'shell.skip': 'Pular para o conteúdo',
+  'shell.screens': 'Telas',
+  'shell.signOut': 'Sair',
+  'shell.language': 'Idioma do console',
+  'shell.signInTitle': 'Entrar',
+  'shell.forgotTitle': 'Esqueceu sua senha?',
+  'shell.notFound': 'Não encontrado',
+  'shell.noScreen': 'Não há tela aqui.',
+  'shell.toOverview': 'Ir para a visão geral.',
+  'shell.title': '{title} · Console Tessera',
+}
