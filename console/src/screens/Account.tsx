@@ -15,7 +15,7 @@ import { List } from '../ui/List'
 import { PasswordRule, fitting } from '../users/PasswordRule'
 import { RecoveryCodes } from '../users/RecoveryCodes'
 import { useSession } from '../session'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 type Setup = components['schemas']['OtpSetup']
 
@@ -24,7 +24,7 @@ function Password() {
   const change = useAction(
     async (body: { currentPassword: string; newPassword: string }) =>
       tessera.POST('/api/v1/me/password', { body: { ...body, newPassword: fitting(body.newPassword) } }),
-    (r) => setDone(`Password changed; ${r.sessionsRevoked} other sessions were signed out.`),
+    (r) => setDone(t('account.passwordChanged', { count: r.sessionsRevoked })),
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -36,14 +36,14 @@ function Password() {
   }
   return (
     <section aria-labelledby="password" className="panel">
-      <h2 id="password">Password</h2>
+      <h2 id="password">{t('account.password')}</h2>
       <form onSubmit={submit} className="stack">
         <label>
-          Current password
+          {t('account.current')}
           <input name="current" type="password" autoComplete="current-password" required />
         </label>
         <label>
-          New password
+          {t('account.new')}
           <input
             name="new"
             type="password"
@@ -54,7 +54,7 @@ function Password() {
         </label>
         <PasswordRule id="new-password-rule" />
         <FormFooter
-          submit="Change password"
+          submit={t('account.change')}
           error={change.error}
           pending={change.pending}
           status={done}
@@ -81,30 +81,34 @@ function Sessions() {
   const items = sessions.data?.items ?? []
   return (
     <section aria-labelledby="my-sessions" className="panel">
-      <h2 id="my-sessions">Sessions</h2>
+      <h2 id="my-sessions">{t('account.sessions')}</h2>
       <List
-        what="sessions"
+        what={t('account.sessionsWhat')}
         error={sessions.error ?? revoke.error ?? others.error}
         pending={sessions.isPending}
         items={items}
-        empty="No active session."
+        empty={t('account.noSession')}
       >
         {(rows) => (
           <ul className="list">
             {rows.map((s) => (
               <li key={s.id}>
                 <span>
-                  {s.current ? <strong>This session</strong> : 'Session'} · last used {when(s.lastUsedAt)}{' '}
-                  from {s.ip ?? 'an unknown address'} · {s.userAgent ?? 'unknown browser'}
+                  {s.current ? <strong>{t('account.thisSession')}</strong> : t('account.session')}{' '}
+                  {t('account.sessionLine', {
+                    when: when(s.lastUsedAt),
+                    ip: s.ip ?? t('account.unknownIp'),
+                    agent: s.userAgent ?? t('account.unknownAgent'),
+                  })}
                 </span>
                 {!s.current && (
                   <button
                     type="button"
                     className="danger-quiet"
                     onClick={() => void revoke.run(s.id)}
-                    aria-label={`Revoke session last used ${when(s.lastUsedAt)}`}
+                    aria-label={t('account.revokeSession', { when: when(s.lastUsedAt) })}
                   >
-                    Revoke
+                    {t('account.revoke')}
                   </button>
                 )}
               </li>
@@ -114,7 +118,7 @@ function Sessions() {
       </List>
       {items.length > 1 && (
         <button type="button" className="danger-quiet" onClick={() => void others.run()}>
-          Sign out all other sessions
+          {t('account.signOutOthers')}
         </button>
       )}
     </section>
@@ -151,65 +155,60 @@ function SecondFactor() {
   }
   return (
     <section aria-labelledby="otp" className="panel">
-      <h2 id="otp">Second factor</h2>
+      <h2 id="otp">{t('account.otp')}</h2>
       <ErrorBox error={otp.error ?? start.error ?? confirm.error ?? disable.error ?? renew.error} />
-      {otp.isPending && <Loading what="your second factor" />}
+      {otp.isPending && <Loading what={t('account.otpWhat')} />}
       {codes && (
         <div className="callout">
-          <p>Your recovery codes, shown only now: each signs you in once without your authenticator.</p>
+          <p>{t('account.codesNow')}</p>
           <RecoveryCodes codes={codes} tenant={session.tenantCode} />
         </div>
       )}
       {otp.data && !otp.data.enrolled && !setup && (
         <>
-          <p>Off: your password alone signs you in.</p>
+          <p>{t('account.off')}</p>
           <button type="button" onClick={() => void start.run()}>
-            Set up an authenticator
+            {t('account.setUp')}
           </button>
         </>
       )}
       {setup && (
         <form className="stack" onSubmit={(e) => void confirm.run(codeOf(e))}>
-          <p>Scan this QR code with your authenticator app, then enter the code it shows.</p>
-          <img
-            src={qrSource(setup.qrCodeSvg)}
-            alt="QR code of your new authenticator"
-            width={200}
-            height={200}
-          />
+          <p>{t('account.scan')}</p>
+          <img src={qrSource(setup.qrCodeSvg)} alt={t('account.qrAlt')} width={200} height={200} />
           <p>
-            Or enter this secret: <code>{setup.secret}</code>
+            {t('account.orSecret')} <code>{setup.secret}</code>
           </p>
           <label>
-            Code
+            {t('account.code')}
             <input name="code" autoComplete="one-time-code" inputMode="numeric" required />
           </label>
-          <FormFooter submit="Turn on" layout="stacked" />
+          <FormFooter submit={t('account.turnOn')} layout="stacked" />
         </form>
       )}
       {otp.data?.enrolled && (
         <>
-          <p>On: {count(otp.data.recoveryCodesLeft, 'recovery code', 'recovery codes')} left.</p>
+          <p>{t('account.on', { count: otp.data.recoveryCodesLeft })}</p>
           <form
             className="row"
-            aria-label="New recovery codes"
+            aria-label={t('account.newCodes')}
             onSubmit={(e) => {
               void renew.run(codeOf(e))
               e.currentTarget.reset()
             }}
           >
             <label>
-              Code for new recovery codes
+              {t('account.codeForNew')}
               <input name="code" autoComplete="one-time-code" required />
             </label>
-            <FormFooter submit="Renew the recovery codes" layout="inline" />
+            <FormFooter submit={t('account.renew')} layout="inline" />
           </form>
           <form className="row" onSubmit={(e) => void disable.run(codeOf(e))}>
             <label>
-              Code
+              {t('account.code')}
               <input name="code" autoComplete="one-time-code" required />
             </label>
-            <FormFooter submit="Turn off the second factor" layout="inline" />
+            <FormFooter submit={t('account.turnOff')} layout="inline" />
           </form>
         </>
       )}
@@ -222,31 +221,31 @@ function Profile() {
   const [sent, setSent] = useState('')
   const verify = useAction(
     () => tessera.POST('/api/v1/me/email/verification'),
-    () => setSent('A verification mail is on its way.'),
+    () => setSent(t('account.mailSent')),
   )
   return (
     <section aria-labelledby="me" className="panel">
-      <h2 id="me">You</h2>
+      <h2 id="me">{t('account.you')}</h2>
       <ErrorBox error={me.error ?? verify.error} />
       {me.data && (
         <dl className="facts">
-          <dt>Email</dt>
+          <dt>{t('users.email')}</dt>
           <dd>
             {me.data.email ?? '—'}{' '}
-            {me.data.email && (me.data.emailVerified ? '(verified)' : '(not verified)')}
+            {me.data.email && (me.data.emailVerified ? t('account.verified') : t('account.notVerified'))}
           </dd>
-          <dt>Username</dt>
+          <dt>{t('users.username')}</dt>
           <dd>{me.data.username ?? '—'}</dd>
-          <dt>Roles</dt>
+          <dt>{t('screen.roles')}</dt>
           <dd>{me.data.roles.join(', ') || '—'}</dd>
         </dl>
       )}
       {me.data?.email && !me.data.emailVerified && (
         <ConfirmButton
-          label="Verify my email"
+          label={t('account.verify')}
           danger={false}
-          confirm="Send the mail"
-          warning="We will mail you a link."
+          confirm={t('account.sendMail')}
+          warning={t('account.willMail')}
           onConfirm={() => void verify.run()}
         />
       )}
@@ -258,7 +257,7 @@ function Profile() {
 export function Account() {
   return (
     <>
-      <h1>Account</h1>
+      <h1>{t('screen.account')}</h1>
       <div className="grid">
         <Profile />
         <Password />

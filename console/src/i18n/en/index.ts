@@ -5,6 +5,16 @@ import { users } from './users.js'
 import { settings } from './settings.js'
 import { auditWords } from './audit-words.js'
 import { words } from './words.js'
+import { account } from './account.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
-export const en = { ...kitEn, ...shell, ...overview, ...users, ...settings, ...auditWords, ...words } as const
+export const en = {
+  ...kitEn,
+  ...shell,
+  ...overview,
+  ...users,
+  ...settings,
+  ...auditWords,
+  ...words,
+  ...account,
+} as const

@@ -7,6 +7,7 @@ import { users } from './users.js'
 import { settings } from './settings.js'
 import { auditWords } from './audit-words.js'
 import { words } from './words.js'
+import { account } from './account.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -18,4 +19,5 @@ export const ptBR: WordsOf<typeof en> = {
   ...settings,
   ...auditWords,
   ...words,
+  ...account,
 }
