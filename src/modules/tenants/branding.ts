@@ -3,7 +3,7 @@ import { fail } from '../../errors.js'
 import type { BrandingConfig } from '../../security/auth-config.js'
 
 /** The largest logo, decoded (issue 44): a sign-in page loads it before anyone has signed in. */
-export const MAX_LOGO_BYTES = 100 * 1024
+const MAX_LOGO_BYTES = 100 * 1024
 
 const NO_BRANDING: BrandingConfig = { displayName: null, logo: null, color: null }
 
@@ -16,7 +16,7 @@ const SIGNATURES: Record<string, (b: Buffer) => boolean> = {
 }
 
 /** What is wrong with a logo the schema let through (its form only), in words; null when it is acceptable. */
-export function logoProblem(logo: string): string | null {
+function logoProblem(logo: string): string | null {
   const m = /^data:(image\/(?:png|jpeg|webp));base64,([A-Za-z0-9+/]+={0,2})$/.exec(logo)
   if (!m) return 'must be a data: URL of a PNG, JPEG or WebP image in base64'
   const [, type, data] = m as unknown as [string, string, string]
