@@ -3,11 +3,13 @@ import type { Page } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { call } from '../helpers/call.js'
 import { createTenant, createUser, PASSWORD, tokenFor } from '../helpers/fixtures.js'
+import { client, discover, listeningApp, registerClient } from '../helpers/oidc.js'
 import { axeAtBothWidths, buildConsole, launch, listen, NO_BROWSER, openPage, signIn } from './browser.js'
 
 // Issue 44, "Looks and locale", in a real Chromium: a tenant's branding set in Settings (a name, a logo picked
 // as a file, a colour), then shown on the public pages after signing out: the sign-in page and the mail link's
-// reset page show the name and the logo, and their primary button takes the colour with readable text on it.
+// reset page show the name and the logo, and their primary button takes the colour with readable text on it;
+// so does the OpenID provider's sign-in page, which is the console's sign-in for the issuer's tenant.
 
 const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor()
 
@@ -17,6 +19,8 @@ const PNG = Buffer.from(
   'base64',
 )
 const LOGO = `data:image/png;base64,${PNG.toString('base64')}`
+// The application's redirect URI: the test never follows it (only the sign-in page is looked at).
+const CALLBACK = 'http://127.0.0.1:9/cb'
 
 const brandingOf = async (app: TestApp, tenantId: string) =>
   (
@@ -127,5 +131,39 @@ t.test(
     )
     await axeAtBothWidths(t, page, 'reset-password-branded')
     t.same(problems, [], 'no page error, CSP violation or console error')
+  },
+)
+
+t.test(
+  'console in Chromium: the OpenID provider’s sign-in page shows its tenant’s branding',
+  { skip: NO_BROWSER },
+  async (t) => {
+    buildConsole()
+    const { app, base } = await listeningApp(t)
+    const tenant = await createTenant(app, {
+      branding: { displayName: 'Acme Widgets', logo: LOGO, color: '#1a7f37' },
+    })
+    const registered = await registerClient(app, tenant, { name: 'Invoices', redirectUris: [CALLBACK] })
+    const config = await discover(base, tenant, registered.clientId, registered.clientSecret)
+    const verifier = client.randomPKCECodeVerifier()
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: client.randomState(),
+    })
+    const context = await launch(t)
+    const { page, problems } = await openPage(context)
+    await page.goto(url.href)
+    await h1(page, 'Sign in to Invoices')
+    await showsBrand(t, page, 'interaction')
+    t.same(
+      await buttonColours(page, 'Sign in'),
+      { background: 'rgb(26, 127, 55)', text: 'rgb(255, 255, 255)' },
+      'the brand colour on the provider’s sign-in button',
+    )
+    await axeAtBothWidths(t, page, 'interaction-branded')
+    t.same(problems, [])
   },
 )
