@@ -341,6 +341,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/login/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sign-in page's branding
+         * @description The display name, logo and colour a tenant's sign-in, password-reset and email-verification pages show (and the OpenID provider's sign-in page), from `auth_config.branding`. Public: the pages ask before anyone signs in. An unknown or inactive tenant, and a tenant with no branding, get the same answer, all nulls: it tells no more about which tenants exist than `GET /login/providers` does. Read from the service's tenant cache (a change shows within 2 seconds on every instance), and not cached by browsers (`Cache-Control: no-store`, as every answer under `/api/v1`), so a new logo shows at the next page load. Counted against the per-IP request budget.
+         */
+        get: operations["getLoginBranding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/login/federated": {
         parameters: {
             query?: never;
@@ -2539,6 +2559,8 @@ export interface components {
              * @description Access-token lifetime in seconds; default 900.
              */
             accessTokenExpiresIn: number;
+            /** @description The sign-in pages' look (`BrandingConfig`); null (the default) while the console's own is used. */
+            branding: components["schemas"]["BrandingConfig"] | null;
             email: components["schemas"]["EmailConfig"];
             federation: components["schemas"]["FederationConfig"];
             lockout: components["schemas"]["Lockout"];
@@ -2589,6 +2611,8 @@ export interface components {
         AuthConfigPatch: {
             /** Format: int32 */
             accessTokenExpiresIn?: number;
+            /** @description Sets the sign-in pages' look (`BrandingConfigPatch`, merged key by key into the current one, then checked: 400 VALIDATION_ERROR naming the field when the logo's base64 is broken, its decoded size is over 100 KB or its bytes are not the image type it names), or drops it (null). */
+            branding?: components["schemas"]["BrandingConfigPatch"] | null;
             email?: components["schemas"]["EmailConfigPatch"];
             federation?: components["schemas"]["FederationConfigPatch"];
             lockout?: {
@@ -2666,6 +2690,30 @@ export interface components {
         AuthenticatorAttachment: "platform" | "cross-platform";
         /** @description Bytes in base64url (RFC 4648 section 5). */
         Base64Url: string;
+        /** @description The primary colour of the sign-in pages (`#rrggbb`): their main button and accents. The page writes on it in black or white, whichever its luminance makes readable. Null keeps the console's own. */
+        BrandingColor: string | null;
+        /** @description How the tenant's sign-in, password-reset and email-verification pages look (and the OpenID provider's sign-in page): a display name, a logo and a colour, each null when unset. */
+        BrandingConfig: {
+            color: components["schemas"]["BrandingColor"];
+            displayName: components["schemas"]["BrandingDisplayName"];
+            logo: components["schemas"]["BrandingLogo"];
+        };
+        /**
+         * @description Part of `branding`, merged key by key into the current one (a key left out stays as it was; null clears it).
+         * @example {
+         *       "displayName": "Acme",
+         *       "color": "#0b5cad"
+         *     }
+         */
+        BrandingConfigPatch: {
+            color?: components["schemas"]["BrandingColor"];
+            displayName?: components["schemas"]["BrandingDisplayName"];
+            logo?: components["schemas"]["BrandingLogo"];
+        };
+        /** @description The name the sign-in pages show above the form (no control characters); null shows none. */
+        BrandingDisplayName: string | null;
+        /** @description The logo, as a `data:` URL of a PNG, JPEG or WebP image in base64 (at most 100 KB decoded; its first bytes must be of the type it names). No SVG and no remote address: the sign-in page's Content-Security-Policy admits `data:` images only, and the service fetches nothing for it. Null shows none. */
+        BrandingLogo: string | null;
         /**
          * @example {
          *       "email": "bob.new@acme.test"
@@ -3408,6 +3456,12 @@ export interface components {
              * @description Seconds over which failures are counted, from the first one; default 900.
              */
             windowSeconds: number;
+        };
+        /** @description What the sign-in page shows for a tenant: its `branding`, with nulls for what is unset. An unknown or inactive tenant's answer is all nulls, as is that of a tenant with no branding, so the answer does not tell which tenants exist. */
+        LoginBranding: {
+            color: components["schemas"]["BrandingColor"];
+            displayName: components["schemas"]["BrandingDisplayName"];
+            logo: components["schemas"]["BrandingLogo"];
         };
         /** @enum {string} */
         LoginIdentifierKind: "email" | "username" | "cpf_cnpj";
@@ -5952,6 +6006,48 @@ export interface operations {
             /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
             500: components["responses"]["InternalError"];
             /** @description SERVICE_UNAVAILABLE: the database (or the tenant's routed database) cannot be reached, or the service is shutting down. */
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLoginBranding: {
+        parameters: {
+            query: {
+                /** @description The tenant's code (case-insensitive). */
+                tenantCode: components["schemas"]["TenantCodeReference"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's branding, or nulls. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LoginBranding"];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: `tenantCode` is missing or malformed, or the query has a parameter it does not take. */
+            400: components["responses"]["BadRequest"];
+            /** @description RATE_LIMIT_EXCEEDED: the per-IP request budget (100 per minute unless the tenant's `rateLimits` says otherwise) is used up; `Retry-After` gives the seconds to wait. */
+            429: components["responses"]["TooManyRequests"];
+            /** @description INTERNAL_ERROR: an unexpected failure; the message never carries internals. */
+            500: components["responses"]["InternalError"];
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached, or the service is shutting down. */
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -9391,7 +9487,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: `id` is not a UUID, or the patch has the wrong shape, out-of-range values or unknown properties. */
+            /** @description VALIDATION_ERROR: `id` is not a UUID, or the patch has the wrong shape, out-of-range values or unknown properties; or `branding` is refused, naming the field: a `displayName` over 64 characters or with a control character, a `logo` that is not a `data:` URL of PNG, JPEG or WebP in base64 (SVG and remote addresses included), whose base64 is broken, which is over 100 KB decoded or whose bytes are not of the type it names, or a `color` that is not `#rrggbb`. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the body changes `email.resetUrl` or `email.verifyUrl` and the user's sign-in is not recent (see `x-recent-auth`). */
             401: components["responses"]["Unauthorized"];
@@ -9399,7 +9495,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description TENANT_NOT_FOUND: unknown tenant id, or another tenant's id for a caller outside the platform tenant. */
             404: components["responses"]["NotFound"];
-            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 192 KiB (room for `branding.logo`). */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];

@@ -3,6 +3,7 @@ import type { JsonSchema } from './lib/schema'
 import { durationMessage } from './lib/durations'
 import { DurationField } from './settings/Duration'
 import { HELP, LABELS, OPTIONS, isDuration } from './settings/words'
+import { BRAND_INPUTS } from './settings/BrandingInputs'
 
 type Obj = Record<string, unknown>
 
@@ -198,7 +199,12 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
       </div>
     )
   }
-  if (type === 'array' && schema.items?.type === 'string') {
+  const Special = BRAND_INPUTS[path]
+  if (Special) {
+    input = (
+      <Special common={common} label={labelAt(path)} value={value} onChange={(v) => onChange(path, v)} />
+    )
+  } else if (type === 'array' && schema.items?.type === 'string') {
     input = <Lines common={common} value={value} onChange={(lines) => onChange(path, lines)} />
   } else if (schema.enum) {
     input = (

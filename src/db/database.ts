@@ -289,6 +289,23 @@ export interface ClientKeyUsageTable {
   created_at: CreatedAt
 }
 
+/** A key's usage rows of one UTC hour and route, counted (migration 0022). */
+export interface ClientKeyUsageHourlyTable {
+  key_id: string
+  hour: Timestamp
+  route: string
+  total: number
+  s2: number
+  s4: number
+  s5: number
+}
+
+/** Every usage row of the key before `covered_to` is counted in client_key_usage_hourly. */
+export interface ClientKeyUsageMarksTable {
+  key_id: string
+  covered_to: Timestamp
+}
+
 /**
  * tessera_audit.audit_log, owned by tessera_audit_owner with its schema (migrations 0002 and 0008): the
  * service's role may SELECT and INSERT only; rows leave through tessera_audit.expire (retention).
@@ -616,6 +633,8 @@ export interface Database {
   refresh_tokens: RefreshTokensTable
   client_keys: ClientKeysTable
   client_key_usage: ClientKeyUsageTable
+  client_key_usage_hourly: ClientKeyUsageHourlyTable
+  client_key_usage_marks: ClientKeyUsageMarksTable
   'tessera_audit.audit_log': AuditLogTable
   login_throttle: LoginThrottleTable
   user_otp: UserOtpTable

@@ -27,6 +27,17 @@ export interface AuthConfig {
   oauth: OAuthConfig
   /** Sign-in with other providers (`FederationConfig`, src/modules/federation): where a flow may return. */
   federation: { returnOrigins: string[] }
+  /** The sign-in pages' look (`BrandingConfig`, src/modules/tenants/branding.ts); null while unset. */
+  branding: BrandingConfig | null
+}
+
+/** A tenant's `auth_config.branding` (`BrandingConfig` in openapi/components/branding.yaml). */
+export interface BrandingConfig {
+  displayName: string | null
+  /** A `data:` URL of a PNG, JPEG or WebP image, at most 100 KB decoded. */
+  logo: string | null
+  /** `#rrggbb`. */
+  color: string | null
 }
 
 /** A tenant's `auth_config.oauth` (`OAuthConfig` in openapi/components/oidc.yaml). */
@@ -103,6 +114,7 @@ export function defaultAuthConfig(): AuthConfig {
     webauthn: null,
     oauth: { resources: [], dynamicRegistration: false },
     federation: { returnOrigins: [] },
+    branding: null,
   }
 }
 

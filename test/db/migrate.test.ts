@@ -10,6 +10,8 @@ const TABLES = [
   'audit_hourly_counts',
   'audit_rollup_marks',
   'client_key_usage',
+  'client_key_usage_hourly',
+  'client_key_usage_marks',
   'client_keys',
   'email_tokens',
   'federation_codes',

@@ -1,22 +1,13 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import { tessera } from '../api'
+import { TENANT_CODE } from '../lib/tenant-code'
 import { ErrorBox } from '../ui/feedback'
+import { useDebounced } from '../ui/useDebounced'
 import { startFederation } from './flow'
 
-/** The document's pattern of a tenant code: anything else would only be answered 400. */
-const TENANT_CODE = /^[A-Za-z0-9-]{1,64}$/
 /** How long the Tenant field rests before its providers are asked for. */
 const DEBOUNCE_MS = 400
-
-function useDebounced(value: string, ms: number): string {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms)
-    return () => clearTimeout(timer)
-  }, [value, ms])
-  return settled
-}
 
 /**
  * "Continue with {name}" for each provider the tenant shows on its sign-in page (contract section 24). The

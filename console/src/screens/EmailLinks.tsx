@@ -4,6 +4,7 @@ import { rememberTenant, tessera } from '../api'
 import { Link } from '../router'
 import { ErrorBox } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { Brand } from '../branding/Brand'
 
 // The two public pages that finish section 18's flows from the link in a mail. They are screens of the
 // console like any other (one application, one CSP, no inline script), reachable signed in or not.
@@ -33,7 +34,10 @@ function useLinkParams(): LinkParams | null {
   return params
 }
 
-/** One page of a mail's link: its heading, its form, and what the answer means to a person. */
+/**
+ * One page of a mail's link: the link's tenant's branding (issue 44), its heading, its form, and what the
+ * answer means to a person.
+ */
 function LinkPage(props: {
   title: string
   done: string
@@ -70,6 +74,7 @@ function LinkPage(props: {
 
   return (
     <main id="main" className="narrow">
+      <Brand tenantCode={link?.tenant} />
       <h1>{props.title}</h1>
       {!link ? (
         <p role="alert">This link is incomplete: open the one in your mail again.</p>

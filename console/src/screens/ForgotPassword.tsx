@@ -1,16 +1,19 @@
 import { useState, type FormEvent } from 'react'
-import { tessera } from '../api'
+import { rememberedTenant, tessera } from '../api'
+import { Brand } from '../branding/Brand'
 import { Link } from '../router'
 import { FormFooter } from '../ui/FormFooter'
 
 /**
  * "Forgot your password?" (contract section 18): asks for the mail with a reset link. The answer is the
- * same whether or not the account exists, so the page says only that a mail is on its way if it does.
+ * same whether or not the account exists, so the page says only that a mail is on its way if it does. The
+ * tenant starts as the one this browser last signed in to, and its branding follows the field (issue 44).
  */
 export function ForgotPassword() {
   const [error, setError] = useState<unknown>(null)
   const [pending, setPending] = useState(false)
   const [sent, setSent] = useState(false)
+  const [tenant, setTenant] = useState(() => rememberedTenant() ?? 'platform')
 
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -34,6 +37,7 @@ export function ForgotPassword() {
 
   return (
     <main id="main" className="narrow">
+      <Brand tenantCode={tenant} />
       <h1>Forgot your password?</h1>
       {sent ? (
         <p role="status">
@@ -44,7 +48,13 @@ export function ForgotPassword() {
         <form onSubmit={(e) => void submit(e)} className="stack">
           <label>
             Tenant
-            <input name="tenant" autoComplete="organization" required defaultValue="platform" />
+            <input
+              name="tenant"
+              autoComplete="organization"
+              required
+              defaultValue={tenant}
+              onChange={(e) => setTenant(e.target.value)}
+            />
           </label>
           <label>
             Email, username or CPF/CNPJ

@@ -40,6 +40,8 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
         }),
       )
       void queries.invalidateQueries({ queryKey: ['tenant'] })
+      // The sign-in page's branding is kept a minute; after a change here, it shows the new one at once.
+      void queries.invalidateQueries({ queryKey: ['login-branding'] })
     },
   )
   // Why: only the platform may set rate limits (the service answers FORBIDDEN to anyone else).

@@ -9,6 +9,7 @@ import { PasskeySignIn } from '../passkeys/PasskeySignIn'
 import { ContinueWith } from '../federation/ContinueWith'
 import { federationError, takeReturn } from '../federation/flow'
 import { RecoveryCodes } from '../users/RecoveryCodes'
+import { Brand } from '../branding/Brand'
 
 // Why outside the component: a login code is single use, and a remount (StrictMode's) must not send it twice.
 let federatedSent = false
@@ -18,6 +19,7 @@ let federatedSent = false
  * provider's interaction page (section 23) shows the same form for its tenant (`tenantCode`, fixed) and the
  * request's `login_hint` (`identifier`), under its own heading and lead. Below it, "Continue with {name}" for
  * the tenant's other providers (section 24); a flow of theirs that returns here signs in as a password does.
+ * Above it, the tenant's name and logo, and its colour on the button (issue 44), following the Tenant field.
  */
 export function SignIn(props: {
   tenantCode?: string
@@ -129,6 +131,7 @@ export function SignIn(props: {
 
   return (
     <main id="main" className="narrow">
+      <Brand tenantCode={tenantTyped} />
       <h1>{props.heading ?? 'Sign in'}</h1>
       {props.lead}
       {back?.error && (

@@ -46,6 +46,10 @@ export const LABELS: Record<string, string> = {
   '/oauth/dynamicRegistration': 'Applications may register themselves',
   '/federation': 'Other sign-in providers',
   '/federation/returnOrigins': 'Sites a provider sign-in may return to (one per line)',
+  '/branding': 'Branding',
+  '/branding/displayName': 'Name shown on the sign-in page',
+  '/branding/logo': 'Logo',
+  '/branding/color': 'Primary colour',
 }
 
 /** Help under a field, by JSON pointer. */
@@ -68,6 +72,12 @@ export const HELP: Record<string, string> = {
   '/webauthn/origins': 'Each page address exactly, such as https://app.example.com, with no path.',
   '/oauth/dynamicRegistration': 'Lets tools such as AI assistants add themselves as applications.',
   '/federation/returnOrigins': 'Besides the console: your own sign-in pages, each as https://host.',
+  '/branding':
+    'Your name, logo and colour on the sign-in, password reset and email confirmation pages, and on the sign-in page applications send people to.',
+  '/branding/displayName': 'At most 64 characters.',
+  '/branding/logo': 'A PNG, JPEG or WebP image of at most 100 KB.',
+  '/branding/color':
+    'The colour of the main button. Its text is black or white, whichever reads better on it.',
 }
 
 /** The screen's sections: a heading, what it is for, and the top-level fields it holds. */
@@ -89,6 +99,7 @@ export const SECTIONS: { id: string; title: string; keys: string[] }[] = [
   { id: 'second-factor', title: 'Second factor and passkeys', keys: ['mfa', 'webauthn'] },
   { id: 'email', title: 'Email', keys: ['email'] },
   { id: 'applications', title: 'Applications and other providers', keys: ['oauth', 'federation'] },
+  { id: 'branding', title: 'Branding', keys: ['branding'] },
 ]
 
 /** Option words by value, where the value is a code. */

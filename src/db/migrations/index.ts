@@ -20,6 +20,7 @@ import { federationFlows } from './0018_federation_flows.js'
 import { federationLinks } from './0019_federation_links.js'
 import { refreshSelectors } from './0020_refresh_selectors.js'
 import { auditExpireFrom } from './0021_audit_expire_from.js'
+import { keyUsageRollup } from './0022_key_usage_rollup.js'
 
 /** Every migration, by name in apply order; static so nothing scans the filesystem at start. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_federation_links': federationLinks,
   '0020_refresh_selectors': refreshSelectors,
   '0021_audit_expire_from': auditExpireFrom,
+  '0022_key_usage_rollup': keyUsageRollup,
 }

@@ -85,47 +85,6 @@ export function listUsage(db: Kysely<Database>, tenantId: string, keyId: string,
 }
 
 /**
- * Counts of a key's requests (total, since `since`, by status class) and its ten most used routes, in one
- * pass over the key's rows: `grouping sets ((), (route))` gives the totals and the per-route counts from a
- * single index-only scan (two statements read the same 100k index entries twice for the busiest key of
- * the 10M-row bench).
- */
-export async function usageStats(db: Kysely<Database>, tenantId: string, keyId: string, since: Date) {
-  const { rows } = await sql<{
-    whole: boolean
-    route: string | null
-    total: number
-    recent: number
-    s2: number
-    s4: number
-    s5: number
-  }>`
-    select grouping(route) = 1 as whole, route,
-      count(*)::int as total,
-      count(*) filter (where created_at > ${since})::int as recent,
-      count(*) filter (where status_code between 200 and 299)::int as s2,
-      count(*) filter (where status_code between 400 and 499)::int as s4,
-      count(*) filter (where status_code between 500 and 599)::int as s5
-    from client_key_usage where key_id = ${keyId} and tenant_id = ${tenantId}
-    group by grouping sets ((), (route))
-  `.execute(db)
-  const c = rows.find((r) => r.whole)
-  const routes = rows
-    .filter((r) => !r.whole)
-    .map((r) => ({ route: r.route ?? '', count: Number(r.total) }))
-    .sort((a, b) => b.count - a.count || (a.route < b.route ? -1 : a.route > b.route ? 1 : 0))
-    .slice(0, 10)
-  return {
-    total: Number(c?.total ?? 0),
-    recent: Number(c?.recent ?? 0),
-    s2: Number(c?.s2 ?? 0),
-    s4: Number(c?.s4 ?? 0),
-    s5: Number(c?.s5 ?? 0),
-    routes,
-  }
-}
-
-/**
  * Retention: up to `batch` usage rows older than `before`, the oldest first from `from` on; how many,
  * and the created_at of the last (the next batch starts there: system/pace.ts).
  */

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.js'
 import type { PageParams } from '../../db/paginate.js'
 import type { Principal } from '../../security/principal.js'
 import { ownKey } from './service.js'
-import { listUsage, usageStats } from './usage-queries.js'
+import { listUsage } from './usage-queries.js'
+import { countableUntil, rollUpKeyUsage, usageStats } from './usage-rollup-queries.js'
 
 const DAY_MS = 86_400_000
 
@@ -37,7 +38,11 @@ export async function getClientKeyLogs(ctx: AppContext, actor: Principal, id: st
 /** GET /client-keys/:id/stats: request counts (all time, last 24 h, by status class) and the most used routes. */
 export async function getClientKeyStats(ctx: AppContext, actor: Principal, id: string) {
   const key = await ownKey(ctx, actor, id)
-  const s = await usageStats(ctx.dbs.main, actor.tenantId, id, new Date(ctx.clock.now() - DAY_MS))
+  const nowMs = ctx.clock.now()
+  const s = await usageStats(ctx.dbs.main, actor.tenantId, id, new Date(nowMs - DAY_MS))
+  // Hours closed since the key's mark are counted now, so the next request reads them summed (D29).
+  const until = countableUntil(nowMs)
+  if (s.coveredToMs < until.getTime()) await rollUpKeyUsage(ctx.dbs.main, actor.tenantId, id, until)
   return {
     totalRequests: s.total,
     last24h: s.recent,

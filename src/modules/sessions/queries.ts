@@ -5,7 +5,6 @@ import { retryOnContention } from '../../db/contention.js'
 import { sha256Hex } from '../../lib/tokens.js'
 import { userAndGrants, type GrantRow, type Grants } from '../../security/grants.js'
 import { grantQueryParts } from '../permissions/grant-queries.js'
-import type { RefreshTokenLookup } from './refresh-token.js'
 import { deleteAccountPayloads, endBoundProviderSessions } from '../oidc/payload-queries.js'
 
 /** The user's active (not revoked, not expired) sessions' ids, oldest first. */
@@ -87,6 +86,15 @@ export async function insertRefreshToken(
     })
     .execute()
 }
+
+/**
+ * How a presented refresh token's row is found: by its id, then its hash (the selector form: rows with
+ * `by_selector`), or by its hash alone (the older form, through the partial unique index on token_hash of
+ * the other rows). Either way the hash is the SHA-256 of the whole value, compared by the database: an
+ * equality of digests of the presented value tells a caller nothing it can steer, so it needs no
+ * constant-time compare of ours.
+ */
+export type RefreshTokenLookup = { id: string; hash: string } | { id: null; hash: string }
 
 /**
  * The condition that finds a presented token's row `t` (refresh-token.ts): by id and hash for the

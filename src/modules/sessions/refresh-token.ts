@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { sha256Hex } from '../../lib/tokens.js'
+import type { RefreshTokenLookup } from './queries.js'
 
 // The forms of refresh tokens. Since migration 0020 a refresh token is a selector and a verifier: the
 // tenant id, the token row's id (the selector, its primary key), then 32 random bytes; the row keeps only
@@ -43,15 +44,6 @@ export function refreshTokenTenant(token: string): string | null {
     return null
   return uuidOf(Buffer.from(token, 'base64url').subarray(0, 16))
 }
-
-/**
- * How a presented refresh token's row is found: by its id, then its hash (the selector form: rows with
- * `by_selector`), or by its hash alone (the older form, through the partial unique index on token_hash of
- * the other rows). Either way the hash is the SHA-256 of the whole value, compared by the database: an
- * equality of digests of the presented value tells a caller nothing it can steer, so it needs no
- * constant-time compare of ours.
- */
-export type RefreshTokenLookup = { id: string; hash: string } | { id: null; hash: string }
 
 /** The lookup of a presented refresh token; null when it is not of either form. */
 export function refreshTokenLookup(token: string): RefreshTokenLookup | null {

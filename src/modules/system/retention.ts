@@ -13,6 +13,7 @@ import {
   givenLifetimes,
 } from '../sessions/sweep-queries.js'
 import { deleteUsageBefore } from '../client-keys/usage-queries.js'
+import { trimKeyUsageRollup } from '../client-keys/usage-rollup-queries.js'
 import { sweepEmailTables } from '../email/queries.js'
 import { sweepExpiredPayloads } from '../oidc/payload-queries.js'
 import { sweepFederation } from '../federation/queries.js'
@@ -220,6 +221,8 @@ export async function sweepOnce(
         (from, batch) => deleteUsageBefore(conn, { before, batch, from }),
         pace(conn),
       )
+      // The counted hours of GET /client-keys/{id}/stats go with the rows they were made from (D29).
+      await trimKeyUsageRollup(conn, before)
       const own = await sweepSessions(conn, now, pace)
       // The longest lock is 7 days: a counter idle for 8 can no longer matter.
       const throttle = await deleteIdleThrottles(conn, daysAgo(8))

@@ -5,6 +5,7 @@ import { principalOf, userOf } from '../../security/request-principal.js'
 import { getSecurityMetrics, getTenantMetrics } from './metrics.js'
 import { clearJwtSecret, generateJwtSecret, getJwtSecret, setJwtSecret } from './secrets.js'
 import { getSigningKeys, rotateSigningKey } from './signing-keys.js'
+import { getLoginBranding } from './branding.js'
 import {
   createTenant,
   deleteTenant,
@@ -18,7 +19,7 @@ import {
   updateTenantConfig,
 } from './service.js'
 
-/** Tenants module: management, configuration, signing secrets, metrics and database routing. */
+/** Tenants module: management, configuration, signing secrets, metrics, database routing, and the sign-in page's branding. */
 export default async function tenantsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app
 
@@ -45,6 +46,8 @@ export default async function tenantsRoutes(app: FastifyInstance): Promise<void>
 
   defineRoute(app, 'getTenantMetrics', async (req) => getTenantMetrics(ctx, principalOf(req).tenantId))
   defineRoute(app, 'getSecurityMetrics', async (req) => getSecurityMetrics(ctx, principalOf(req).tenantId))
+
+  defineRoute(app, 'getLoginBranding', async (req) => getLoginBranding(ctx, req.query.tenantCode))
 
   defineRoute(app, 'setTenantDatabase', async (req) =>
     setTenantDatabase(ctx, principalOf(req), req.params.id, req.body.url),

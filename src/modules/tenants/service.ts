@@ -22,6 +22,7 @@ import { assertWebauthnConfig } from '../passkeys/config.js'
 import { installFirstKeyPair, switchSigningAlgorithm } from './signing-keys.js'
 import { toTenantDto, type TenantDto } from './dto.js'
 import { provisionTenant } from './provision.js'
+import { assertBrandingConfig, completeBranding } from './branding.js'
 import {
   findTenantByCode,
   findTenantWithDatabase,
@@ -112,6 +113,8 @@ export async function createTenant(ctx: AppContext, p: Principal, input: CreateT
   assertMaySetRateLimits(p, input.auth_config)
   assertEmailConfigPatch(input.auth_config, 'body.auth_config')
   const config = mergeAuthConfig(defaultAuthConfig(), input.auth_config)
+  config.branding = completeBranding(config.branding)
+  assertBrandingConfig(config.branding, 'body.auth_config')
   assertWebauthnConfig(config.webauthn, 'body.auth_config')
   assertOAuthConfig(config.oauth, 'body.auth_config')
   let admin: Parameters<typeof provisionTenant>[1]['admin']
@@ -243,8 +246,10 @@ export async function updateTenantConfig(
     const before = resolveAuthConfig(locked.auth_config)
     if (refusal && movesMailLinks(patch.email, before.email)) throw refusal
     const next = mergeAuthConfig(before, patch)
+    next.branding = completeBranding(next.branding)
     // Checked whole, after the merge: a patch of `origins` alone must still fit the stored `rpId`.
     assertWebauthnConfig(next.webauthn, 'body')
+    assertBrandingConfig(next.branding, 'body')
     assertOAuthConfig(next.oauth, 'body')
     await setAuthConfig(trx, tenantId, next, new Date(ctx.clock.now()))
     // A new signing algorithm takes its key now; the former key keeps verifying for 7 days.

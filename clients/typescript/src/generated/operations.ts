@@ -54,6 +54,7 @@ export const operations = {
   getInteractionPage: { method: 'get', path: '/t/{tenantCode}/interaction/{uid}', auth: 'public' },
   getJwks: { method: 'get', path: '/t/{tenantCode}/.well-known/jwks.json', auth: 'public' },
   getJwtSecret: { method: 'get', path: '/api/v1/tenants/me/jwt-secret', auth: 'jwt' },
+  getLoginBranding: { method: 'get', path: '/api/v1/login/branding', auth: 'public' },
   getMe: { method: 'get', path: '/api/v1/me', auth: 'jwt' },
   getMetrics: { method: 'get', path: '/metrics', auth: 'metrics' },
   getMyOtp: { method: 'get', path: '/api/v1/me/otp', auth: 'jwt' },

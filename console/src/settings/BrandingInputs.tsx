@@ -1,0 +1,77 @@
+import { useState } from 'react'
+
+// The two fields of Settings → Branding that a text box cannot hold well (issue 44): the logo, picked as a file
+// and sent as the data: URL the API takes, and the colour, picked with the browser's own colour input.
+
+/** The image types the API takes for a logo, and its largest size (openapi/components/branding.yaml). */
+const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp']
+const MAX_LOGO_BYTES = 100 * 1024
+
+/** What a brand input gets from the form: the field's id and aria attributes, its value and its setter. */
+export interface BrandInputProps {
+  common: Record<string, unknown>
+  label: string
+  value: unknown
+  onChange: (value: unknown) => void
+}
+
+/** A file picker that turns a PNG, JPEG or WebP of at most 100 KB into a data: URL, with a preview. */
+function LogoInput({ common, label, value, onChange }: BrandInputProps) {
+  const [problem, setProblem] = useState('')
+  const logo = typeof value === 'string' && value !== '' ? value : null
+  const pick = (file: File | undefined) => {
+    setProblem('')
+    if (!file) return
+    // Checked here for a message at once; the service checks the bytes again, whatever a page sends.
+    if (!LOGO_TYPES.includes(file.type)) return setProblem('Choose a PNG, JPEG or WebP image.')
+    if (file.size > MAX_LOGO_BYTES) return setProblem('Choose an image of at most 100 KB.')
+    const reader = new FileReader()
+    reader.onload = () => onChange(String(reader.result))
+    reader.onerror = () => setProblem('The image could not be read.')
+    reader.readAsDataURL(file)
+  }
+  return (
+    <div className="stack">
+      {logo && <img src={logo} alt={`${label}: preview`} className="logo-preview" />}
+      <input
+        {...common}
+        type="file"
+        accept={LOGO_TYPES.join(',')}
+        onChange={(e) => pick(e.target.files?.[0])}
+      />
+      {problem && (
+        <small role="alert" className="field-error">
+          {problem}
+        </small>
+      )}
+      {logo && (
+        <button type="button" className="secondary" onClick={() => onChange(null)}>
+          Remove the logo
+        </button>
+      )}
+    </div>
+  )
+}
+
+/** The browser's colour input for `#rrggbb`, and a way back to the console's own colour (null). */
+function ColorInput({ common, value, onChange }: BrandInputProps) {
+  const color = typeof value === 'string' && value !== '' ? value.toLowerCase() : null
+  return (
+    <span className="row">
+      {/* Why a grey when unset: a colour input always shows some colour; it is sent only once changed. */}
+      <input {...common} type="color" value={color ?? '#808080'} onChange={(e) => onChange(e.target.value)} />
+      <span>{color ?? 'The console’s own'}</span>
+      {color && (
+        <button type="button" className="secondary" onClick={() => onChange(null)}>
+          Use the console’s colour
+        </button>
+      )}
+    </span>
+  )
+}
+
+/** The inputs of fields that a plain text box would serve badly, by JSON pointer. */
+export const BRAND_INPUTS: Record<string, (props: BrandInputProps) => JSX.Element> = {
+  '/branding/logo': LogoInput,
+  '/branding/color': ColorInput,
+}
