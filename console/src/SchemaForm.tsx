@@ -2,8 +2,9 @@ import { useState } from 'react'
 import type { JsonSchema } from './lib/schema'
 import { durationMessage } from './lib/durations'
 import { DurationField } from './settings/Duration'
-import { HELP, LABELS, OPTIONS, isDuration } from './settings/words'
+import { helpWords, isDuration, labelWords, optionWords } from './settings/words'
 import { BRAND_INPUTS } from './settings/BrandingInputs'
+import { t } from './i18n'
 
 type Obj = Record<string, unknown>
 
@@ -23,10 +24,10 @@ function labelOf(key: string): string {
 
 /** A field's label: the settings' own words for its path (settings/words.ts), else its name in words. */
 export function labelAt(path: string): string {
-  return LABELS[path] ?? labelOf(path.split('/').pop() ?? '')
+  return labelWords(path) ?? labelOf(path.split('/').pop() ?? '')
 }
 
-const optionOf = (value: unknown) => OPTIONS[String(value)] ?? String(value)
+const optionOf = (value: unknown) => optionWords(String(value))
 
 const idOf = (path: string) => `f${path.replace(/[^A-Za-z0-9]/g, '-')}`
 
@@ -40,7 +41,7 @@ interface FieldProps {
 
 /** The help under a field: the settings' own words; the document's only for a field they do not name. */
 const helpOf = (path: string, schema: JsonSchema) =>
-  HELP[path] ?? (LABELS[path] ? undefined : schema.description)
+  helpWords(path) ?? (labelWords(path) ? undefined : schema.description)
 
 function Hint(props: { path: string; schema: JsonSchema; errors: Map<string, string>; unit?: number }) {
   const { path, schema, errors } = props
@@ -193,8 +194,10 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
       <div className="field">
         <span>{labelAt(path)}</span>
         <small className="muted">
-          {Array.isArray(value) && value.length ? `${value.length} set` : 'None'}: set through the API (see
-          the API guide).
+          {t('form.viaApi', {
+            set:
+              Array.isArray(value) && value.length ? t('form.set', { count: value.length }) : t('form.none'),
+          })}
         </small>
       </div>
     )

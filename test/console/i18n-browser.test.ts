@@ -36,10 +36,13 @@ t.test(
       'the switch shows it',
     )
     await axeAtBothWidths(t, page, 'pt-sign-in')
+    await h1(page, 'Entrar')
+    t.match(await page.title(), /^Entrar · Console Tessera$/)
+    await page.getByRole('link', { name: 'Esqueceu sua senha?' }).waitFor()
     await page.getByLabel('Tenant').fill(tenant.code)
-    await page.getByLabel(/CPF\/CNPJ/).fill(admin.email)
-    await page.getByLabel(/^(Password|Senha)$/).fill(PASSWORD)
-    await page.getByRole('button', { name: /^(Sign in|Entrar)$/ }).click()
+    await page.getByLabel('E-mail, nome de usuário ou CPF/CNPJ').fill(admin.email)
+    await page.getByLabel('Senha', { exact: true }).fill(PASSWORD)
+    await page.getByRole('button', { name: 'Entrar', exact: true }).click()
 
     await h1(page, 'Visão geral')
     await page.getByRole('navigation', { name: 'Telas' }).getByRole('link', { name: 'Usuários' }).waitFor()
@@ -58,6 +61,8 @@ t.test(
     await h1(page, 'Configurações')
     await page.getByRole('heading', { level: 2, name: 'Configurações de autenticação' }).waitFor()
     await page.getByRole('button', { name: 'Salvar configurações' }).waitFor()
+    await page.getByRole('heading', { level: 3, name: 'Sessões e tokens' }).waitFor()
+    await page.getByLabel('Validade do token de acesso', { exact: true }).waitFor()
     await axeAtBothWidths(t, page, 'pt-settings')
 
     // The switch: English at once, and after a reload (localStorage), though the browser still asks for pt-BR.

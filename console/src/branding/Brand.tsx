@@ -4,6 +4,7 @@ import { tessera } from '../api'
 import { textOn } from '../lib/contrast'
 import { TENANT_CODE } from '../lib/tenant-code'
 import { useDebounced } from '../ui/useDebounced'
+import { t } from '../i18n'
 
 /** How long the Tenant field rests before its branding is asked for (as its providers are). */
 const DEBOUNCE_MS = 400
@@ -53,7 +54,11 @@ export function Brand({ tenantCode }: { tenantCode: string | undefined }) {
   return (
     <div className="brand">
       {branding.logo && (
-        <img src={branding.logo} alt={branding.displayName ? '' : 'Tenant logo'} className="brand-logo" />
+        <img
+          src={branding.logo}
+          alt={branding.displayName ? '' : t('brand.logoAlt')}
+          className="brand-logo"
+        />
       )}
       {branding.displayName && <p className="brand-name">{branding.displayName}</p>}
     </div>

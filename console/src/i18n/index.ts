@@ -13,6 +13,11 @@ export function t(key: Key, params?: Params): string {
   return lookup(key, params)
 }
 
+/** Whether `key` is one of the catalogue's (for keys made from data: a field's JSON pointer, an option's value). */
+export function hasWord(key: string): key is Key {
+  return Object.hasOwn(en, key)
+}
+
 /** Loads a language's words (English is always loaded). */
 async function load(lang: Locale): Promise<void> {
   if (lang === 'pt-BR') addWords('pt-BR', (await import('./pt-BR/index.js')).ptBR)

@@ -5,6 +5,7 @@ import { useAction } from '../action'
 import { ErrorBox } from '../ui/feedback'
 import type { InteractionAddress } from './route'
 import { scopeInWords } from './scope-words'
+import { t } from '../i18n'
 
 type Details = components['schemas']['InteractionDetails']
 
@@ -28,8 +29,8 @@ export function Consent(props: {
   return (
     <main id="main" className="narrow">
       {client.logoUri && <img className="client-logo" src={client.logoUri} alt="" width={64} height={64} />}
-      <h1>{client.name} asks for access to your account</h1>
-      {who?.identifier && <p className="muted">Signed in as {who.identifier}</p>}
+      <h1>{t('consent.asks', { name: client.name })}</h1>
+      {who?.identifier && <p className="muted">{t('consent.as', { who: who.identifier })}</p>}
       {client.clientUri && (
         <p>
           <a href={client.clientUri} rel="noopener noreferrer" target="_blank">
@@ -37,7 +38,7 @@ export function Consent(props: {
           </a>
         </p>
       )}
-      <h2>It will be able to</h2>
+      <h2>{t('consent.able')}</h2>
       <ul>
         {scopes.map((s) => (
           <li key={s}>{scopeInWords(s, resource)}</li>
@@ -51,7 +52,7 @@ export function Consent(props: {
           onClick={() => void answer.run(true)}
           disabled={answer.pending}
         >
-          Allow
+          {t('consent.allow')}
         </button>
         <button
           type="button"
@@ -59,10 +60,10 @@ export function Consent(props: {
           onClick={() => void answer.run(false)}
           disabled={answer.pending}
         >
-          Deny
+          {t('consent.deny')}
         </button>
       </div>
-      <p className="muted">You can withdraw this access later, under Account in the console.</p>
+      <p className="muted">{t('consent.withdraw')}</p>
     </main>
   )
 }

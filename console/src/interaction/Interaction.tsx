@@ -4,6 +4,7 @@ import { TesseraError } from '@tessera/client'
 import { tessera } from '../api'
 import { useAction } from '../action'
 import { useSession } from '../session'
+import { t } from '../i18n'
 import { SignIn } from '../screens/SignIn'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { Consent } from './Consent'
@@ -35,7 +36,9 @@ export function Interaction({ at }: { at: InteractionAddress }) {
   const clientName = details.data?.client.name
 
   useEffect(() => {
-    document.title = `${clientName ? `Sign in to ${clientName}` : 'Sign in'} · Tessera`
+    document.title = t('interaction.title', {
+      title: clientName ? t('interaction.signInTo', { name: clientName }) : t('signIn.title'),
+    })
   }, [clientName])
 
   const ofTenant = session.signedIn && session.tenantCode.toLowerCase() === at.tenantCode.toLowerCase()
@@ -51,7 +54,7 @@ export function Interaction({ at }: { at: InteractionAddress }) {
   if (details.isPending) {
     return (
       <main id="main" className="narrow">
-        <Loading what="the sign-in request" />
+        <Loading what={t('interaction.what')} />
       </main>
     )
   }
@@ -59,14 +62,8 @@ export function Interaction({ at }: { at: InteractionAddress }) {
     const gone = details.error instanceof TesseraError && details.error.status === 404
     return (
       <main id="main" className="narrow">
-        <h1>{gone ? 'This sign-in has ended' : 'Sign in'}</h1>
-        {gone ? (
-          <p>
-            This sign-in request has expired or was already used. Go back to the application and start again.
-          </p>
-        ) : (
-          <ErrorBox error={details.error} />
-        )}
+        <h1>{gone ? t('interaction.ended') : t('signIn.title')}</h1>
+        {gone ? <p>{t('interaction.expired')}</p> : <ErrorBox error={details.error} />}
       </main>
     )
   }
@@ -75,7 +72,7 @@ export function Interaction({ at }: { at: InteractionAddress }) {
     <div className="stack alternative">
       <ErrorBox error={abort.error} />
       <button type="button" className="secondary" onClick={() => void abort.run()} disabled={abort.pending}>
-        Cancel and return to {it.client.name}
+        {t('interaction.cancel', { name: it.client.name })}
       </button>
     </div>
   )
@@ -85,7 +82,7 @@ export function Interaction({ at }: { at: InteractionAddress }) {
   if (it.prompt === 'login' && signedInHere && ofTenant) {
     return (
       <main id="main" className="narrow">
-        <h1>Signing you in to {it.client.name}</h1>
+        <h1>{t('interaction.signingIn', { name: it.client.name })}</h1>
         {login.pending && <Loading what={it.client.name} />}
         <ErrorBox error={login.error} />
         {login.error !== null && cancel}
@@ -96,8 +93,8 @@ export function Interaction({ at }: { at: InteractionAddress }) {
     <SignIn
       tenantCode={at.tenantCode}
       identifier={it.loginHint ?? undefined}
-      heading={`Sign in to ${it.client.name}`}
-      lead={<p>with your account in the {at.tenantCode} tenant.</p>}
+      heading={t('interaction.signInTo', { name: it.client.name })}
+      lead={<p>{t('interaction.lead', { tenant: at.tenantCode })}</p>}
       onSignedIn={() => setSignedInHere(true)}
     >
       {cancel}

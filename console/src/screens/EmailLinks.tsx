@@ -5,6 +5,7 @@ import { Link } from '../router'
 import { ErrorBox } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { Brand } from '../branding/Brand'
+import { t } from '../i18n'
 
 // The two public pages that finish section 18's flows from the link in a mail. They are screens of the
 // console like any other (one application, one CSP, no inline script), reachable signed in or not.
@@ -51,7 +52,7 @@ function LinkPage(props: {
   const [pending, setPending] = useState(false)
   const [done, setDone] = useState(false)
   useEffect(() => {
-    document.title = `${props.title} · Tessera console`
+    document.title = t('shell.title', { title: props.title })
   }, [props.title])
 
   const submit = async (e: FormEvent<HTMLFormElement>) => {
@@ -77,7 +78,7 @@ function LinkPage(props: {
       <Brand tenantCode={link?.tenant} />
       <h1>{props.title}</h1>
       {!link ? (
-        <p role="alert">This link is incomplete: open the one in your mail again.</p>
+        <p role="alert">{t('links.incomplete')}</p>
       ) : done ? (
         <>
           <p role="status">{props.done}</p>
@@ -86,7 +87,7 @@ function LinkPage(props: {
       ) : (
         <>
           {/* Not an alert of its own: the ErrorBox below is the one alert, with the code and request id. */}
-          {spent && <p>This link is no longer valid: ask for a new one.</p>}
+          {spent && <p>{t('links.spent')}</p>}
           {!spent && (
             <form onSubmit={(e) => void submit(e)} className="stack">
               {props.children}
@@ -104,12 +105,12 @@ function LinkPage(props: {
 export function ResetPassword() {
   return (
     <LinkPage
-      title="Choose a new password"
-      button="Set the password"
-      done="Your password was changed. You can sign in with it now."
+      title={t('links.resetTitle')}
+      button={t('links.resetButton')}
+      done={t('links.resetDone')}
       after={
         <p>
-          <Link to="/sign-in">Sign in</Link>
+          <Link to="/sign-in">{t('signIn.title')}</Link>
         </p>
       }
       send={(link, form) =>
@@ -119,7 +120,7 @@ export function ResetPassword() {
       }
     >
       <label>
-        New password
+        {t('account.new')}
         <input
           name="password"
           type="password"
@@ -140,14 +141,14 @@ export function ResetPassword() {
 export function VerifyEmail() {
   return (
     <LinkPage
-      title="Confirm your email address"
-      button="Confirm my address"
-      done="Your address is confirmed. You can close this page."
+      title={t('links.verifyTitle')}
+      button={t('links.verifyButton')}
+      done={t('links.verifyDone')}
       send={(link) =>
         tessera.POST('/api/v1/email/verify', { body: { tenantCode: link.tenant, token: link.token } })
       }
     >
-      <p>Press the button to confirm that this address is yours.</p>
+      <p>{t('links.press')}</p>
     </LinkPage>
   )
 }

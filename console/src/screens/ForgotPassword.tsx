@@ -3,6 +3,7 @@ import { rememberedTenant, tessera } from '../api'
 import { Brand } from '../branding/Brand'
 import { Link } from '../router'
 import { FormFooter } from '../ui/FormFooter'
+import { t } from '../i18n'
 
 /**
  * "Forgot your password?" (contract section 18): asks for the mail with a reset link. The answer is the
@@ -38,16 +39,13 @@ export function ForgotPassword() {
   return (
     <main id="main" className="narrow">
       <Brand tenantCode={tenant} />
-      <h1>Forgot your password?</h1>
+      <h1>{t('shell.forgotTitle')}</h1>
       {sent ? (
-        <p role="status">
-          If an account with a mail address matches, a mail with a link to choose a new password is on its
-          way. The link can be used once.
-        </p>
+        <p role="status">{t('forgot.sent')}</p>
       ) : (
         <form onSubmit={(e) => void submit(e)} className="stack">
           <label>
-            Tenant
+            {t('signIn.tenant')}
             <input
               name="tenant"
               autoComplete="organization"
@@ -57,14 +55,14 @@ export function ForgotPassword() {
             />
           </label>
           <label>
-            Email, username or CPF/CNPJ
+            {t('signIn.identifier')}
             <input name="identifier" autoComplete="username" required />
           </label>
-          <FormFooter submit="Send the link" error={error} pending={pending} layout="stacked" />
+          <FormFooter submit={t('forgot.send')} error={error} pending={pending} layout="stacked" />
         </form>
       )}
       <p>
-        <Link to="/sign-in">Back to sign in</Link>
+        <Link to="/sign-in">{t('forgot.back')}</Link>
       </p>
     </main>
   )

@@ -83,7 +83,7 @@ function ConfigForm({ tenantId, current }: { tenantId: string; current: Obj }) {
       )}
       {SECTIONS.map((section) => (
         <section key={section.id} aria-labelledby={`settings-${section.id}`} className="settings-section">
-          <h3 id={`settings-${section.id}`}>{section.title}</h3>
+          <h3 id={`settings-${section.id}`}>{t(section.title)}</h3>
           <SchemaFields
             schema={authConfigPatch}
             value={draft}

@@ -10,6 +10,7 @@ import { ContinueWith } from '../federation/ContinueWith'
 import { federationError, takeReturn } from '../federation/flow'
 import { RecoveryCodes } from '../users/RecoveryCodes'
 import { Brand } from '../branding/Brand'
+import { t } from '../i18n'
 
 // Why outside the component: a login code is single use, and a remount (StrictMode's) must not send it twice.
 let federatedSent = false
@@ -116,14 +117,11 @@ export function SignIn(props: {
   if (recovery) {
     return (
       <main id="main" className="narrow">
-        <h1>Recovery codes</h1>
-        <p>
-          Keep these codes somewhere safe: each signs you in once without your authenticator. They are shown
-          only now.
-        </p>
+        <h1>{t('signIn.recovery')}</h1>
+        <p>{t('signIn.keepCodes')}</p>
         <RecoveryCodes codes={recovery} tenant={tessera.claims()?.tenantCode ?? tenantTyped} />
         <button type="button" className="primary" onClick={signedIn}>
-          Continue
+          {t('signIn.continue')}
         </button>
       </main>
     )
@@ -132,7 +130,7 @@ export function SignIn(props: {
   return (
     <main id="main" className="narrow">
       <Brand tenantCode={tenantTyped} />
-      <h1>{props.heading ?? 'Sign in'}</h1>
+      <h1>{props.heading ?? t('signIn.title')}</h1>
       {props.lead}
       {back?.error && (
         <p role="alert" className="error">
@@ -142,7 +140,7 @@ export function SignIn(props: {
       <form onSubmit={signIn} className="stack">
         <div hidden={mfa !== null} className="stack">
           <label>
-            Tenant
+            {t('signIn.tenant')}
             <input
               ref={tenantField}
               name="tenant"
@@ -154,7 +152,7 @@ export function SignIn(props: {
             />
           </label>
           <label>
-            Email, username or CPF/CNPJ
+            {t('signIn.identifier')}
             <input
               name="identifier"
               autoComplete="username"
@@ -163,7 +161,7 @@ export function SignIn(props: {
             />
           </label>
           <label>
-            Password
+            {t('signIn.password')}
             <input name="password" type="password" autoComplete="current-password" required={!mfa} />
           </label>
         </div>
@@ -171,32 +169,27 @@ export function SignIn(props: {
           <>
             {mfa.setup && (
               <div>
-                <p>Scan this QR code with your authenticator app, then enter the code it shows.</p>
-                <img
-                  src={qrSource(mfa.setup.qrCodeSvg)}
-                  alt="QR code of your new authenticator"
-                  width={200}
-                  height={200}
-                />
+                <p>{t('account.scan')}</p>
+                <img src={qrSource(mfa.setup.qrCodeSvg)} alt={t('account.qrAlt')} width={200} height={200} />
                 <p>
-                  Or enter this secret: <code>{mfa.setup.secret}</code>
+                  {t('account.orSecret')} <code>{mfa.setup.secret}</code>
                 </p>
               </div>
             )}
-            <p>Enter the code from your authenticator app, or a recovery code.</p>
+            <p>{t('signIn.enterCode')}</p>
             <label>
-              Code
+              {t('account.code')}
               <input name="code" autoComplete="one-time-code" required autoFocus />
             </label>
           </>
         )}
-        <FormFooter submit="Sign in" error={error} pending={pending} layout="stacked" />
+        <FormFooter submit={t('signIn.title')} error={error} pending={pending} layout="stacked" />
       </form>
       {!mfa && <PasskeySignIn tenantCode={tenantCode} onSignedIn={props.onSignedIn} />}
       {!mfa && <ContinueWith tenantCode={tenantTyped} />}
       {!mfa && (
         <p>
-          <Link to="/forgot-password">Forgot your password?</Link>
+          <Link to="/forgot-password">{t('shell.forgotTitle')}</Link>
         </p>
       )}
       {props.children}

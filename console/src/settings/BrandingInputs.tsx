@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { t } from '../i18n'
 
 // The two fields of Settings → Branding that a text box cannot hold well (issue 44): the logo, picked as a file
 // and sent as the data: URL the API takes, and the colour, picked with the browser's own colour input.
@@ -23,11 +24,11 @@ function LogoInput({ common, label, value, onChange }: BrandInputProps) {
     setProblem('')
     if (!file) return
     // Checked here for a message at once; the service checks the bytes again, whatever a page sends.
-    if (!LOGO_TYPES.includes(file.type)) return setProblem('Choose a PNG, JPEG or WebP image.')
-    if (file.size > MAX_LOGO_BYTES) return setProblem('Choose an image of at most 100 KB.')
+    if (!LOGO_TYPES.includes(file.type)) return setProblem(t('brand.chooseType'))
+    if (file.size > MAX_LOGO_BYTES) return setProblem(t('brand.tooBig'))
     const reader = new FileReader()
     reader.onload = () => onChange(String(reader.result))
-    reader.onerror = () => setProblem('The image could not be read.')
+    reader.onerror = () => setProblem(t('brand.unreadable'))
     reader.readAsDataURL(file)
   }
   return (
@@ -46,7 +47,7 @@ function LogoInput({ common, label, value, onChange }: BrandInputProps) {
       )}
       {logo && (
         <button type="button" className="secondary" onClick={() => onChange(null)}>
-          Remove the logo
+          {t('brand.removeLogo')}
         </button>
       )}
     </div>
@@ -60,10 +61,10 @@ function ColorInput({ common, value, onChange }: BrandInputProps) {
     <span className="row">
       {/* Why a grey when unset: a colour input always shows some colour; it is sent only once changed. */}
       <input {...common} type="color" value={color ?? '#808080'} onChange={(e) => onChange(e.target.value)} />
-      <span>{color ?? 'The console’s own'}</span>
+      <span>{color ?? t('brand.ownColour')}</span>
       {color && (
         <button type="button" className="secondary" onClick={() => onChange(null)}>
-          Use the console’s colour
+          {t('brand.useOwn')}
         </button>
       )}
     </span>

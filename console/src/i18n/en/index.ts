@@ -6,6 +6,10 @@ import { settings } from './settings.js'
 import { auditWords } from './audit-words.js'
 import { words } from './words.js'
 import { account } from './account.js'
+import { signIn } from './sign-in.js'
+import { interaction } from './interaction.js'
+import { settingsForm } from './settings-form.js'
+import { branding } from './branding.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
 export const en = {
@@ -17,4 +21,8 @@ export const en = {
   ...auditWords,
   ...words,
   ...account,
+  ...signIn,
+  ...interaction,
+  ...settingsForm,
+  ...branding,
 } as const

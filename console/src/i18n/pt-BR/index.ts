@@ -8,6 +8,10 @@ import { settings } from './settings.js'
 import { auditWords } from './audit-words.js'
 import { words } from './words.js'
 import { account } from './account.js'
+import { signIn } from './sign-in.js'
+import { interaction } from './interaction.js'
+import { settingsForm } from './settings-form.js'
+import { branding } from './branding.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -20,4 +24,8 @@ export const ptBR: WordsOf<typeof en> = {
   ...auditWords,
   ...words,
   ...account,
+  ...signIn,
+  ...interaction,
+  ...settingsForm,
+  ...branding,
 }

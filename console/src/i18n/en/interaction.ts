@@ -1,0 +1,25 @@
+// The words of interaction/Consent.tsx.
+export const interaction = {
+  'interaction.title': '{title} · Tessera',
+  'interaction.signInTo': 'Sign in to {name}',
+  'interaction.ended': 'This sign-in has ended',
+  'interaction.expired':
+    'This sign-in request has expired or was already used. Go back to the application and start again.',
+  'interaction.cancel': 'Cancel and return to {name}',
+  'interaction.signingIn': 'Signing you in to {name}',
+  'interaction.lead': 'with your account in the {tenant} tenant.',
+  'interaction.what': 'the sign-in request',
+  'consent.asks': '{name} asks for access to your account',
+  'consent.as': 'Signed in as {who}',
+  'consent.able': 'It will be able to',
+  'consent.allow': 'Allow',
+  'consent.deny': 'Deny',
+  'consent.withdraw': 'You can withdraw this access later, under Account in the console.',
+  'scope.openid': 'Know who you are: your user id in this tenant',
+  'scope.profile': 'See your username and when your profile last changed',
+  'scope.email': 'See your email address and whether it is verified',
+  'scope.roles': 'See your roles and permissions in this tenant',
+  'scope.offline_access': 'Stay connected while you are away: it can renew its access without asking you',
+  'scope.apiOf': 'Use “{scope}” on {resource}',
+  'scope.api': 'Use “{scope}”',
+} as const
