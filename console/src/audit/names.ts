@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { t } from '../i18n'
 import { keyIdsOf, targetOf, userIdsOf, type Names } from '../lib/audit-words'
 import { useSession } from '../session'
 
@@ -64,7 +65,7 @@ export function useNames(rows: readonly Row[] | undefined): Names {
   })
   return {
     // Why the id's start for one not found: a deleted user (the log keeps what they did) or no users:read.
-    user: (id) => users.data?.get(id) ?? `user ${id.slice(0, 8)}`,
+    user: (id) => users.data?.get(id) ?? t('audit.userId', { id: id.slice(0, 8) }),
     role: (id) => roles.data?.get(id),
     // Why null only once the answer is in: a key the tenant's list does not hold is gone.
     key: (id) => (keys.data ? (keys.data.get(id) ?? null) : undefined),

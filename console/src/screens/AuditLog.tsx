@@ -8,10 +8,10 @@ import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
-import { count } from '../lib/plural'
 import { changedOf, keyWords, sentenceOf } from '../lib/audit-words'
 import { useNames } from '../audit/names'
 import { ErrorBox, PlainError } from '../ui/feedback'
+import { t } from '../i18n'
 
 type Row = components['schemas']['AuditRow']
 type Filters = {
@@ -57,9 +57,7 @@ async function filtersOf(form: HTMLFormElement): Promise<Filters> {
     )
     const match = exact.length === 1 ? exact[0] : found.items.length === 1 ? found.items[0] : undefined
     if (!match)
-      throw new PlainError(
-        found.items.length ? `More than one user matches “${who}”.` : `No user matches “${who}”.`,
-      )
+      throw new PlainError(found.items.length ? t('audit.many', { who }) : t('audit.noUser', { who }))
     userId = match.id
   }
   return {
@@ -103,7 +101,7 @@ export function AuditLog() {
         params: { query: { ...filters, limit: page.limit, offset: page.offset } },
       }),
   })
-  const exporting = useAction(exportCsv, (n) => setExported(`Exported ${count(n, 'row', 'rows')}.`))
+  const exporting = useAction(exportCsv, (n) => setExported(t('audit.exported', { count: n })))
   const names = useNames(rows.data?.items)
   const apply = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -115,65 +113,65 @@ export function AuditLog() {
   }
   return (
     <>
-      <h1>Audit log</h1>
-      <form onSubmit={apply} className="filters" aria-label="Filters">
+      <h1>{t('screen.auditLog')}</h1>
+      <form onSubmit={apply} className="filters" aria-label={t('audit.filters')}>
         <label>
-          Action
+          {t('audit.action')}
           <select name="action">
-            <option value="">Any</option>
+            <option value="">{t('users.any')}</option>
             {auditActions.map((a) => (
               <option key={a}>{a}</option>
             ))}
           </select>
         </label>
         <label>
-          Outcome
+          {t('audit.outcome')}
           <select name="success">
-            <option value="">Any</option>
-            <option value="true">Success</option>
-            <option value="false">Failure</option>
+            <option value="">{t('users.any')}</option>
+            <option value="true">{t('audit.successOption')}</option>
+            <option value="false">{t('audit.failureOption')}</option>
           </select>
         </label>
         <label>
-          Time range
+          {t('audit.range')}
           <select name="since">
-            <option value="">All time</option>
-            <option value="1h">Last hour</option>
-            <option value="24h">Last 24 hours</option>
-            <option value="7d">Last 7 days</option>
-            <option value="30d">Last 30 days</option>
+            <option value="">{t('audit.allTime')}</option>
+            <option value="1h">{t('audit.lastHour')}</option>
+            <option value="24h">{t('audit.last24')}</option>
+            <option value="7d">{t('audit.last7')}</option>
+            <option value="30d">{t('audit.last30')}</option>
           </select>
         </label>
         <label>
-          User (email, username or id)
+          {t('audit.userFilter')}
           <input name="user" autoComplete="off" />
         </label>
         <label>
-          Address
+          {t('overview.address')}
           <input name="ip" />
         </label>
-        <FormFooter submit="Apply filters">
+        <FormFooter submit={t('audit.apply')}>
           <button type="button" onClick={() => void exporting.run(filters)} disabled={exporting.pending}>
-            Export CSV
+            {t('audit.export')}
           </button>
         </FormFooter>
       </form>
       <ErrorBox error={filterError} />
-      <p role="status">{exporting.pending ? 'Exporting…' : exported}</p>
+      <p role="status">{exporting.pending ? t('audit.exporting') : exported}</p>
       <List
-        what="the audit log"
+        what={t('audit.what')}
         error={rows.error ?? exporting.error}
         pending={rows.isPending}
         items={rows.data?.items}
-        empty="No audit row matches these filters."
+        empty={t('audit.empty')}
         page={page}
         total={rows.data?.total}
-        caption={(total) => count(total, 'event', 'events')}
+        caption={(total) => t('audit.count', { count: total })}
         rowKey={(r) => r.id}
         columns={[
-          { title: 'Time', cell: (r) => when(r.created_at) },
+          { title: t('audit.time'), cell: (r) => when(r.created_at) },
           {
-            title: 'Event',
+            title: t('audit.event'),
             cell: (r) => (
               <>
                 {sentenceOf(r, names)}
@@ -185,12 +183,17 @@ export function AuditLog() {
             ),
           },
           {
-            title: 'Outcome',
-            cell: (r) => (r.success ? 'Success' : `Failure${r.error_message ? `: ${r.error_message}` : ''}`),
+            title: t('audit.outcome'),
+            cell: (r) =>
+              r.success
+                ? t('audit.success')
+                : r.error_message
+                  ? t('audit.failureWith', { message: r.error_message })
+                  : t('audit.failure'),
           },
-          { title: 'Address', cell: (r) => r.ip_address ?? '—' },
+          { title: t('overview.address'), cell: (r) => r.ip_address ?? '—' },
           {
-            title: 'Detail',
+            title: t('audit.detail'),
             cell: (r) => (
               <>
                 <button
@@ -198,13 +201,13 @@ export function AuditLog() {
                   aria-expanded={open === r.id}
                   onClick={() => setOpen(open === r.id ? null : r.id)}
                 >
-                  Details
+                  {t('audit.details')}
                 </button>
                 {open === r.id && (
                   <dl className="facts">
-                    <dt>User</dt>
+                    <dt>{t('screen.user')}</dt>
                     <dd>{r.user_id ? `${names.user(r.user_id)} (${r.user_id})` : '—'}</dd>
-                    <dt>Actor</dt>
+                    <dt>{t('audit.actor')}</dt>
                     <dd>
                       {r.actor_type === 'user' && r.actor_id
                         ? `${names.user(r.actor_id)} (${r.actor_id})`
@@ -212,11 +215,11 @@ export function AuditLog() {
                           ? `${keyWords(names, r.actor_id)} (${r.actor_id})`
                           : `${r.actor_type ?? '—'} ${r.actor_id ?? ''}`}
                     </dd>
-                    <dt>Browser</dt>
+                    <dt>{t('audit.browser')}</dt>
                     <dd>{r.user_agent ?? '—'}</dd>
-                    <dt>Request id</dt>
+                    <dt>{t('audit.requestId')}</dt>
                     <dd>{r.request_id ?? '—'}</dd>
-                    <dt>Metadata</dt>
+                    <dt>{t('audit.metadata')}</dt>
                     <dd>
                       <code>{JSON.stringify(r.metadata)}</code>
                     </dd>

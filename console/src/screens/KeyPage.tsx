@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { durationWords } from '../lib/durations'
 import { useAction } from '../action'
 import { KeyAllowlists } from '../client-keys/KeyAllowlists'
 import { KeyLog, KeyUsage } from '../client-keys/KeyUsage'
@@ -11,16 +12,13 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { when } from '../ui/format'
 import { ShownOnce } from '../ui/ShownOnce'
+import { t } from '../i18n'
 
 type ClientKey = components['schemas']['ClientKey']
 
 /** How long the old value keeps working after a rotation (the API's 0..604800 s). */
-const GRACE: readonly [number, string][] = [
-  [0, 'None: the old value stops at once'],
-  [3600, '1 hour'],
-  [86_400, '1 day'],
-  [604_800, '7 days'],
-]
+/** The grace periods offered, in seconds; none, or a duration in words (lib/durations.ts). */
+const GRACE: readonly number[] = [0, 3600, 86_400, 604_800]
 
 /** Rotate (with a grace period for the old value) and revoke, each after a confirming click. */
 function KeyActions({ k, onRotated }: { k: ClientKey; onRotated: (value: string) => void }) {
@@ -48,27 +46,23 @@ function KeyActions({ k, onRotated }: { k: ClientKey; onRotated: (value: string)
   if (k.status !== 'ACTIVE' || (!canRotate && !canRevoke)) return null
   return (
     <section aria-labelledby="key-actions" className="panel stack">
-      <h2 id="key-actions">Rotate or revoke</h2>
+      <h2 id="key-actions">{t('keys.actions')}</h2>
       {canRotate && (
         <div className="row">
           <label>
-            Old value keeps working for
+            {t('keys.graceLabel')}
             <select value={grace} onChange={(e) => setGrace(Number(e.currentTarget.value))}>
-              {GRACE.map(([seconds, label]) => (
+              {GRACE.map((seconds) => (
                 <option key={seconds} value={seconds}>
-                  {label}
+                  {seconds === 0 ? t('keys.noGrace') : durationWords(seconds)}
                 </option>
               ))}
             </select>
           </label>
           <ConfirmButton
-            label={`Rotate ${k.name}`}
-            confirm="Rotate now"
-            warning={
-              grace === 0
-                ? 'A new value is made; the old one stops at once.'
-                : 'A new value is made; the old one works until the grace period ends.'
-            }
+            label={t('keys.rotateName', { name: k.name })}
+            confirm={t('keys.rotateNow')}
+            warning={grace === 0 ? t('keys.rotateWarning') : t('keys.rotateGraceWarning')}
             onConfirm={() => void rotate.run(grace)}
           />
         </div>
@@ -76,9 +70,9 @@ function KeyActions({ k, onRotated }: { k: ClientKey; onRotated: (value: string)
       {canRevoke && (
         <div className="row">
           <ConfirmButton
-            label={`Revoke ${k.name}`}
-            confirm="Revoke now"
-            warning="Calls with this key stop at once."
+            label={t('keys.revokeName', { name: k.name })}
+            confirm={t('keys.revokeNow')}
+            warning={t('keys.revokeWarning')}
             onConfirm={() => void revoke.run()}
           />
         </div>
@@ -99,29 +93,29 @@ export function KeyPage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link to="/keys">← Keys</Link>
+        <Link to="/keys">← {t('screen.keys')}</Link>
       </p>
-      <h1>{k ? `Key ${k.name}` : 'Key'}</h1>
+      <h1>{k ? t('keys.title', { name: k.name }) : t('screen.key')}</h1>
       <ErrorBox error={key.error} />
-      {key.isPending && <Loading what="the key" />}
+      {key.isPending && <Loading what={t('keys.keyWhat')} />}
       {k && shown && <ShownOnce name={k.name} value={shown} onDone={() => setShown(null)} />}
       {k && (
         <div className="grid">
           <section aria-labelledby="key-details" className="panel">
-            <h2 id="key-details">Details</h2>
+            <h2 id="key-details">{t('user.details')}</h2>
             <dl className="facts">
-              <dt>Status</dt>
+              <dt>{t('users.status')}</dt>
               <dd>{k.status}</dd>
-              <dt>Prefix</dt>
+              <dt>{t('keys.prefix')}</dt>
               <dd className="mono">{k.prefix}…</dd>
-              <dt>Scopes</dt>
+              <dt>{t('keys.scopes')}</dt>
               <dd>{k.scopes.join(', ') || '—'}</dd>
-              <dt>Created</dt>
+              <dt>{t('user.created')}</dt>
               <dd>{when(k.createdAt)}</dd>
-              <dt>Last used</dt>
+              <dt>{t('keys.lastUsed')}</dt>
               <dd>{when(k.lastUsedAt)}</dd>
-              <dt>Expires</dt>
-              <dd>{k.expiresAt ? when(k.expiresAt) : 'Never'}</dd>
+              <dt>{t('keys.expires')}</dt>
+              <dd>{k.expiresAt ? when(k.expiresAt) : t('keys.never')}</dd>
             </dl>
           </section>
           <KeyActions k={k} onRotated={setShown} />

@@ -12,6 +12,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { ShownOnce } from '../ui/ShownOnce'
+import { t } from '../i18n'
 
 const LIMIT = 20
 
@@ -50,14 +51,14 @@ function CreateKey({
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby="new-key">
-      <h2 id="new-key">New Client Key</h2>
+      <h2 id="new-key">{t('keys.new')}</h2>
       <label>
-        Name
+        {t('tenants.name')}
         <input name="name" required maxLength={100} />
       </label>
       <fieldset>
-        <legend>Scopes</legend>
-        {scopes.isPending && <Loading what="scopes" />}
+        <legend>{t('keys.scopes')}</legend>
+        {scopes.isPending && <Loading what={t('keys.scopesWhat')} />}
         <ErrorBox error={scopes.error} />
         <div className="checks">
           {scopes.data?.items.map((s) => (
@@ -68,22 +69,27 @@ function CreateKey({
         </div>
       </fieldset>
       <label>
-        Allowed addresses (CIDR, comma separated; empty for any)
+        {t('keys.addresses')}
         <input name="ips" />
       </label>
       <label>
-        Allowed origins (comma separated; empty for any)
+        {t('keys.origins')}
         <input name="origins" />
       </label>
       <label>
-        Expires on (empty: never)
+        {t('keys.expiresOn')}
         <input
           name="expires"
           type="date"
           min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
         />
       </label>
-      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
+      <FormFooter
+        submit={t('users.create')}
+        error={create.error}
+        pending={create.pending}
+        onCancel={onClose}
+      />
     </form>
   )
 }
@@ -121,16 +127,14 @@ export function Keys() {
   )
   return (
     <>
-      <h1>Keys</h1>
+      <h1>{t('screen.keys')}</h1>
       <section aria-labelledby="client-keys">
-        <h2 id="client-keys">Client Keys</h2>
-        <p className="muted">
-          Client Keys let your back ends call the API. Never put one in a browser or an app.
-        </p>
+        <h2 id="client-keys">{t('keys.clientKeys')}</h2>
+        <p className="muted">{t('keys.help')}</p>
         {shown && <ShownOnce name={shown.name} value={shown.key} onDone={() => setShown(null)} />}
         {session.can('client-keys:create') && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
-            Create key
+            {t('keys.create')}
           </button>
         )}
         {creating && (
@@ -144,46 +148,68 @@ export function Keys() {
           />
         )}
         <List
-          what="keys"
+          what={t('keys.what')}
           error={keys.error ?? rotate.error ?? revoke.error}
           pending={keys.isPending}
           items={keys.data?.items}
-          empty="No Client Key yet."
+          empty={t('keys.none')}
           page={page}
           total={keys.data?.total}
           rowKey={(k) => k.id}
           sort={sort}
           columns={[
-            { title: 'Name', cell: (k) => <Link to={`/keys/${k.id}`}>{k.name}</Link>, sortBy: (k) => k.name },
-            { title: 'Prefix', cell: (k) => `${k.prefix}…`, className: 'mono', sortBy: (k) => k.prefix },
-            { title: 'Status', cell: (k) => k.status, sortBy: (k) => k.status },
-            { title: 'Scopes', cell: (k) => k.scopes.join(', '), sortBy: (k) => k.scopes.join(', ') },
-            { title: 'Last used', cell: (k) => when(k.lastUsedAt), sortBy: (k) => k.lastUsedAt },
             {
-              title: 'Expires',
-              cell: (k) => (k.expiresAt ? when(k.expiresAt) : 'Never'),
+              key: 'name',
+              title: t('tenants.name'),
+              cell: (k) => <Link to={`/keys/${k.id}`}>{k.name}</Link>,
+              sortBy: (k) => k.name,
+            },
+            {
+              key: 'prefix',
+              title: t('keys.prefix'),
+              cell: (k) => `${k.prefix}…`,
+              className: 'mono',
+              sortBy: (k) => k.prefix,
+            },
+            { key: 'status', title: t('users.status'), cell: (k) => k.status, sortBy: (k) => k.status },
+            {
+              key: 'scopes',
+              title: t('keys.scopes'),
+              cell: (k) => k.scopes.join(', '),
+              sortBy: (k) => k.scopes.join(', '),
+            },
+            {
+              key: 'last-used',
+              title: t('keys.lastUsed'),
+              cell: (k) => when(k.lastUsedAt),
+              sortBy: (k) => k.lastUsedAt,
+            },
+            {
+              key: 'expires',
+              title: t('keys.expires'),
+              cell: (k) => (k.expiresAt ? when(k.expiresAt) : t('keys.never')),
               // Why a far date for none: a key that never expires sorts after every dated one.
               sortBy: (k) => k.expiresAt ?? '9999',
             },
             {
-              title: 'Actions',
+              title: t('tenants.actions'),
               className: 'row',
               cell: (k) =>
                 k.status === 'ACTIVE' && (
                   <>
                     {session.can('client-keys:update') && (
                       <ConfirmButton
-                        label={`Rotate ${k.name}`}
-                        confirm="Rotate now"
-                        warning="A new value is made; the old one stops at once."
+                        label={t('keys.rotateName', { name: k.name })}
+                        confirm={t('keys.rotateNow')}
+                        warning={t('keys.rotateWarning')}
                         onConfirm={() => void rotate.run(k.id)}
                       />
                     )}
                     {session.can('client-keys:revoke') && (
                       <ConfirmButton
-                        label={`Revoke ${k.name}`}
-                        confirm="Revoke now"
-                        warning="Calls with this key stop at once."
+                        label={t('keys.revokeName', { name: k.name })}
+                        confirm={t('keys.revokeNow')}
+                        warning={t('keys.revokeWarning')}
                         onConfirm={() => void revoke.run(k.id)}
                       />
                     )}

@@ -2,6 +2,8 @@ import { Fragment } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { num } from '../ui/i18n'
+import { t, type Key } from '../i18n'
 import { tenantActions } from '../lib/tenant-actions'
 import { Link } from '../router'
 import { useSession } from '../session'
@@ -11,29 +13,31 @@ import { when } from '../ui/format'
 
 type Tenant = components['schemas']['Tenant']
 
-function Details({ t }: { t: Tenant }) {
+function Details({ t: tn }: { t: Tenant }) {
   return (
     <section aria-labelledby="tenant-details" className="panel">
-      <h2 id="tenant-details">Details</h2>
+      <h2 id="tenant-details">{t('user.details')}</h2>
       <dl className="facts">
-        <dt>Name</dt>
-        <dd>{t.name}</dd>
-        <dt>Code</dt>
+        <dt>{t('tenants.name')}</dt>
+        <dd>{tn.name}</dd>
+        <dt>{t('tenants.code')}</dt>
         <dd>
-          <code>{t.code}</code>
+          <code>{tn.code}</code>
         </dd>
-        <dt>Status</dt>
-        <dd>{t.status}</dd>
-        <dt>Database</dt>
+        <dt>{t('users.status')}</dt>
+        <dd>{tn.status}</dd>
+        <dt>{t('tenants.database')}</dt>
         <dd>
-          {t.database.dedicated ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}` : 'Shared'}
+          {tn.database.dedicated
+            ? t('tenants.own', { where: `${tn.database.host ?? ''}/${tn.database.database ?? ''}` })
+            : t('tenants.shared')}
         </dd>
-        <dt>Sign-in with</dt>
-        <dd>{t.auth_config.loginIdentifiers.join(', ')}</dd>
-        <dt>Created</dt>
-        <dd>{when(t.createdAt)}</dd>
-        <dt>Updated</dt>
-        <dd>{when(t.updatedAt)}</dd>
+        <dt>{t('tenant.signInWith')}</dt>
+        <dd>{tn.auth_config.loginIdentifiers.join(', ')}</dd>
+        <dt>{t('user.created')}</dt>
+        <dd>{when(tn.createdAt)}</dd>
+        <dt>{t('tenant.updated')}</dt>
+        <dd>{when(tn.updatedAt)}</dd>
       </dl>
     </section>
   )
@@ -46,24 +50,24 @@ function Counts() {
     queryFn: () => tessera.GET('/api/v1/tenants/me/metrics'),
   })
   const m = metrics.data
-  const facts: [string, number | undefined][] = [
-    ['Users', m?.users.total],
-    ['Active users', m?.users.active],
-    ['Active sessions', m?.sessions.active],
-    ['Roles', m?.roles],
-    ['Permissions of its own', m?.customPermissions],
-    ['Active Client Keys', m?.clientKeys.active],
-    ['Logins in the last 24 h', m?.logins24h.successful],
+  const facts: [Key, number | undefined][] = [
+    ['screen.users', m?.users.total],
+    ['tenant.activeUsers', m?.users.active],
+    ['overview.activeSessions', m?.sessions.active],
+    ['screen.roles', m?.roles],
+    ['tenant.ownPermissions', m?.customPermissions],
+    ['tenant.activeKeys', m?.clientKeys.active],
+    ['overview.logins24h', m?.logins24h.successful],
   ]
   return (
     <section aria-labelledby="tenant-counts" className="panel">
-      <h2 id="tenant-counts">Counts</h2>
+      <h2 id="tenant-counts">{t('overview.counts')}</h2>
       <ErrorBox error={metrics.error} />
       <dl className="facts">
         {facts.map(([label, value]) => (
           <Fragment key={label}>
-            <dt>{label}</dt>
-            <dd>{value ?? '…'}</dd>
+            <dt>{t(label)}</dt>
+            <dd>{value === undefined ? '…' : num(value)}</dd>
           </Fragment>
         ))}
       </dl>
@@ -82,30 +86,35 @@ export function TenantPage({ id }: { id: string }) {
     queryKey: ['tenants', id],
     queryFn: () => tessera.GET('/api/v1/tenants/{id}', { params: { path: { id } } }),
   })
-  const t = tenant.data
-  const own = t !== undefined && t.code === session.tenantCode
+  const tn = tenant.data
+  const own = tn !== undefined && tn.code === session.tenantCode
   const can = tenantActions(session.permissions, own)
   const platform = session.can('tenants:create')
   return (
     <>
-      <p>{platform ? <Link to="/tenants">← Tenants</Link> : <Link to="/">← Overview</Link>}</p>
-      <h1>{t ? `Tenant ${t.name}` : 'Tenant'}</h1>
+      <p>
+        {platform ? (
+          <Link to="/tenants">← {t('screen.tenants')}</Link>
+        ) : (
+          <Link to="/">← {t('screen.overview')}</Link>
+        )}
+      </p>
+      <h1>{tn ? t('tenant.title', { name: tn.name }) : t('screen.tenant')}</h1>
       <ErrorBox error={tenant.error} />
-      {tenant.isPending && <Loading what="the tenant" />}
-      {t && own && (
+      {tenant.isPending && <Loading what={t('tenant.what')} />}
+      {tn && own && (
         <p className="muted">
-          {platform
-            ? 'This is your own tenant, the platform: it cannot be deactivated or deleted. '
-            : 'This is your own tenant. '}
-          Its authentication settings are on the <Link to="/settings">Settings</Link> screen.
+          {platform ? t('tenant.ownPlatform') : t('tenant.own')} {t('tenant.settingsAt')}{' '}
+          <Link to="/settings">{t('screen.settings')}</Link>
+          {t('tenant.settingsAfter')}
         </p>
       )}
-      {t && (
+      {tn && (
         <div className="grid">
-          <Details t={t} />
+          <Details t={tn} />
           {own && session.can('tenants:read') && <Counts />}
-          {(can.rename || can.status) && <TenantEdit tenant={t} withStatus={can.status} />}
-          {can.remove && <TenantDelete tenant={t} />}
+          {(can.rename || can.status) && <TenantEdit tenant={tn} withStatus={can.status} />}
+          {can.remove && <TenantDelete tenant={tn} />}
         </div>
       )}
     </>

@@ -8,7 +8,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 const LIMIT = 20
 
@@ -18,8 +18,8 @@ function CreateTenant({ onClose }: { onClose: () => void }) {
   const create = useAction(
     (body: { code: string; name: string; admin: { email: string; password: string } }) =>
       tessera.POST('/api/v1/tenants', { body }),
-    (t) => {
-      setCreated(`Tenant ${t.name} created. Its administrator can sign in with the tenant code “${t.code}”.`)
+    (tn) => {
+      setCreated(t('tenants.created', { name: tn.name, code: tn.code }))
       void queries.invalidateQueries({ queryKey: ['tenants'] })
     },
   )
@@ -37,37 +37,42 @@ function CreateTenant({ onClose }: { onClose: () => void }) {
       <div className="callout">
         <p role="status">{created}</p>
         <button type="button" onClick={onClose}>
-          Done
+          {t('tenants.done')}
         </button>
       </div>
     )
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby="new-tenant">
-      <h2 id="new-tenant">New tenant</h2>
+      <h2 id="new-tenant">{t('tenants.new')}</h2>
       <label>
-        Tenant code
+        {t('tenants.codeLabel')}
         <input name="code" required pattern="[a-z0-9][a-z0-9\-]*" aria-describedby="code-hint" autoFocus />
       </label>
       <small id="code-hint" className="muted">
-        Lowercase letters, digits and hyphens; people type it to sign in. It cannot change later.
+        {t('tenants.codeHint')}
       </small>
       <label>
-        Name
+        {t('tenants.name')}
         <input name="name" required />
       </label>
       <fieldset>
-        <legend>First administrator</legend>
+        <legend>{t('tenants.firstAdmin')}</legend>
         <label>
-          Admin email
+          {t('tenants.adminEmail')}
           <input name="email" type="email" required autoComplete="off" />
         </label>
         <label>
-          Admin password
+          {t('tenants.adminPassword')}
           <input name="password" type="password" required autoComplete="new-password" />
         </label>
       </fieldset>
-      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
+      <FormFooter
+        submit={t('users.create')}
+        error={create.error}
+        pending={create.pending}
+        onCancel={onClose}
+      />
     </form>
   )
 }
@@ -103,67 +108,86 @@ export function Tenants() {
   )
   return (
     <>
-      <h1>Tenants</h1>
-      {deleted && <p role="status">Tenant {deleted} deleted.</p>}
+      <h1>{t('screen.tenants')}</h1>
+      {deleted && <p role="status">{t('tenants.deleted', { name: deleted })}</p>}
       <div className="toolbar">
-        <form role="search" aria-label="Filter tenants" onSubmit={filter} className="row" key={only ?? ''}>
+        <form
+          role="search"
+          aria-label={t('tenants.filter')}
+          onSubmit={filter}
+          className="row"
+          key={only ?? ''}
+        >
           <label>
-            Status
+            {t('users.status')}
             <select name="status" defaultValue={only ?? ''}>
-              <option value="">Any</option>
-              <option value="ACTIVE">Active</option>
-              <option value="INACTIVE">Inactive</option>
+              <option value="">{t('users.any')}</option>
+              <option value="ACTIVE">{t('status.ACTIVE')}</option>
+              <option value="INACTIVE">{t('status.INACTIVE')}</option>
             </select>
           </label>
-          <button type="submit">Filter</button>
+          <button type="submit">{t('tenants.filterButton')}</button>
         </form>
         {!creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
-            Create tenant
+            {t('tenants.create')}
           </button>
         )}
       </div>
       {creating && <CreateTenant onClose={() => setCreating(false)} />}
       <List
-        what="tenants"
+        what={t('tenants.what')}
         error={tenants.error ?? setStatus.error}
         pending={tenants.isPending}
         items={tenants.data?.items}
-        empty={only ? 'No tenant has this status.' : 'No tenant yet.'}
+        empty={only ? t('tenants.noneWithStatus') : t('tenants.none')}
         page={page}
         total={tenants.data?.total}
-        caption={(total) => count(total, 'tenant', 'tenants')}
-        rowKey={(t) => t.id}
+        caption={(total) => t('tenants.count', { count: total })}
+        rowKey={(tn) => tn.id}
         sort={sort}
         columns={[
           {
-            title: 'Tenant',
-            cell: (t) => <Link to={`/tenants/${t.id}`}>{t.name}</Link>,
-            sortBy: (t) => t.name,
+            key: 'tenant',
+            title: t('screen.tenant'),
+            cell: (tn) => <Link to={`/tenants/${tn.id}`}>{tn.name}</Link>,
+            sortBy: (tn) => tn.name,
           },
-          { title: 'Code', cell: (t) => <code>{t.code}</code>, sortBy: (t) => t.code },
-          { title: 'Status', cell: (t) => t.status, sortBy: (t) => t.status },
           {
-            title: 'Database',
-            cell: (t) =>
-              t.database.dedicated ? `Own: ${t.database.host ?? ''}/${t.database.database ?? ''}` : 'Shared',
+            key: 'code',
+            title: t('tenants.code'),
+            cell: (tn) => <code>{tn.code}</code>,
+            sortBy: (tn) => tn.code,
           },
-          { title: 'Created', cell: (t) => when(t.createdAt), sortBy: (t) => t.createdAt },
+          { key: 'status', title: t('users.status'), cell: (tn) => tn.status, sortBy: (tn) => tn.status },
           {
-            title: 'Actions',
-            cell: (t) =>
-              t.code === session.tenantCode ? (
-                <span className="muted">Your tenant</span>
-              ) : t.status === 'ACTIVE' ? (
+            title: t('tenants.database'),
+            cell: (tn) =>
+              tn.database.dedicated
+                ? t('tenants.own', { where: `${tn.database.host ?? ''}/${tn.database.database ?? ''}` })
+                : t('tenants.shared'),
+          },
+          {
+            key: 'created',
+            title: t('user.created'),
+            cell: (tn) => when(tn.createdAt),
+            sortBy: (tn) => tn.createdAt,
+          },
+          {
+            title: t('tenants.actions'),
+            cell: (tn) =>
+              tn.code === session.tenantCode ? (
+                <span className="muted">{t('tenants.yours')}</span>
+              ) : tn.status === 'ACTIVE' ? (
                 <ConfirmButton
-                  label={`Deactivate ${t.name}`}
-                  confirm="Deactivate now"
-                  warning="Its users can no longer sign in."
-                  onConfirm={() => void setStatus.run(t.id, 'INACTIVE')}
+                  label={t('tenants.deactivate', { name: tn.name })}
+                  confirm={t('tenants.deactivateNow')}
+                  warning={t('tenants.deactivateWarning')}
+                  onConfirm={() => void setStatus.run(tn.id, 'INACTIVE')}
                 />
               ) : (
-                <button type="button" onClick={() => void setStatus.run(t.id, 'ACTIVE')}>
-                  Reactivate {t.name}
+                <button type="button" onClick={() => void setStatus.run(tn.id, 'ACTIVE')}>
+                  {t('tenants.reactivate', { name: tn.name })}
                 </button>
               ),
           },

@@ -13,6 +13,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
 import { PasswordRule, fitting } from '../users/PasswordRule'
+import { t } from '../i18n'
 
 type User = components['schemas']['User']
 type Status = User['status']
@@ -42,38 +43,38 @@ function Details({ user }: { user: User }) {
   const editable = session.can('users:update')
   return (
     <section aria-labelledby="details" className="panel">
-      <h2 id="details">Details</h2>
+      <h2 id="details">{t('user.details')}</h2>
       <dl className="facts">
-        <dt>Status</dt>
+        <dt>{t('users.status')}</dt>
         <dd>{user.status}</dd>
-        <dt>Email verified</dt>
-        <dd>{user.emailVerified ? 'Yes' : 'No'}</dd>
-        <dt>Second factor (TOTP)</dt>
-        <dd>{user.otpEnabled ? 'On' : 'Off'}</dd>
-        <dt>Created</dt>
+        <dt>{t('user.emailVerified')}</dt>
+        <dd>{user.emailVerified ? t('common.yes') : t('common.no')}</dd>
+        <dt>{t('user.totp')}</dt>
+        <dd>{user.otpEnabled ? t('common.on') : t('common.off')}</dd>
+        <dt>{t('user.created')}</dt>
         <dd>{when(user.createdAt)}</dd>
-        <dt>Last login</dt>
+        <dt>{t('users.lastLogin')}</dt>
         <dd>{when(user.lastLoginAt)}</dd>
       </dl>
       {editable && (
         <form onSubmit={submit} className="stack">
           <label>
-            Email
+            {t('users.email')}
             <input name="email" type="email" defaultValue={user.email ?? ''} />
           </label>
           <label>
-            Username
+            {t('users.username')}
             <input name="username" defaultValue={user.username ?? ''} />
           </label>
           <label>
-            Status
+            {t('users.status')}
             <select name="status" defaultValue={user.status}>
-              <option value="ACTIVE">Active</option>
+              <option value="ACTIVE">{t('status.ACTIVE')}</option>
               <option value="INACTIVE">Inactive (disabled)</option>
-              <option value="SUSPENDED">Suspended</option>
+              <option value="SUSPENDED">{t('status.SUSPENDED')}</option>
             </select>
           </label>
-          <FormFooter submit="Save changes" error={save.error} pending={save.pending} layout="stacked" />
+          <FormFooter submit={t('user.save')} error={save.error} pending={save.pending} layout="stacked" />
         </form>
       )}
     </section>
@@ -100,9 +101,9 @@ function Roles({ user }: { user: User }) {
   const others = (roles.data?.items ?? []).filter((r) => !user.roles.includes(r.name))
   return (
     <section aria-labelledby="roles" className="panel">
-      <h2 id="roles">Roles</h2>
+      <h2 id="roles">{t('screen.roles')}</h2>
       {user.roles.length === 0 ? (
-        <Empty>No role.</Empty>
+        <Empty>{t('user.noRole')}</Empty>
       ) : (
         <ul className="chips">
           {user.roles.map((r) => (
@@ -113,9 +114,9 @@ function Roles({ user }: { user: User }) {
                   type="button"
                   className="danger-quiet"
                   onClick={() => void remove.run(r)}
-                  aria-label={`Remove role ${r}`}
+                  aria-label={t('user.removeRole', { name: r })}
                 >
-                  Remove
+                  {t('user.remove')}
                 </button>
               )}
             </li>
@@ -131,7 +132,7 @@ function Roles({ user }: { user: User }) {
           }}
         >
           <label>
-            Role to assign
+            {t('user.roleToAssign')}
             <select name="role">
               {others.map((r) => (
                 <option key={r.id} value={r.name}>
@@ -140,7 +141,7 @@ function Roles({ user }: { user: User }) {
               ))}
             </select>
           </label>
-          <FormFooter submit="Assign role" pending={assign.pending} layout="inline" />
+          <FormFooter submit={t('user.assign')} pending={assign.pending} layout="inline" />
         </form>
       )}
       <ErrorBox error={assign.error ?? remove.error} />
@@ -160,21 +161,24 @@ function Sessions({ user }: { user: User }) {
   )
   return (
     <section aria-labelledby="sessions" className="panel">
-      <h2 id="sessions">Sessions</h2>
+      <h2 id="sessions">{t('account.sessions')}</h2>
       <List
-        what="sessions"
+        what={t('account.sessionsWhat')}
         error={sessions.error ?? revoke.error}
         pending={sessions.isPending}
         items={sessions.data?.items ?? []}
-        empty="No active session."
+        empty={t('account.noSession')}
       >
         {(items) => (
           <>
             <ul>
               {items.map((s) => (
                 <li key={s.id}>
-                  {when(s.lastUsedAt)} from {s.ip ?? 'an unknown address'} ({s.userAgent ?? 'unknown browser'}
-                  )
+                  {t('user.sessionLine', {
+                    when: when(s.lastUsedAt),
+                    ip: s.ip ?? t('account.unknownIp'),
+                    agent: s.userAgent ?? t('account.unknownAgent'),
+                  })}
                 </li>
               ))}
             </ul>
@@ -184,7 +188,7 @@ function Sessions({ user }: { user: User }) {
               onClick={() => void revoke.run()}
               disabled={revoke.pending}
             >
-              Revoke all sessions
+              {t('user.revokeAll')}
             </button>
           </>
         )}
@@ -201,20 +205,20 @@ function Acts({ user }: { user: User }) {
         params: { path: { userId: user.id } },
         body: { password: fitting(password), revokeSessions: true },
       }),
-    () => setDone('Password reset; the user’s sessions were revoked.'),
+    () => setDone(t('user.resetDone')),
   )
   const unlock = useAction(
     () => tessera.POST('/api/v1/users/{userId}/unlock', { params: { path: { userId: user.id } } }),
-    () => setDone('Unlocked: the user can try to sign in again.'),
+    () => setDone(t('user.unlockDone')),
   )
   const verify = useAction(
     () =>
       tessera.POST('/api/v1/users/{userId}/email-verification', { params: { path: { userId: user.id } } }),
-    () => setDone('A verification mail is on its way.'),
+    () => setDone(t('account.mailSent')),
   )
   return (
     <section aria-labelledby="acts" className="panel">
-      <h2 id="acts">Account actions</h2>
+      <h2 id="acts">{t('user.acts')}</h2>
       <form
         className="row"
         onSubmit={(e) => {
@@ -223,7 +227,7 @@ function Acts({ user }: { user: User }) {
         }}
       >
         <label>
-          New password
+          {t('account.new')}
           <input
             name="password"
             type="password"
@@ -233,15 +237,15 @@ function Acts({ user }: { user: User }) {
           />
         </label>
         <PasswordRule id="reset-password-rule" />
-        <FormFooter submit="Reset password" layout="inline" />
+        <FormFooter submit={t('user.reset')} layout="inline" />
       </form>
       <div className="row">
         <button type="button" onClick={() => void unlock.run()}>
-          Unlock
+          {t('user.unlock')}
         </button>
         {user.email && !user.emailVerified && (
           <button type="button" onClick={() => void verify.run()}>
-            Send verification mail
+            {t('user.sendVerification')}
           </button>
         )}
       </div>
@@ -263,15 +267,12 @@ function Delete({ user, name }: { user: User; name: string }) {
   )
   return (
     <section aria-labelledby="delete-user" className="panel">
-      <h2 id="delete-user">Delete</h2>
-      <p className="muted">
-        The user, their roles, grants, passkeys and linked identities go; their sessions end at once. The
-        audit log keeps what they did.
-      </p>
+      <h2 id="delete-user">{t('user.delete')}</h2>
+      <p className="muted">{t('user.deleteHelp')}</p>
       <ConfirmButton
-        label={`Delete ${name}`}
-        confirm="Delete the user"
-        warning="This cannot be undone."
+        label={t('user.deleteName', { name })}
+        confirm={t('user.deleteConfirm')}
+        warning={t('common.undone')}
         onConfirm={() => void remove.run()}
       />
       <ErrorBox error={remove.error} />
@@ -309,11 +310,11 @@ export function UserPage({ userId }: { userId: string }) {
   return (
     <>
       <p>
-        <Link to="/users">← Users</Link>
+        <Link to="/users">← {t('screen.users')}</Link>
       </p>
-      <h1>{u ? `User ${nameOf(u)}` : 'User'}</h1>
+      <h1>{u ? t('user.title', { name: nameOf(u) }) : t('screen.user')}</h1>
       <ErrorBox error={user.error} />
-      {user.isPending && <Loading what="the user" />}
+      {user.isPending && <Loading what={t('user.what')} />}
       {u && (
         <div className="grid">
           <Details user={u} />

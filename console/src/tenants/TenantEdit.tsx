@@ -7,15 +7,16 @@ import { navigate } from '../router'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { t } from '../i18n'
 
 type Tenant = components['schemas']['Tenant']
 type Update = components['schemas']['UpdateTenantRequest']
 
 /** The fields of PATCH /tenants/{id} that differ from the tenant as it is (the API wants at least one). */
-function changed(t: Tenant, name: string, status: string | null): Update {
+function changed(tn: Tenant, name: string, status: string | null): Update {
   return {
-    ...(name !== t.name ? { name } : {}),
-    ...((status === 'ACTIVE' || status === 'INACTIVE') && status !== t.status ? { status } : {}),
+    ...(name !== tn.name ? { name } : {}),
+    ...((status === 'ACTIVE' || status === 'INACTIVE') && status !== tn.status ? { status } : {}),
   }
 }
 
@@ -25,11 +26,11 @@ export function TenantEdit({ tenant, withStatus }: { tenant: Tenant; withStatus:
   const [saved, setSaved] = useState('')
   const save = useAction(
     (body: Update) => tessera.PATCH('/api/v1/tenants/{id}', { params: { path: { id: tenant.id } }, body }),
-    (t) => {
-      queries.setQueryData(['tenants', t.id], t)
+    (tn) => {
+      queries.setQueryData(['tenants', tn.id], tn)
       void queries.invalidateQueries({ queryKey: ['tenants'] })
       void queries.invalidateQueries({ queryKey: ['tenant'] })
-      setSaved('Saved.')
+      setSaved(t('tenant.saved'))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -37,33 +38,33 @@ export function TenantEdit({ tenant, withStatus }: { tenant: Tenant; withStatus:
     setSaved('')
     const f = new FormData(e.currentTarget)
     const body = changed(tenant, String(f.get('name')).trim(), withStatus ? String(f.get('status')) : null)
-    if (Object.keys(body).length === 0) setSaved('Nothing changed.')
+    if (Object.keys(body).length === 0) setSaved(t('settings.nothing'))
     else void save.run(body)
   }
   return (
     <section aria-labelledby="tenant-edit" className="panel">
-      <h2 id="tenant-edit">Edit</h2>
+      <h2 id="tenant-edit">{t('tenant.edit')}</h2>
       {/* Why keyed by the stored values: after a save the fields show what the service kept. */}
       <form className="stack" onSubmit={submit} key={`${tenant.name}|${tenant.status}`}>
         <label>
-          Name
+          {t('tenants.name')}
           <input name="name" required maxLength={100} defaultValue={tenant.name} />
         </label>
         {withStatus && (
           <>
             <label>
-              Status
+              {t('users.status')}
               <select name="status" defaultValue={tenant.status} aria-describedby="tenant-status-help">
-                <option value="ACTIVE">Active</option>
-                <option value="INACTIVE">Inactive</option>
+                <option value="ACTIVE">{t('status.ACTIVE')}</option>
+                <option value="INACTIVE">{t('status.INACTIVE')}</option>
               </select>
             </label>
             <small id="tenant-status-help" className="muted">
-              An inactive tenant&apos;s users cannot sign in, and their sessions end at once.
+              {t('tenant.inactiveHelp')}
             </small>
           </>
         )}
-        <FormFooter submit="Save" error={save.error} pending={save.pending} status={saved} />
+        <FormFooter submit={t('tenant.save')} error={save.error} pending={save.pending} status={saved} />
       </form>
     </section>
   )
@@ -82,17 +83,14 @@ export function TenantDelete({ tenant }: { tenant: Tenant }) {
   )
   return (
     <section aria-labelledby="tenant-delete" className="panel stack">
-      <h2 id="tenant-delete">Delete</h2>
-      <p className="muted">
-        Deleting a tenant removes its users, roles, permissions, sessions, Client Keys and applications at
-        once, and its code can be taken again. Its audit log stays. It cannot be undone.
-      </p>
+      <h2 id="tenant-delete">{t('user.delete')}</h2>
+      <p className="muted">{t('tenant.deleteHelp')}</p>
       <div className="row">
         <ConfirmButton
-          label={`Delete ${tenant.name}`}
-          confirm="Delete the tenant"
+          label={t('user.deleteName', { name: tenant.name })}
+          confirm={t('tenant.deleteConfirm')}
           danger
-          warning={`Everything of ${tenant.name} goes, for good.`}
+          warning={t('tenant.deleteWarning', { name: tenant.name })}
           onConfirm={() => void remove.run()}
         />
       </div>

@@ -10,6 +10,10 @@ import { signIn } from './sign-in.js'
 import { interaction } from './interaction.js'
 import { settingsForm } from './settings-form.js'
 import { branding } from './branding.js'
+import { user } from './user.js'
+import { tenants } from './tenants.js'
+import { audit } from './audit.js'
+import { keys } from './keys.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
 export const en = {
@@ -25,4 +29,8 @@ export const en = {
   ...interaction,
   ...settingsForm,
   ...branding,
+  ...user,
+  ...tenants,
+  ...audit,
+  ...keys,
 } as const

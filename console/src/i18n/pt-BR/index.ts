@@ -12,6 +12,10 @@ import { signIn } from './sign-in.js'
 import { interaction } from './interaction.js'
 import { settingsForm } from './settings-form.js'
 import { branding } from './branding.js'
+import { user } from './user.js'
+import { tenants } from './tenants.js'
+import { audit } from './audit.js'
+import { keys } from './keys.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -28,4 +32,8 @@ export const ptBR: WordsOf<typeof en> = {
   ...interaction,
   ...settingsForm,
   ...branding,
+  ...user,
+  ...tenants,
+  ...audit,
+  ...keys,
 }

@@ -1,0 +1,55 @@
+import type { WordsOf } from '../../ui/i18n.js'
+import type { tenants as en } from '../en/tenants.js'
+
+export const tenants: WordsOf<typeof en> = {
+  'tenants.created':
+    'Tenant {name} criado. O administrador dele pode entrar com o código de tenant “{code}”.',
+  'tenants.deleted': 'Tenant {name} excluído.',
+  'tenants.noneWithStatus': 'Nenhum tenant tem esta situação.',
+  'tenants.none': 'Nenhum tenant ainda.',
+  'tenants.count': { one: '{count} tenant', other: '{count} tenants' },
+  'tenants.code': 'Código',
+  'tenants.database': 'Banco de dados',
+  'tenants.own': 'Próprio: {where}',
+  'tenants.shared': 'Compartilhado',
+  'tenants.actions': 'Ações',
+  'tenants.yours': 'Seu tenant',
+  'tenants.deactivate': 'Desativar {name}',
+  'tenants.reactivate': 'Reativar {name}',
+  'tenants.done': 'Pronto',
+  'tenants.new': 'Novo tenant',
+  'tenants.codeLabel': 'Código do tenant',
+  'tenants.codeHint':
+    'Letras minúsculas, dígitos e hífens; as pessoas o digitam para entrar. Não pode ser mudado depois.',
+  'tenants.name': 'Nome',
+  'tenants.firstAdmin': 'Primeiro administrador',
+  'tenants.adminEmail': 'E-mail do administrador',
+  'tenants.adminPassword': 'Senha do administrador',
+  'tenants.filter': 'Filtrar tenants',
+  'tenants.filterButton': 'Filtrar',
+  'tenants.create': 'Criar tenant',
+  'tenants.what': 'os tenants',
+  'tenants.deactivateNow': 'Desativar agora',
+  'tenants.deactivateWarning': 'Os usuários dele não poderão mais entrar.',
+  'tenant.signInWith': 'Login com',
+  'tenant.updated': 'Atualizado em',
+  'tenant.activeUsers': 'Usuários ativos',
+  'tenant.ownPermissions': 'Permissões próprias',
+  'tenant.activeKeys': 'Client Keys ativas',
+  'tenant.title': 'Tenant {name}',
+  'tenant.ownPlatform':
+    'Este é o seu próprio tenant, a plataforma: ele não pode ser desativado nem excluído.',
+  'tenant.own': 'Este é o seu próprio tenant.',
+  'tenant.settingsAt': 'As configurações de autenticação dele estão na tela',
+  'tenant.settingsAfter': '.',
+  'tenant.what': 'o tenant',
+  'tenant.deleteWarning': 'Tudo de {name} é apagado, para sempre.',
+  'tenant.saved': 'Salvo.',
+  'tenant.edit': 'Editar',
+  'tenant.inactiveHelp':
+    'Os usuários de um tenant inativo não podem entrar, e as sessões deles terminam na hora.',
+  'tenant.save': 'Salvar',
+  'tenant.deleteHelp':
+    'Excluir um tenant apaga na hora seus usuários, papéis, permissões, sessões, Client Keys e aplicativos, e o código dele pode ser usado de novo. O registro de auditoria fica. Não é possível desfazer.',
+  'tenant.deleteConfirm': 'Excluir o tenant',
+}

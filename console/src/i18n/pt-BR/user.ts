@@ -1,0 +1,35 @@
+import type { WordsOf } from '../../ui/i18n.js'
+import type { user as en } from '../en/user.js'
+
+export const user: WordsOf<typeof en> = {
+  'common.yes': 'Sim',
+  'common.no': 'Não',
+  'common.on': 'Ativado',
+  'common.off': 'Desativado',
+  'user.removeRole': 'Tirar o papel {name}',
+  'user.sessionLine': '{when} a partir de {ip} ({agent})',
+  'user.deleteName': 'Excluir {name}',
+  'user.title': 'Usuário {name}',
+  'user.details': 'Detalhes',
+  'user.emailVerified': 'E-mail confirmado',
+  'user.totp': 'Segundo fator (TOTP)',
+  'user.created': 'Criado em',
+  'user.save': 'Salvar alterações',
+  'user.noRole': 'Nenhum papel.',
+  'user.remove': 'Tirar',
+  'user.roleToAssign': 'Papel a dar',
+  'user.assign': 'Dar o papel',
+  'user.revokeAll': 'Revogar todas as sessões',
+  'user.resetDone': 'Senha redefinida; as sessões do usuário foram revogadas.',
+  'user.unlockDone': 'Desbloqueado: o usuário pode tentar entrar de novo.',
+  'user.acts': 'Ações na conta',
+  'user.reset': 'Redefinir a senha',
+  'user.unlock': 'Desbloquear',
+  'user.sendVerification': 'Enviar e-mail de confirmação',
+  'user.delete': 'Excluir',
+  'user.deleteHelp':
+    'O usuário, seus papéis, permissões concedidas, passkeys e identidades vinculadas são apagados; suas sessões terminam na hora. O registro de auditoria guarda o que ele fez.',
+  'user.deleteConfirm': 'Excluir o usuário',
+  'common.undone': 'Não é possível desfazer.',
+  'user.what': 'o usuário',
+}
