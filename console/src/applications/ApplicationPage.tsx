@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { durationWords } from '../lib/durations'
 import { useAction } from '../action'
 import { Link, navigate } from '../router'
 import { useSession } from '../session'
@@ -12,41 +13,38 @@ import { when } from '../ui/format'
 import { ShownOnce } from '../ui/ShownOnce'
 import { ClientForm } from './ClientForm'
 import { QuickStart } from './QuickStart'
+import { t } from '../i18n'
 
 type OAuthClient = components['schemas']['OAuthClient']
 
 /** How long the former secret keeps working after a rotation (the API's 0..604800 s). */
-const GRACE: readonly [number, string][] = [
-  [0, 'None: the old secret stops at once'],
-  [3600, '1 hour'],
-  [86_400, '1 day'],
-  [604_800, '7 days'],
-]
+const GRACE: readonly number[] = [0, 3600, 86_400, 604_800]
 
 function Details({ c }: { c: OAuthClient }) {
   return (
     <section aria-labelledby="client-details" className="panel">
-      <h2 id="client-details">Details</h2>
+      <h2 id="client-details">{t('user.details')}</h2>
       <dl className="facts">
-        <dt>Client ID</dt>
+        <dt>{t('app.clientId')}</dt>
         <dd>
-          <span className="mono">{c.clientId}</span> <CopyButton text={c.clientId} name="Copy client ID" />
+          <span className="mono">{c.clientId}</span>{' '}
+          <CopyButton text={c.clientId} name={t('app.copyClientId')} />
         </dd>
-        <dt>Type</dt>
-        <dd>{c.dynamic ? `${c.type}, registered itself` : c.type}</dd>
-        <dt>Client authentication</dt>
+        <dt>{t('app.type')}</dt>
+        <dd>{c.dynamic ? t('app.registeredItself', { type: c.type }) : c.type}</dd>
+        <dt>{t('app.clientAuth')}</dt>
         <dd>{c.tokenEndpointAuthMethod}</dd>
-        <dt>Redirect URIs</dt>
+        <dt>{t('app.redirectUris')}</dt>
         <dd>{c.redirectUris.join(', ')}</dd>
-        <dt>Scopes</dt>
+        <dt>{t('keys.scopes')}</dt>
         <dd>{c.scopes.join(', ') || '—'}</dd>
-        <dt>Grant types</dt>
+        <dt>{t('app.grantTypes')}</dt>
         <dd>{c.grantTypes.join(', ')}</dd>
-        <dt>First party</dt>
-        <dd>{c.firstParty ? 'Yes: no consent asked' : 'No'}</dd>
-        <dt>Created</dt>
+        <dt>{t('app.firstParty')}</dt>
+        <dd>{c.firstParty ? t('app.firstPartyYes') : t('common.no')}</dd>
+        <dt>{t('user.created')}</dt>
         <dd>{when(c.createdAt)}</dd>
-        <dt>Updated</dt>
+        <dt>{t('tenant.updated')}</dt>
         <dd>{when(c.updatedAt)}</dd>
       </dl>
     </section>
@@ -58,15 +56,16 @@ function Provider({ issuer }: { issuer: string }) {
   const discovery = `${issuer}/.well-known/openid-configuration`
   return (
     <section aria-labelledby="client-provider" className="panel">
-      <h2 id="client-provider">OpenID provider</h2>
+      <h2 id="client-provider">{t('app.provider')}</h2>
       <dl className="facts">
-        <dt>Issuer</dt>
+        <dt>{t('app.issuer')}</dt>
         <dd>
-          <span className="mono">{issuer}</span> <CopyButton text={issuer} name="Copy issuer" />
+          <span className="mono">{issuer}</span> <CopyButton text={issuer} name={t('app.copyIssuer')} />
         </dd>
-        <dt>Discovery URL</dt>
+        <dt>{t('app.discovery')}</dt>
         <dd>
-          <span className="mono">{discovery}</span> <CopyButton text={discovery} name="Copy discovery URL" />
+          <span className="mono">{discovery}</span>{' '}
+          <CopyButton text={discovery} name={t('app.copyDiscovery')} />
         </dd>
       </dl>
     </section>
@@ -102,27 +101,23 @@ function Actions({ c, onRotated }: { c: OAuthClient; onRotated: (secret: string)
   if (!canRotate && !canDelete) return null
   return (
     <section aria-labelledby="client-actions" className="panel stack">
-      <h2 id="client-actions">{canRotate ? 'Rotate the secret or delete' : 'Delete'}</h2>
+      <h2 id="client-actions">{canRotate ? t('app.rotateOrDelete') : t('user.delete')}</h2>
       {canRotate && (
         <div className="row">
           <label>
-            Old secret keeps working for
+            {t('app.graceLabel')}
             <select value={grace} onChange={(e) => setGrace(Number(e.currentTarget.value))}>
-              {GRACE.map(([seconds, label]) => (
+              {GRACE.map((seconds) => (
                 <option key={seconds} value={seconds}>
-                  {label}
+                  {seconds === 0 ? t('app.noGrace') : durationWords(seconds)}
                 </option>
               ))}
             </select>
           </label>
           <ConfirmButton
-            label={`Rotate the secret of ${c.name}`}
-            confirm="Rotate now"
-            warning={
-              grace === 0
-                ? 'A new secret is made; the old one stops at once.'
-                : 'A new secret is made; the old one works until the grace period ends.'
-            }
+            label={t('app.rotateName', { name: c.name })}
+            confirm={t('keys.rotateNow')}
+            warning={grace === 0 ? t('app.rotateWarning') : t('app.rotateGraceWarning')}
             onConfirm={() => void rotate.run(grace)}
           />
         </div>
@@ -130,9 +125,9 @@ function Actions({ c, onRotated }: { c: OAuthClient; onRotated: (secret: string)
       {canDelete && (
         <div className="row">
           <ConfirmButton
-            label={`Delete ${c.name}`}
-            confirm="Delete now"
-            warning="Every grant and token of this application ends at once."
+            label={t('user.deleteName', { name: c.name })}
+            confirm={t('app.deleteNow')}
+            warning={t('app.deleteWarning')}
             onConfirm={() => void remove.run()}
           />
         </div>
@@ -156,13 +151,13 @@ export function ApplicationPage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link to="/applications">← Applications</Link>
+        <Link to="/applications">← {t('screen.applications')}</Link>
       </p>
-      <h1>{c ? `Application ${c.name}` : 'Application'}</h1>
+      <h1>{c ? t('app.title', { name: c.name }) : t('screen.application')}</h1>
       <ErrorBox error={client.error} />
-      {client.isPending && <Loading what="the application" />}
+      {client.isPending && <Loading what={t('app.what')} />}
       {c && shown && (
-        <ShownOnce name={c.name} value={shown} onDone={() => setShown(null)} label="Client secret" />
+        <ShownOnce name={c.name} value={shown} onDone={() => setShown(null)} label={t('app.secret')} />
       )}
       {c && (
         <div className="grid">

@@ -8,6 +8,7 @@ import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
 import { ShownOnce } from '../ui/ShownOnce'
 import { ClientForm } from './ClientForm'
+import { t } from '../i18n'
 
 type Created = components['schemas']['OAuthClientWithSecret']
 
@@ -31,22 +32,19 @@ export function Applications() {
   const open = (c: Created) => navigate(`/applications/${c.id}`)
   return (
     <>
-      <h1>Applications</h1>
-      <p className="muted">
-        Applications sign your users in with Tessera, the tenant’s OpenID provider: a web server with a secret
-        (confidential), or a browser, mobile or desktop app with PKCE alone (public).
-      </p>
+      <h1>{t('screen.applications')}</h1>
+      <p className="muted">{t('apps.help')}</p>
       {created?.clientSecret && (
         <ShownOnce
           name={created.name}
           value={created.clientSecret}
           onDone={() => open(created)}
-          label="Client secret"
+          label={t('app.secret')}
         />
       )}
       {session.can('oauth-clients:create') && !creating && !created && (
         <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create application
+          {t('apps.create')}
         </button>
       )}
       {creating && (
@@ -61,30 +59,43 @@ export function Applications() {
         />
       )}
       <List
-        what="applications"
+        what={t('apps.what')}
         error={clients.error}
         pending={clients.isPending}
         items={clients.data?.items}
-        empty="No application yet."
+        empty={t('apps.none')}
         page={page}
         total={clients.data?.total}
         rowKey={(c) => c.id}
         sort={sort}
         columns={[
           {
-            title: 'Name',
+            key: 'name',
+            title: t('tenants.name'),
             cell: (c) => <Link to={`/applications/${c.id}`}>{c.name}</Link>,
             sortBy: (c) => c.name,
           },
-          { title: 'Client ID', cell: (c) => c.clientId, className: 'mono', sortBy: (c) => c.clientId },
           {
-            title: 'Type',
-            cell: (c) => (c.dynamic ? `${c.type} (registered itself)` : c.type),
+            key: 'client-id',
+            title: t('app.clientId'),
+            cell: (c) => c.clientId,
+            className: 'mono',
+            sortBy: (c) => c.clientId,
+          },
+          {
+            key: 'type',
+            title: t('app.type'),
+            cell: (c) => (c.dynamic ? t('apps.registeredItself', { type: c.type }) : c.type),
             sortBy: (c) => c.type,
           },
-          { title: 'Redirect URIs', cell: (c) => c.redirectUris.join(', ') },
-          { title: 'Scopes', cell: (c) => c.scopes.join(', ') || '—' },
-          { title: 'Created', cell: (c) => when(c.createdAt), sortBy: (c) => c.createdAt },
+          { title: t('app.redirectUris'), cell: (c) => c.redirectUris.join(', ') },
+          { title: t('keys.scopes'), cell: (c) => c.scopes.join(', ') || '—' },
+          {
+            key: 'created',
+            title: t('user.created'),
+            cell: (c) => when(c.createdAt),
+            sortBy: (c) => c.createdAt,
+          },
         ]}
       />
     </>

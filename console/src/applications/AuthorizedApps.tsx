@@ -3,6 +3,7 @@ import { tessera } from '../api'
 import { useAction } from '../action'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
+import { t } from '../i18n'
 
 /** Account's "Authorized applications": what the person let sign them in, each withdrawn with "Revoke". */
 export function AuthorizedApps() {
@@ -18,33 +19,33 @@ export function AuthorizedApps() {
   )
   return (
     <section aria-labelledby="my-apps" className="panel">
-      <h2 id="my-apps">Authorized applications</h2>
-      <p className="muted">
-        Applications you let sign you in with this account. Revoking one ends its access at once; it asks you
-        again the next time.
-      </p>
+      <h2 id="my-apps">{t('authorized.title')}</h2>
+      <p className="muted">{t('authorized.help')}</p>
       <List
-        what="your applications"
+        what={t('authorized.what')}
         error={grants.error ?? revoke.error}
         pending={grants.isPending}
         items={grants.data?.items}
-        empty="No application is authorized."
+        empty={t('authorized.none')}
       >
         {(rows) => (
           <ul className="list">
             {rows.map((g) => (
               <li key={g.clientId}>
                 <span>
-                  <strong>{g.name}</strong> · {g.scopes.join(', ') || 'no scope'} · authorized{' '}
-                  {when(g.createdAt)}
+                  <strong>{g.name}</strong> ·{' '}
+                  {t('authorized.line', {
+                    scopes: g.scopes.join(', ') || t('authorized.noScope'),
+                    when: when(g.createdAt),
+                  })}
                 </span>
                 <button
                   type="button"
                   disabled={revoke.pending}
                   onClick={() => void revoke.run(g.clientId)}
-                  aria-label={`Revoke ${g.name}`}
+                  aria-label={t('keys.revokeName', { name: g.name })}
                 >
-                  Revoke
+                  {t('account.revoke')}
                 </button>
               </li>
             ))}

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { t, type Key } from '../i18n'
 import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 
@@ -19,9 +20,9 @@ const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access', 'roles'] as
 const DEFAULT_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'offline_access']
 const GRANTS: readonly GrantType[] = ['authorization_code', 'refresh_token', 'client_credentials']
 const DEFAULT_GRANTS: readonly GrantType[] = ['authorization_code', 'refresh_token']
-const SECRET_METHODS: readonly [AuthMethod, string][] = [
-  ['client_secret_basic', 'client_secret_basic (HTTP Basic, the default)'],
-  ['client_secret_post', 'client_secret_post (in the form body)'],
+const SECRET_METHODS: readonly [AuthMethod, Key][] = [
+  ['client_secret_basic', 'client.basic'],
+  ['client_secret_post', 'client.post'],
 ]
 
 /** What the form edits: every field of the client that a PATCH may change. */
@@ -88,22 +89,21 @@ function changes(before: OAuthClient, after: Fields): Update {
 /** What the form can check before the service does: the counts of the lists. */
 function problemOf(fields: Fields): string {
   const count = fields.redirectUris.length
-  if (count < 1 || count > MAX_REDIRECTS)
-    return `Give from 1 to ${MAX_REDIRECTS} redirect URIs (${count} given).`
+  if (count < 1 || count > MAX_REDIRECTS) return t('client.redirectCount', { max: MAX_REDIRECTS, count })
   if (fields.postLogoutRedirectUris.length > MAX_REDIRECTS)
-    return `Give at most ${MAX_REDIRECTS} post-logout redirect URIs.`
-  if (fields.grantTypes.length === 0) return 'Choose at least one grant type.'
+    return t('client.logoutCount', { max: MAX_REDIRECTS })
+  if (fields.grantTypes.length === 0) return t('client.grantOne')
   return ''
 }
 
 function TypeChoice({ type, onType }: { type: ClientType; onType: (type: ClientType) => void }) {
   const choices: [ClientType, string][] = [
-    ['confidential', 'Confidential: a server that keeps a secret'],
-    ['public', 'Public: a browser, mobile or desktop app, with PKCE alone and no secret'],
+    ['confidential', t('client.confidential')],
+    ['public', t('client.public')],
   ]
   return (
     <fieldset>
-      <legend>Type</legend>
+      <legend>{t('app.type')}</legend>
       {choices.map(([value, label]) => (
         <label key={value} className="check">
           <input
@@ -125,8 +125,8 @@ function ScopeChecks({ held }: { held: readonly string[] }) {
   const others = held.filter((s) => !known.includes(s))
   return (
     <fieldset>
-      <legend>Scopes</legend>
-      <p className="muted">What the application may ask for; a person grants it on the consent page.</p>
+      <legend>{t('keys.scopes')}</legend>
+      <p className="muted">{t('client.scopesHelp')}</p>
       <div className="checks">
         {OIDC_SCOPES.map((s) => (
           <label key={s} className="check">
@@ -135,7 +135,7 @@ function ScopeChecks({ held }: { held: readonly string[] }) {
         ))}
       </div>
       <label>
-        Other scopes (an API’s, space separated)
+        {t('client.otherScopes')}
         <input name="otherScopes" defaultValue={others.join(' ')} />
       </label>
     </fieldset>
@@ -147,7 +147,7 @@ function GrantChecks({ type, held }: { type: ClientType; held: readonly GrantTyp
   const offered = type === 'public' ? GRANTS.filter((g) => g !== 'client_credentials') : GRANTS
   return (
     <fieldset>
-      <legend>Grant types</legend>
+      <legend>{t('app.grantTypes')}</legend>
       <div className="checks">
         {offered.map((g) => (
           <label key={g} className="check">
@@ -163,22 +163,22 @@ function GrantChecks({ type, held }: { type: ClientType; held: readonly GrantTyp
 function MoreUris({ c }: { c?: OAuthClient }) {
   return (
     <details>
-      <summary>Logout, logo and home page</summary>
+      <summary>{t('client.more')}</summary>
       <div className="stack">
         <label>
-          Post-logout redirect URIs
+          {t('client.logoutUris')}
           <textarea name="logoutRedirects" rows={2} defaultValue={c?.postLogoutRedirectUris.join('\n')} />
         </label>
         <label>
-          Back-channel logout URI
+          {t('client.backchannel')}
           <input name="backchannel" type="url" defaultValue={c?.backchannelLogoutUri ?? ''} />
         </label>
         <label>
-          Logo URI
+          {t('client.logoUri')}
           <input name="logo" type="url" defaultValue={c?.logoUri ?? ''} />
         </label>
         <label>
-          Home page URI
+          {t('client.homeUri')}
           <input name="home" type="url" defaultValue={c?.clientUri ?? ''} />
         </label>
       </div>
@@ -216,7 +216,7 @@ export function ClientForm({
     (updated) => {
       queries.setQueryData(['oauth-clients', updated.id], updated)
       void queries.invalidateQueries({ queryKey: ['oauth-clients', 'list'] })
-      setStatus('Saved.')
+      setStatus(t('tenant.saved'))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -238,20 +238,20 @@ export function ClientForm({
       return
     }
     const body = changes(c, fields)
-    if (Object.keys(body).length === 0) setStatus('Nothing changed.')
+    if (Object.keys(body).length === 0) setStatus(t('settings.nothing'))
     else void update.run(c.id, body)
   }
   const heading = c ? 'client-edit' : 'client-new'
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby={heading}>
-      <h2 id={heading}>{c ? 'Settings' : 'New application'}</h2>
+      <h2 id={heading}>{c ? t('screen.settings') : t('client.new')}</h2>
       <label>
-        Name
+        {t('tenants.name')}
         <input name="name" required maxLength={100} defaultValue={c?.name} />
       </label>
       {!c && <TypeChoice type={type} onType={setType} />}
       <label>
-        Redirect URIs
+        {t('app.redirectUris')}
         <textarea
           name="redirects"
           rows={3}
@@ -261,26 +261,25 @@ export function ClientForm({
         />
       </label>
       <p id={`${heading}-redirects`} className="muted">
-        Exact URIs, one a line, 1 to {MAX_REDIRECTS}: https://app.example.com/callback, http:// on a loopback
-        host, or for a public app a private-use scheme (com.example.app:/callback). No fragment, no wildcard.
+        {t('client.redirectHelp', { max: MAX_REDIRECTS })}
       </p>
       <ScopeChecks held={c?.scopes ?? DEFAULT_SCOPES} />
       <GrantChecks key={type} type={type} held={c?.grantTypes ?? DEFAULT_GRANTS} />
       {type === 'confidential' && (
         <label>
-          Client authentication
+          {t('app.clientAuth')}
           <select name="auth" defaultValue={c?.tokenEndpointAuthMethod ?? 'client_secret_basic'}>
             {SECRET_METHODS.map(([m, label]) => (
               <option key={m} value={m}>
-                {label}
+                {t(label)}
               </option>
             ))}
           </select>
         </label>
       )}
       <label className="check">
-        <input type="checkbox" name="firstParty" defaultChecked={c?.firstParty ?? false} /> First party: the
-        tenant’s own application, whose users are not asked for consent
+        <input type="checkbox" name="firstParty" defaultChecked={c?.firstParty ?? false} />{' '}
+        {t('client.firstParty')}
       </label>
       <MoreUris c={c} />
       {problem && (
@@ -289,7 +288,7 @@ export function ClientForm({
         </p>
       )}
       <FormFooter
-        submit={c ? 'Save changes' : 'Create'}
+        submit={c ? t('user.save') : t('users.create')}
         error={create.error ?? update.error}
         pending={create.pending || update.pending}
         onCancel={onClose}

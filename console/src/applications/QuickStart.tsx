@@ -1,5 +1,6 @@
 import type { components } from '@tessera/client'
 import { CopyButton } from '../ui/CopyButton'
+import { t } from '../i18n'
 
 type OAuthClient = components['schemas']['OAuthClient']
 
@@ -75,23 +76,18 @@ export function QuickStart({ c, issuer }: { c: OAuthClient; issuer: string }) {
   const code = quickStart(c, issuer)
   return (
     <section aria-labelledby="quick-start" className="panel wide stack">
-      <h2 id="quick-start">Quick start</h2>
+      <h2 id="quick-start">{t('quick.title')}</h2>
       <p className="muted">
-        Sign a person in from a Node.js server with <code>openid-client</code> 6 (any standard OpenID Connect
-        client works too).
-        {c.type === 'confidential' && ' Put the client secret in TESSERA_CLIENT_SECRET.'}
+        {t('quick.before')} <code>openid-client</code> {t('quick.after')}
+        {c.type === 'confidential' && ` ${t('quick.secret')}`}
       </p>
-      {!c.grantTypes.includes('authorization_code') && (
-        <p className="error">
-          This application lacks the authorization_code grant, which the code flow needs.
-        </p>
-      )}
+      {!c.grantTypes.includes('authorization_code') && <p className="error">{t('quick.noCode')}</p>}
       {/* Why focusable: the code is wider than its panel, and a keyboard user must be able to scroll it. */}
-      <pre className="snippet" tabIndex={0} role="region" aria-label="Code of the quick start">
+      <pre className="snippet" tabIndex={0} role="region" aria-label={t('quick.region')}>
         {code}
       </pre>
       <div className="row">
-        <CopyButton text={code} label="Copy quick start" />
+        <CopyButton text={code} label={t('quick.copy')} />
       </div>
     </section>
   )

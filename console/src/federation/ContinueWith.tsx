@@ -5,6 +5,7 @@ import { TENANT_CODE } from '../lib/tenant-code'
 import { ErrorBox } from '../ui/feedback'
 import { useDebounced } from '../ui/useDebounced'
 import { startFederation } from './flow'
+import { t } from '../i18n'
 
 /** How long the Tenant field rests before its providers are asked for. */
 const DEBOUNCE_MS = 400
@@ -39,7 +40,7 @@ export function ContinueWith({ tenantCode }: { tenantCode: string }) {
       <ErrorBox error={error} />
       {items.map((p) => (
         <button key={p.id} type="button" className="secondary" disabled={leaving} onClick={() => go(p)}>
-          Continue with {p.name}
+          {t('fed.continueWith', { name: p.name })}
         </button>
       ))}
     </div>

@@ -9,6 +9,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { CopyButton } from '../ui/CopyButton'
 import { List, usePage } from '../ui/List'
 import { ProviderForm } from './ProviderForm'
+import { t } from '../i18n'
 
 type Provider = components['schemas']['IdentityProvider']
 
@@ -42,7 +43,7 @@ export function IdentityProviders() {
     (p: Provider) =>
       tessera.DELETE('/api/v1/identity-providers/{id}', { params: { path: { id: p.id } } }).then(() => p),
     (p) => {
-      setStatus(`${p.name} was deleted.`)
+      setStatus(t('idp.deleted', { name: p.name }))
       void queries.invalidateQueries({ queryKey: ['identity-providers'] })
       void queries.invalidateQueries({ queryKey: ['login-providers'] })
     },
@@ -54,23 +55,20 @@ export function IdentityProviders() {
   return (
     <>
       <p>
-        <Link to="/settings">← Settings</Link>
+        <Link to="/settings">← {t('screen.settings')}</Link>
       </p>
-      <h1>Identity providers</h1>
-      <p className="muted">
-        People of the tenant can sign in with an account they already have elsewhere: Google, Microsoft,
-        GitHub or their company’s provider. Each one shows as “Continue with …” on the sign-in page.
-      </p>
+      <h1>{t('screen.identityProviders')}</h1>
+      <p className="muted">{t('idp.help')}</p>
       <section aria-labelledby="callback" className="panel">
         <h2 id="callback">Callback URL</h2>
-        <p>Register this address at each provider, as where it sends people back after they sign in:</p>
+        <p>{t('idp.register')}</p>
         <p>
-          <code>{callbackUrl}</code> <CopyButton text={callbackUrl} name="Copy the callback URL" />
+          <code>{callbackUrl}</code> <CopyButton text={callbackUrl} name={t('idp.copyCallback')} />
         </p>
       </section>
       {session.can('identity-providers:create') && editing === null && (
         <button type="button" className="primary" onClick={() => setEditing('new')}>
-          Add an identity provider
+          {t('idp.add')}
         </button>
       )}
       {editing !== null && (
@@ -81,40 +79,47 @@ export function IdentityProviders() {
           onClose={() => setEditing(null)}
           onSaved={(p) => {
             setEditing(null)
-            setStatus(editing === 'new' ? `${p.name} was added.` : `${p.name} was saved.`)
+            setStatus(editing === 'new' ? t('idp.added', { name: p.name }) : t('idp.saved', { name: p.name }))
           }}
         />
       )}
       <p role="status">{status}</p>
       <List
-        what="identity providers"
+        what={t('idp.what')}
         error={providers.error ?? remove.error}
         pending={providers.isPending}
         items={providers.data?.items}
-        empty="No identity provider yet: people sign in with their password or a passkey."
+        empty={t('idp.none')}
         page={page}
         total={providers.data?.total}
         rowKey={(p) => p.id}
         columns={[
-          { title: 'Name', cell: (p) => p.name },
-          { title: 'Kind', cell: kindOf },
-          { title: 'Client ID', cell: (p) => p.clientId, className: 'mono' },
-          { title: 'On the sign-in page', cell: (p) => (p.showOnLogin ? 'Yes' : 'No') },
-          { title: 'New accounts', cell: (p) => (p.allowSignup ? 'Created at a first sign-in' : 'No') },
+          { title: t('tenants.name'), cell: (p) => p.name },
+          { title: t('idp.kind'), cell: kindOf },
+          { title: t('app.clientId'), cell: (p) => p.clientId, className: 'mono' },
+          { title: t('idp.onSignIn'), cell: (p) => (p.showOnLogin ? t('common.yes') : t('common.no')) },
           {
-            title: 'Actions',
+            title: t('idp.newAccounts'),
+            cell: (p) => (p.allowSignup ? t('idp.createdAtFirst') : t('common.no')),
+          },
+          {
+            title: t('tenants.actions'),
             cell: (p) => (
               <span className="row">
                 {session.can('identity-providers:update') && (
-                  <button type="button" aria-label={`Edit ${p.name}`} onClick={() => setEditing(p)}>
-                    Edit
+                  <button
+                    type="button"
+                    aria-label={t('provider.edit', { name: p.name })}
+                    onClick={() => setEditing(p)}
+                  >
+                    {t('tenant.edit')}
                   </button>
                 )}
                 {session.can('identity-providers:delete') && (
                   <ConfirmButton
-                    label={`Delete ${p.name}`}
-                    confirm="Delete it"
-                    warning="Its linked identities stop signing anyone in."
+                    label={t('user.deleteName', { name: p.name })}
+                    confirm={t('idp.deleteIt')}
+                    warning={t('idp.deleteWarning')}
                     onConfirm={() => void remove.run(p)}
                   />
                 )}

@@ -9,13 +9,14 @@ import { ErrorBox } from '../ui/feedback'
 import { when } from '../ui/format'
 import { List } from '../ui/List'
 import { federationError, startFederation, takeReturn } from './flow'
+import { t } from '../i18n'
 
 /** An unlink refused because nothing else would sign the person in, in words; any other error as usual. */
 function showError(error: unknown): ReactNode {
   if (error instanceof TesseraError && error.code === 'LAST_SIGN_IN_METHOD') {
     return (
       <p role="alert" className="error">
-        This is your only way to sign in. Set a password or add a passkey first, then unlink it.
+        {t('linked.only')}
       </p>
     )
   }
@@ -51,7 +52,7 @@ export function LinkedIdentities() {
         .DELETE('/api/v1/me/identities/{id}', { params: { path: { id: identity.id } } })
         .then(() => identity),
     (identity) => {
-      setStatus(`Unlinked ${identity.providerName}.`)
+      setStatus(t('linked.unlinked', { name: identity.providerName }))
       void queries.invalidateQueries({ queryKey: ['me', 'identities'] })
     },
   )
@@ -67,37 +68,38 @@ export function LinkedIdentities() {
   // Why from the list: a link comes back with no fragment, and so does one abandoned at the provider.
   const backStatus =
     back && !back.error && identities.data?.items.some((i) => i.providerName === back.providerName)
-      ? `Linked ${back.providerName}.`
+      ? t('linked.linked', { name: back.providerName })
       : ''
   const linkable = identities.data ? (providers.data?.items ?? []).filter((p) => !linked.has(p.id)) : []
   if (identities.data?.items.length === 0 && linkable.length === 0 && !back) return null
   return (
     <section aria-labelledby="linked-identities" className="panel">
-      <h2 id="linked-identities">Linked identities</h2>
+      <h2 id="linked-identities">{t('linked.title')}</h2>
       {back?.error && (
         <p role="alert" className="error">
           {federationError(back.error, back.providerName)}
         </p>
       )}
       <List
-        what="your linked identities"
+        what={t('linked.what')}
         error={identities.error ?? unlink.error ?? link.error}
         showError={showError}
         pending={identities.isPending}
         items={identities.data?.items}
-        empty="No identity of another provider is linked to your account."
+        empty={t('linked.none')}
       >
         {(rows) => (
           <ul className="list">
             {rows.map((i) => (
               <li key={i.id}>
                 <span>
-                  <strong>{i.providerName}</strong> · {i.email ?? i.subject} · linked {when(i.createdAt)}
+                  <strong>{i.providerName}</strong> · {i.email ?? i.subject} ·{' '}
+                  {t('linked.on', { when: when(i.createdAt) })}
                 </span>
                 <ConfirmButton
-                  label={`Unlink ${i.providerName}`}
-                  confirm="Unlink it"
-                  warning={`${i.providerName} will no longer sign you in.`}
+                  label={t('linked.unlink', { name: i.providerName })}
+                  confirm={t('linked.unlinkIt')}
+                  warning={t('linked.warning', { name: i.providerName })}
                   onConfirm={() => void unlink.run(i)}
                 />
               </li>
@@ -109,7 +111,7 @@ export function LinkedIdentities() {
         <div className="row">
           {linkable.map((p) => (
             <button key={p.id} type="button" disabled={link.pending} onClick={() => void link.run(p)}>
-              Link {p.name}
+              {t('linked.link', { name: p.name })}
             </button>
           ))}
         </div>

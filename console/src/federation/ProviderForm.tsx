@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
+import { t, type Key } from '../i18n'
 import { useAction } from '../action'
 import { parseList } from '../lib/key-usage'
 import { choices } from '../lib/role-diff'
@@ -20,23 +21,23 @@ type Update = Schemas['UpdateIdentityProviderRequest']
 
 /** What the chooser offers: a preset (its endpoints and mapping are the service's), or one's own endpoints. */
 type Choice = Preset | 'oidc' | 'oauth2'
-const CHOICES: readonly { choice: Choice; label: string; kind: Kind; name: string }[] = [
-  { choice: 'google', label: 'Google', kind: 'oidc', name: 'Google' },
-  { choice: 'microsoft', label: 'Microsoft (Entra ID)', kind: 'oidc', name: 'Microsoft' },
-  { choice: 'github', label: 'GitHub', kind: 'oauth2', name: 'GitHub' },
-  { choice: 'oidc', label: 'Another OpenID Connect provider', kind: 'oidc', name: '' },
-  { choice: 'oauth2', label: 'Another OAuth 2.0 provider', kind: 'oauth2', name: '' },
+const CHOICES: readonly { choice: Choice; label: Key; kind: Kind; name: string }[] = [
+  { choice: 'google', label: 'provider.google', kind: 'oidc', name: 'Google' },
+  { choice: 'microsoft', label: 'provider.microsoft', kind: 'oidc', name: 'Microsoft' },
+  { choice: 'github', label: 'provider.github', kind: 'oauth2', name: 'GitHub' },
+  { choice: 'oidc', label: 'provider.oidc', kind: 'oidc', name: '' },
+  { choice: 'oauth2', label: 'provider.oauth2', kind: 'oauth2', name: '' },
 ]
 const ENDPOINTS = [
-  ['authorizationEndpoint', 'Authorization endpoint'],
-  ['tokenEndpoint', 'Token endpoint'],
-  ['userinfoEndpoint', 'Userinfo endpoint'],
+  ['authorizationEndpoint', 'provider.authorizationEndpoint'],
+  ['tokenEndpoint', 'provider.tokenEndpoint'],
+  ['userinfoEndpoint', 'provider.userinfoEndpoint'],
 ] as const
 const CLAIMS = [
-  ['sub', 'Subject claim', 'sub'],
-  ['email', 'Email claim', 'email'],
-  ['emailVerified', 'Email verified claim', 'email_verified'],
-  ['username', 'Username claim', 'preferred_username'],
+  ['sub', 'provider.subClaim', 'sub'],
+  ['email', 'provider.emailClaim', 'email'],
+  ['emailVerified', 'provider.emailVerifiedClaim', 'email_verified'],
+  ['username', 'provider.usernameClaim', 'preferred_username'],
 ] as const
 
 const text = (f: FormData, name: string) => String(f.get(name) ?? '').trim()
@@ -121,11 +122,9 @@ function RoleChecks({ held }: { held: readonly string[] }) {
   )
   return (
     <fieldset>
-      <legend>Default roles</legend>
-      <p className="muted">
-        Given to every user this provider creates. A role with an administration permission is refused.
-      </p>
-      {canList && roles.isPending && <Loading what="roles" />}
+      <legend>{t('provider.defaultRoles')}</legend>
+      <p className="muted">{t('provider.rolesHelp')}</p>
+      {canList && roles.isPending && <Loading what={t('provider.rolesWhat')} />}
       <ErrorBox error={roles.error} />
       <div className="checks">
         {names.map((name) => (
@@ -174,19 +173,19 @@ export function ProviderForm({
     const f = new FormData(e.currentTarget)
     if (!p) return void create.run(createBody(f, choice))
     const body = updateBody(f, p)
-    if (Object.keys(body).length === 0) setStatus('Nothing changed.')
+    if (Object.keys(body).length === 0) setStatus(t('settings.nothing'))
     else void update.run(p.id, body)
   }
   const picked = CHOICES.find((c) => c.choice === choice) ?? CHOICES[0]!
   const custom = choice === 'oidc' || choice === 'oauth2'
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{p ? `Edit ${p.name}` : 'New identity provider'}</h2>
+      <h2 id={`${id}-title`}>{p ? t('provider.edit', { name: p.name }) : t('provider.new')}</h2>
       {p ? (
-        <p>{picked.label}</p>
+        <p>{t(picked.label)}</p>
       ) : (
         <fieldset>
-          <legend>Provider</legend>
+          <legend>{t('provider.kind')}</legend>
           <div className="checks">
             {CHOICES.map((c) => (
               <label key={c.choice} className="check">
@@ -197,22 +196,22 @@ export function ProviderForm({
                   checked={choice === c.choice}
                   onChange={() => setChoice(c.choice)}
                 />{' '}
-                {c.label}
+                {t(c.label)}
               </label>
             ))}
           </div>
         </fieldset>
       )}
       <p>
-        Register this callback URL at the provider: <code>{callbackUrl}</code>
+        {t('provider.callback')} <code>{callbackUrl}</code>
       </p>
       <label>
-        Name on the sign-in button
+        {t('provider.buttonName')}
         <input name="name" required maxLength={100} defaultValue={p?.name ?? picked.name} key={choice} />
       </label>
       {custom && picked.kind === 'oidc' && (
         <label>
-          Issuer URL
+          {t('provider.issuer')}
           <input name="issuer" type="url" required defaultValue={p?.issuer ?? ''} />
         </label>
       )}
@@ -220,16 +219,16 @@ export function ProviderForm({
         picked.kind === 'oauth2' &&
         ENDPOINTS.map(([key, label]) => (
           <label key={key}>
-            {label}
+            {t(label)}
             <input name={key} type="url" required defaultValue={p?.[key] ?? ''} />
           </label>
         ))}
       <label>
-        Client ID
+        {t('app.clientId')}
         <input name="clientId" required maxLength={255} defaultValue={p?.clientId} autoComplete="off" />
       </label>
       <label>
-        Client secret
+        {t('app.secret')}
         <input
           name="clientSecret"
           type="password"
@@ -241,68 +240,72 @@ export function ProviderForm({
       </label>
       {p && (
         <p id={`${id}-secret`} className="muted">
-          Stored encrypted and never shown. Leave it empty to keep the current one.
+          {t('provider.secretHelp')}
         </p>
       )}
       <label>
-        How Tessera authenticates to the token endpoint
+        {t('provider.auth')}
         <select name="auth" defaultValue={p?.tokenEndpointAuthMethod ?? 'client_secret_basic'}>
-          <option value="client_secret_basic">HTTP Basic (the default)</option>
-          <option value="client_secret_post">In the form body</option>
+          <option value="client_secret_basic">{t('provider.basic')}</option>
+          <option value="client_secret_post">{t('provider.post')}</option>
         </select>
       </label>
       <label>
-        Scopes
+        {t('keys.scopes')}
         <input
           name="scopes"
           defaultValue={p?.scopes.join(' ') ?? ''}
-          placeholder={custom && picked.kind === 'oidc' ? 'openid email profile' : 'the preset’s own'}
+          placeholder={custom && picked.kind === 'oidc' ? 'openid email profile' : t('provider.presetOwn')}
           aria-describedby={`${id}-scopes`}
         />
       </label>
       <p id={`${id}-scopes`} className="muted">
-        Separated by spaces; leave empty for the default.
+        {t('provider.scopesHelp')}
       </p>
       {custom && (
         <fieldset>
-          <legend>Where the person’s details come from</legend>
+          <legend>{t('provider.claims')}</legend>
           {CLAIMS.map(([key, label, standard]) => (
             <label key={key}>
-              {label}
+              {t(label)}
               <input name={key} defaultValue={p?.claimMapping[key] ?? ''} placeholder={standard} />
             </label>
           ))}
         </fieldset>
       )}
       <fieldset>
-        <legend>Who may sign in</legend>
+        <legend>{t('provider.who')}</legend>
         <label className="check">
-          <input type="checkbox" name="showOnLogin" defaultChecked={p?.showOnLogin ?? true} /> Show on the
-          sign-in page
+          <input type="checkbox" name="showOnLogin" defaultChecked={p?.showOnLogin ?? true} />{' '}
+          {t('provider.showOnLogin')}
         </label>
         <label className="check">
-          <input type="checkbox" name="allowSignup" defaultChecked={p?.allowSignup ?? false} /> Create an
-          account at a first sign-in
+          <input type="checkbox" name="allowSignup" defaultChecked={p?.allowSignup ?? false} />{' '}
+          {t('provider.allowSignup')}
         </label>
         <label className="check">
-          <input type="checkbox" name="trustEmail" defaultChecked={p?.trustEmail ?? false} /> Take the
-          provider’s email as verified even when it does not say so
+          <input type="checkbox" name="trustEmail" defaultChecked={p?.trustEmail ?? false} />{' '}
+          {t('provider.trustEmail')}
         </label>
         <label>
-          Link an existing account
+          {t('provider.linking')}
           <select name="linking" defaultValue={p?.linking ?? 'never'}>
-            <option value="never">Never</option>
-            <option value="verified_email">When the verified email matches one account</option>
+            <option value="never">{t('keys.never')}</option>
+            <option value="verified_email">{t('provider.linkVerified')}</option>
           </select>
         </label>
         <label>
-          Email domains that may sign up
-          <input name="domains" defaultValue={p?.allowedDomains.join(', ') ?? ''} placeholder="any domain" />
+          {t('provider.domains')}
+          <input
+            name="domains"
+            defaultValue={p?.allowedDomains.join(', ') ?? ''}
+            placeholder={t('provider.anyDomain')}
+          />
         </label>
       </fieldset>
       <RoleChecks held={p?.defaultRoles ?? []} />
       <FormFooter
-        submit={p ? 'Save changes' : 'Create'}
+        submit={p ? t('user.save') : t('users.create')}
         error={create.error ?? update.error}
         pending={create.pending || update.pending}
         onCancel={onClose}

@@ -1,3 +1,5 @@
+import { t } from '../i18n'
+
 /**
  * The browser's side of a sign-in through another provider (contract section 24): the page's own PKCE pair,
  * the trip to the tenant's authorize step, and what the page finds in its fragment when the flow returns.
@@ -130,25 +132,25 @@ export function takeReturn(): Returned | null {
 
 /** The sentence for a flow's error code (the service's list in section 24), for the person who tried. */
 export function federationError(code: string, providerName: string): string {
-  const sentence = words(code, providerName || 'the provider')
+  const sentence = words(code, providerName || t('fed.theProvider'))
   return sentence.charAt(0).toUpperCase() + sentence.slice(1)
 }
 
 function words(code: string, providerName: string): string {
   switch (code) {
     case 'account_not_linked':
-      return `An account with this email already exists; sign in with it and link ${providerName} from Account.`
+      return t('fed.notLinked', { name: providerName })
     case 'signup_disabled':
-      return `No account here belongs to you at ${providerName}, and new accounts cannot be made this way. Ask an administrator to invite you.`
+      return t('fed.signupDisabled', { name: providerName })
     case 'user_inactive':
-      return 'Your account is not active. Ask an administrator to activate it.'
+      return t('fed.inactive')
     case 'provider_error':
-      return `${providerName} could not sign you in, or its answer could not be checked. Try again.`
+      return t('fed.providerError', { name: providerName })
     case 'already_linked':
-      return `This ${providerName} account is already linked to another person’s account.`
+      return t('fed.alreadyLinked', { name: providerName })
     case 'invalid_link_token':
-      return `The request to link ${providerName} expired or was already used. Try again.`
+      return t('fed.linkToken', { name: providerName })
     default:
-      return `The sign-in with ${providerName} did not finish. Try again.`
+      return t('fed.unfinished', { name: providerName })
   }
 }

@@ -14,6 +14,8 @@ import { user } from './user.js'
 import { tenants } from './tenants.js'
 import { audit } from './audit.js'
 import { keys } from './keys.js'
+import { applications } from './applications.js'
+import { federation } from './federation.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
 export const en = {
@@ -33,4 +35,6 @@ export const en = {
   ...tenants,
   ...audit,
   ...keys,
+  ...applications,
+  ...federation,
 } as const

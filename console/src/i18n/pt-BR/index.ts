@@ -16,6 +16,8 @@ import { user } from './user.js'
 import { tenants } from './tenants.js'
 import { audit } from './audit.js'
 import { keys } from './keys.js'
+import { applications } from './applications.js'
+import { federation } from './federation.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -36,4 +38,6 @@ export const ptBR: WordsOf<typeof en> = {
   ...tenants,
   ...audit,
   ...keys,
+  ...applications,
+  ...federation,
 }
