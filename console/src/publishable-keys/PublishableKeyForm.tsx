@@ -10,6 +10,7 @@ import { useSession } from '../session'
 import { useAction } from '../action'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { t } from '../i18n'
 
 type PublishableKey = components['schemas']['PublishableKey']
 type CreatePublishableKeyRequest = components['schemas']['CreatePublishableKeyRequest']
@@ -46,14 +47,11 @@ function RoleChecks({ held }: { held: readonly string[] }) {
   )
   return (
     <fieldset>
-      <legend>Default roles</legend>
-      <p className="muted">
-        Every user who signs up with the key gets them, never more. Offered are the roles you may give: none
-        with an administration permission (users, roles, tenants, keys), none above your own level.
-      </p>
-      {canList && roles.isPending && <Loading what="roles" />}
+      <legend>{t('provider.defaultRoles')}</legend>
+      <p className="muted">{t('pk.rolesHelp')}</p>
+      {canList && roles.isPending && <Loading what={t('provider.rolesWhat')} />}
       <ErrorBox error={roles.error} />
-      {!canList && <p className="muted">Listing the roles needs roles:read; only the key’s own are shown.</p>}
+      {!canList && <p className="muted">{t('pk.rolesNeedRead')}</p>}
       <div className="checks">
         {names.map((name) => (
           <label key={name} className="check">
@@ -96,7 +94,7 @@ export function PublishableKeyForm({
       tessera.PATCH('/api/v1/publishable-keys/{id}', { params: { path: { id: keyId } }, body }),
     (key) => {
       saved(key)
-      setStatus('Saved.')
+      setStatus(t('tenant.saved'))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -106,7 +104,7 @@ export function PublishableKeyForm({
     const fields = fieldsOf(e.currentTarget)
     const count = fields.allowedOrigins.length
     if (count < 1 || count > MAX_ORIGINS) {
-      setProblem(`Give from 1 to ${MAX_ORIGINS} allowed origins (${count} given).`)
+      setProblem(t('pk.originCount', { max: MAX_ORIGINS, count }))
       return
     }
     if (!k) {
@@ -114,18 +112,18 @@ export function PublishableKeyForm({
       return
     }
     const changes = keyChanges(k, fields)
-    if (Object.keys(changes).length === 0) setStatus('Nothing changed.')
+    if (Object.keys(changes).length === 0) setStatus(t('settings.nothing'))
     else void update.run(k.id, changes)
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{k ? 'Edit the key' : 'New publishable key'}</h2>
+      <h2 id={`${id}-title`}>{k ? t('pk.edit') : t('pk.new')}</h2>
       <label>
-        Name
+        {t('tenants.name')}
         <input name="name" required maxLength={100} defaultValue={k?.name} />
       </label>
       <label>
-        Allowed origins
+        {t('pk.origins')}
         <textarea
           name="origins"
           rows={3}
@@ -135,12 +133,11 @@ export function PublishableKeyForm({
         />
       </label>
       <p id={`${id}-origins`} className="muted">
-        The exact origins of the pages that sign users up, one a line or comma separated, 1 to {MAX_ORIGINS}:
-        https://www.example.com, or http:// on a loopback host (http://localhost:8080).
+        {t('pk.originsHelp', { max: MAX_ORIGINS })}
       </p>
       <RoleChecks held={k?.defaultRoles ?? []} />
       <label>
-        Sign-ups per hour
+        {t('pk.perHour')}
         <input
           name="perHour"
           type="number"
@@ -153,7 +150,7 @@ export function PublishableKeyForm({
         />
       </label>
       <p id={`${id}-per-hour`} className="muted">
-        At most this many sign-ups an hour with this key (1 to 10,000), besides 10 an hour from one address.
+        {t('pk.perHourHelp', { max: 10_000, perAddress: 10 })}
       </p>
       {problem && (
         <p role="alert" className="error">
@@ -161,7 +158,7 @@ export function PublishableKeyForm({
         </p>
       )}
       <FormFooter
-        submit={k ? 'Save changes' : 'Create'}
+        submit={k ? t('user.save') : t('users.create')}
         error={create.error ?? update.error}
         pending={create.pending || update.pending}
         onCancel={onClose}

@@ -8,6 +8,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { CopyButton } from '../ui/CopyButton'
 import { List, usePage } from '../ui/List'
 import { PublishableKeyForm } from './PublishableKeyForm'
+import { t } from '../i18n'
 
 const LIMIT = 20
 
@@ -39,14 +40,11 @@ export function PublishableKeys() {
   )
   return (
     <section aria-labelledby="publishable-keys">
-      <h2 id="publishable-keys">Publishable keys</h2>
-      <p className="muted">
-        A publishable key lets a web page of yours sign users up straight from the browser, behind a proof of
-        work. It is public: it goes in the page, and it is good for nothing but sign-up.
-      </p>
+      <h2 id="publishable-keys">{t('pk.list')}</h2>
+      <p className="muted">{t('pk.help')}</p>
       {session.can('client-keys:create') && !creating && (
         <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create publishable key
+          {t('pk.create')}
         </button>
       )}
       {creating && (
@@ -56,49 +54,57 @@ export function PublishableKeys() {
         />
       )}
       <List
-        what="publishable keys"
+        what={t('pk.what')}
         error={keys.error ?? revoke.error}
         pending={keys.isPending}
         items={keys.data?.items}
-        empty="No publishable key yet."
+        empty={t('pk.none')}
         page={page}
         total={keys.data?.total}
-        region="Publishable keys, scrollable"
+        region={t('pk.region')}
         rowKey={(k) => k.id}
         sort={sort}
         columns={[
           {
-            title: 'Name',
+            key: 'name',
+            title: t('tenants.name'),
             cell: (k) => <Link to={`/keys/publishable/${k.id}`}>{k.name}</Link>,
             sortBy: (k) => k.name,
           },
           {
-            title: 'Key',
+            key: 'key',
+            title: t('screen.key'),
             cell: (k) => (
               <>
-                <span className="mono">{k.key}</span> <CopyButton text={k.key} name={`Copy ${k.name}`} />
+                <span className="mono">{k.key}</span>{' '}
+                <CopyButton text={k.key} name={t('pk.copyName', { name: k.name })} />
               </>
             ),
           },
-          { title: 'Allowed origins', cell: (k) => k.allowedOrigins.join(', ') },
-          { title: 'Default roles', cell: (k) => k.defaultRoles.join(', ') || '—' },
-          { title: 'Sign-ups per hour', cell: (k) => k.signupsPerHour, sortBy: (k) => k.signupsPerHour },
-          { title: 'Status', cell: (k) => k.status, sortBy: (k) => k.status },
+          { title: t('pk.origins'), cell: (k) => k.allowedOrigins.join(', ') },
+          { title: t('provider.defaultRoles'), cell: (k) => k.defaultRoles.join(', ') || '—' },
           {
-            title: 'Actions',
+            key: 'sign-ups-per-hour',
+            title: t('pk.perHour'),
+            cell: (k) => k.signupsPerHour,
+            sortBy: (k) => k.signupsPerHour,
+          },
+          { key: 'status', title: t('users.status'), cell: (k) => k.status, sortBy: (k) => k.status },
+          {
+            title: t('tenants.actions'),
             cell: (k) => (
               // Why a div: a flex table cell loses its place in the row (its border shifts).
               <div className="row">
                 {k.status === 'ACTIVE' && session.can('client-keys:update') && (
-                  <Link to={`/keys/publishable/${k.id}`} aria-label={`Edit ${k.name}`}>
-                    Edit
+                  <Link to={`/keys/publishable/${k.id}`} aria-label={t('provider.edit', { name: k.name })}>
+                    {t('tenant.edit')}
                   </Link>
                 )}
                 {k.status === 'ACTIVE' && session.can('client-keys:revoke') && (
                   <ConfirmButton
-                    label={`Revoke ${k.name}`}
-                    confirm="Revoke now"
-                    warning="Sign-ups with this key stop at once."
+                    label={t('keys.revokeName', { name: k.name })}
+                    confirm={t('keys.revokeNow')}
+                    warning={t('pk.warning')}
                     onConfirm={() => void revoke.run(k.id)}
                   />
                 )}

@@ -5,6 +5,7 @@ import { navigate } from '../router'
 import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
 import { PermissionChecks } from './PermissionChecks'
+import { t } from '../i18n'
 
 /** The new role's name, description, level and permissions; then its own page. */
 export function CreateRole({ onClose }: { onClose: () => void }) {
@@ -30,17 +31,17 @@ export function CreateRole({ onClose }: { onClose: () => void }) {
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby="new-role">
-      <h2 id="new-role">New role</h2>
+      <h2 id="new-role">{t('role.new')}</h2>
       <label>
-        Role name
+        {t('role.name')}
         <input name="name" required maxLength={64} />
       </label>
       <label>
-        Description
+        {t('role.description')}
         <input name="description" maxLength={500} />
       </label>
       <label>
-        Level
+        {t('roles.level')}
         <input
           name="level"
           type="number"
@@ -52,10 +53,15 @@ export function CreateRole({ onClose }: { onClose: () => void }) {
         />
       </label>
       <p id="level-help" className="muted">
-        A rank: people may manage only roles at or below their own highest level.
+        {t('role.levelHelp')}
       </p>
       <PermissionChecks />
-      <FormFooter submit="Create" error={create.error} pending={create.pending} onCancel={onClose} />
+      <FormFooter
+        submit={t('users.create')}
+        error={create.error}
+        pending={create.pending}
+        onCancel={onClose}
+      />
     </form>
   )
 }

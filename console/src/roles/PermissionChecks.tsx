@@ -1,23 +1,18 @@
 import { ErrorBox, Loading } from '../ui/feedback'
 import { usePermissionNames } from '../permission-names'
 import { choices } from '../lib/role-diff'
+import { t } from '../i18n'
 
 /**
  * A fieldset of one checkbox a permission (`name="permission"`), the `held` ones checked at first: what
  * the role create and edit forms read with FormData.
  */
-export function PermissionChecks({
-  held = [],
-  legend = 'Permissions',
-}: {
-  held?: readonly string[]
-  legend?: string
-}) {
+export function PermissionChecks({ held = [], legend }: { held?: readonly string[]; legend?: string }) {
   const known = usePermissionNames()
   return (
     <fieldset>
-      <legend>{legend}</legend>
-      {known.pending && <Loading what="permissions" />}
+      <legend>{legend ?? t('screen.permissions')}</legend>
+      {known.pending && <Loading what={t('role.permsWhat')} />}
       <ErrorBox error={known.error} />
       <div className="checks">
         {choices(known.names, held).map((p) => (

@@ -9,6 +9,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { ErrorBox } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { when } from '../ui/format'
+import { t } from '../i18n'
 
 type Role = components['schemas']['Role']
 
@@ -26,7 +27,7 @@ export function RoleDetails({ role }: { role: Role }) {
     (updated) => {
       queries.setQueryData(['roles', role.id], updated)
       void queries.invalidateQueries({ queryKey: ['roles'] })
-      setSaved('Role saved.')
+      setSaved(t('role.saved'))
     },
   )
   const remove = useAction(
@@ -50,46 +51,46 @@ export function RoleDetails({ role }: { role: Role }) {
       ...(description !== role.description ? { description } : {}),
       ...(level !== role.level ? { level } : {}),
     }
-    if (Object.keys(body).length === 0) setSaved('Nothing to change.')
+    if (Object.keys(body).length === 0) setSaved(t('role.nothing'))
     else void save.run(body)
   }
   const editable = !role.isSystem && session.can('roles:update')
   return (
     <section aria-labelledby="role-details" className="panel stack">
-      <h2 id="role-details">Details</h2>
+      <h2 id="role-details">{t('user.details')}</h2>
       <dl className="facts">
-        <dt>Level</dt>
+        <dt>{t('roles.level')}</dt>
         <dd>{role.level}</dd>
-        <dt>Description</dt>
+        <dt>{t('role.description')}</dt>
         <dd>{role.description ?? '—'}</dd>
-        <dt>Kind</dt>
-        <dd>{role.isSystem ? 'Built in' : 'Custom'}</dd>
-        <dt>Updated</dt>
+        <dt>{t('idp.kind')}</dt>
+        <dd>{role.isSystem ? t('role.builtIn') : t('role.custom')}</dd>
+        <dt>{t('tenant.updated')}</dt>
         <dd>{when(role.updatedAt)}</dd>
       </dl>
       {editable && (
         <form onSubmit={submit} className="stack">
           <label>
-            Role name
+            {t('role.name')}
             <input name="name" required maxLength={64} defaultValue={role.name} />
           </label>
           <label>
-            Description
+            {t('role.description')}
             <input name="description" maxLength={500} defaultValue={role.description ?? ''} />
           </label>
           <label>
-            Level
+            {t('roles.level')}
             <input name="level" type="number" min={0} max={1000} step={1} defaultValue={role.level} />
           </label>
-          <FormFooter submit="Save role" error={save.error} pending={save.pending} status={saved} />
+          <FormFooter submit={t('role.save')} error={save.error} pending={save.pending} status={saved} />
         </form>
       )}
       {!role.isSystem && session.can('roles:delete') && (
         <div className="row">
           <ConfirmButton
-            label={`Delete role ${role.name}`}
-            confirm="Delete now"
-            warning="Everyone who holds it loses it and its permissions."
+            label={t('role.deleteName', { name: role.name })}
+            confirm={t('app.deleteNow')}
+            warning={t('role.deleteWarning')}
             onConfirm={() => void remove.run()}
           />
         </div>

@@ -8,7 +8,7 @@ import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { FormFooter } from '../ui/FormFooter'
 import { List, usePage } from '../ui/List'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 type Permission = components['schemas']['Permission']
 
@@ -36,7 +36,7 @@ function CreatePermission({ onClose }: { onClose: () => void }) {
     (body: { name: string; description?: string }) => tessera.POST('/api/v1/permissions', { body }),
     async (p) => {
       await changed()
-      setDone(`Permission ${p.name} created. Give it to a role on the role's page.`)
+      setDone(t('perm.created', { name: p.name }))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -47,9 +47,9 @@ function CreatePermission({ onClose }: { onClose: () => void }) {
   }
   return (
     <form className="panel stack" onSubmit={submit} aria-labelledby="new-permission">
-      <h2 id="new-permission">New permission</h2>
+      <h2 id="new-permission">{t('perm.new')}</h2>
       <label>
-        Name
+        {t('tenants.name')}
         <input
           name="name"
           required
@@ -60,15 +60,15 @@ function CreatePermission({ onClose }: { onClose: () => void }) {
         />
       </label>
       <p id="permission-name-help" className="muted">
-        A resource and an action, in small letters, joined by a colon: <code>invoices:read</code>. An action
-        of <code>*</code> stands for every action on the resource.
+        {t('perm.nameHelp1')} <code>invoices:read</code>. {t('perm.nameHelp2')} <code>*</code>{' '}
+        {t('perm.nameHelp3')}
       </p>
       <label>
-        Description
+        {t('role.description')}
         <input name="description" maxLength={500} />
       </label>
       <FormFooter
-        submit="Create"
+        submit={t('users.create')}
         error={create.error}
         pending={create.pending}
         onCancel={onClose}
@@ -89,7 +89,7 @@ function Description({ permission }: { permission: Permission }) {
       }),
     () => {
       void queries.invalidateQueries({ queryKey: ['permissions'] })
-      setSaved('Saved.')
+      setSaved(t('tenant.saved'))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -98,14 +98,20 @@ function Description({ permission }: { permission: Permission }) {
     void save.run(String(new FormData(e.currentTarget).get('description') ?? '').trim())
   }
   return (
-    <form className="row" onSubmit={submit} aria-label={`Edit ${permission.name}`}>
+    <form className="row" onSubmit={submit} aria-label={t('provider.edit', { name: permission.name })}>
       <input
         name="description"
-        aria-label={`Description of ${permission.name}`}
+        aria-label={t('perm.descriptionOf', { name: permission.name })}
         defaultValue={permission.description ?? ''}
         maxLength={500}
       />
-      <FormFooter submit="Save" error={save.error} pending={save.pending} status={saved} layout="inline" />
+      <FormFooter
+        submit={t('tenant.save')}
+        error={save.error}
+        pending={save.pending}
+        status={saved}
+        layout="inline"
+      />
     </form>
   )
 }
@@ -131,45 +137,49 @@ export function Permissions() {
   )
   return (
     <>
-      <h1>Permissions</h1>
+      <h1>{t('screen.permissions')}</h1>
       <p className="muted">
-        The built-in permissions cover the service itself. Your application&apos;s own, such as{' '}
-        <code>invoices:read</code>, are made here, given to roles on each role&apos;s page, and carried in the
-        access tokens of the people who hold them.
+        {t('perm.help1')} <code>invoices:read</code>
+        {t('perm.help2')}
       </p>
       {session.can('permissions:create') && !creating && (
         <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create permission
+          {t('perm.create')}
         </button>
       )}
       {creating && <CreatePermission onClose={() => setCreating(false)} />}
       <List
-        what="permissions"
+        what={t('perm.what')}
         error={list.error ?? remove.error}
         pending={list.isPending}
         items={list.data?.items}
-        empty="No permission of your own yet."
+        empty={t('perm.none')}
         page={page}
         total={list.data?.total}
-        caption={(total) => count(total, 'permission of your own', 'permissions of your own')}
+        caption={(total) => t('perm.count', { count: total })}
         rowKey={(p) => p.id}
         sort={sort}
         columns={[
-          { title: 'Permission', cell: (p) => <code>{p.name}</code>, sortBy: (p) => p.name },
           {
-            title: 'Description',
+            key: 'permission',
+            title: t('perm.permission'),
+            cell: (p) => <code>{p.name}</code>,
+            sortBy: (p) => p.name,
+          },
+          {
+            title: t('role.description'),
             cell: (p) =>
               session.can('permissions:update') ? <Description permission={p} /> : (p.description ?? '—'),
             sortBy: (p) => p.description,
           },
           {
-            title: 'Actions',
+            title: t('tenants.actions'),
             cell: (p) =>
               session.can('permissions:delete') ? (
                 <ConfirmButton
-                  label={`Delete ${p.name}`}
-                  confirm="Delete it"
-                  warning="Roles lose it at once; access tokens already issued keep it until they expire."
+                  label={t('user.deleteName', { name: p.name })}
+                  confirm={t('perm.deleteIt')}
+                  warning={t('perm.deleteWarning')}
                   onConfirm={() => void remove.run(p)}
                 />
               ) : null,

@@ -10,6 +10,7 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { CopyButton } from '../ui/CopyButton'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { when } from '../ui/format'
+import { t } from '../i18n'
 
 type PublishableKey = components['schemas']['PublishableKey']
 
@@ -24,13 +25,13 @@ function Revoke({ k }: { k: PublishableKey }) {
   )
   return (
     <section aria-labelledby="pk-revoke" className="panel stack">
-      <h2 id="pk-revoke">Revoke</h2>
+      <h2 id="pk-revoke">{t('account.revoke')}</h2>
       <p className="muted">Sign-ups with the key are refused at once; pages that carry it stop working.</p>
       <div className="row">
         <ConfirmButton
-          label={`Revoke ${k.name}`}
-          confirm="Revoke now"
-          warning="Sign-ups with this key stop at once."
+          label={t('keys.revokeName', { name: k.name })}
+          confirm={t('keys.revokeNow')}
+          warning={t('pk.warning')}
           onConfirm={() => void revoke.run()}
         />
       </div>
@@ -54,33 +55,33 @@ export function PublishableKeyPage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link to="/keys">← Keys</Link>
+        <Link to="/keys">← {t('screen.keys')}</Link>
       </p>
-      <h1>{k ? `Publishable key ${k.name}` : 'Publishable key'}</h1>
+      <h1>{k ? t('pk.title', { name: k.name }) : t('screen.publishableKey')}</h1>
       <ErrorBox error={key.error} />
-      {key.isPending && <Loading what="the key" />}
+      {key.isPending && <Loading what={t('keys.keyWhat')} />}
       {k && (
         <div className="grid">
           <section aria-labelledby="pk-details" className="panel">
-            <h2 id="pk-details">Details</h2>
+            <h2 id="pk-details">{t('user.details')}</h2>
             <dl className="facts">
-              <dt>Status</dt>
+              <dt>{t('users.status')}</dt>
               <dd>{k.status}</dd>
-              <dt>Key</dt>
+              <dt>{t('screen.key')}</dt>
               <dd>
                 <span className="mono">{k.key}</span> <CopyButton text={k.key} />
               </dd>
               <dt>Allowed origins</dt>
               <dd>{k.allowedOrigins.join(', ')}</dd>
               <dt>Default roles</dt>
-              <dd>{k.defaultRoles.join(', ') || 'None'}</dd>
+              <dd>{k.defaultRoles.join(', ') || t('form.none')}</dd>
               <dt>Sign-ups per hour</dt>
               <dd>{k.signupsPerHour}</dd>
-              <dt>Created</dt>
+              <dt>{t('user.created')}</dt>
               <dd>{when(k.createdAt)}</dd>
               {k.revokedAt && (
                 <>
-                  <dt>Revoked</dt>
+                  <dt>{t('pk.revoked')}</dt>
                   <dd>{when(k.revokedAt)}</dd>
                 </>
               )}

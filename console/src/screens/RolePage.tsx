@@ -11,7 +11,7 @@ import { useAction } from '../action'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
 import { List, usePage } from '../ui/List'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 const HOLDERS = 20
 
@@ -37,17 +37,17 @@ function RolePermissions({ role }: { role: Role }) {
     },
     (changed) => {
       void queries.invalidateQueries({ queryKey: ['roles'] })
-      setSaved(changed ? 'Permissions saved.' : 'Nothing to change.')
+      setSaved(changed ? t('role.permsSaved') : t('role.nothing'))
     },
   )
   if (everything(role) || !session.can('roles:update')) {
     return (
       <section aria-labelledby="role-perms" className="panel">
-        <h2 id="role-perms">Permissions</h2>
+        <h2 id="role-perms">{t('screen.permissions')}</h2>
         {everything(role) ? (
-          <p>Every permission of the tenant, always: the built-in admin role cannot be narrowed.</p>
+          <p>{t('role.all')}</p>
         ) : (
-          <p>{role.permissions.length ? role.permissions.join(', ') : 'None.'}</p>
+          <p>{role.permissions.length ? role.permissions.join(', ') : t('role.none')}</p>
         )}
       </section>
     )
@@ -59,10 +59,10 @@ function RolePermissions({ role }: { role: Role }) {
   }
   return (
     <form aria-labelledby="role-perms" className="panel stack" onSubmit={submit}>
-      <h2 id="role-perms">Permissions</h2>
-      <p className="muted">Checked: held by everyone with this role. You can give only what you hold.</p>
-      <PermissionChecks held={role.permissions} legend="Permissions of this role" />
-      <FormFooter submit="Save permissions" error={save.error} pending={save.pending} status={saved} />
+      <h2 id="role-perms">{t('screen.permissions')}</h2>
+      <p className="muted">{t('role.checked')}</p>
+      <PermissionChecks held={role.permissions} legend={t('role.legend')} />
+      <FormFooter submit={t('role.savePerms')} error={save.error} pending={save.pending} status={saved} />
     </form>
   )
 }
@@ -79,19 +79,19 @@ function Holders({ role }: { role: Role }) {
   })
   return (
     <section aria-labelledby="role-holders" className="panel">
-      <h2 id="role-holders">Holders</h2>
+      <h2 id="role-holders">{t('role.holders')}</h2>
       <List
-        what="the role's holders"
+        what={t('role.holdersWhat')}
         error={holders.error}
         pending={holders.isPending}
         items={holders.data?.items}
-        empty="Nobody holds this role."
+        empty={t('role.nobody')}
         page={page}
         total={holders.data?.total}
       >
         {(items) => (
           <>
-            <p>{count(holders.data?.total ?? items.length, 'person holds it', 'people hold it')}.</p>
+            <p>{t('role.holdersCount', { count: holders.data?.total ?? items.length })}</p>
             <ul className="list">
               {items.map((u) => (
                 <li key={u.id}>
@@ -118,11 +118,11 @@ export function RolePage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link to="/roles">← Roles</Link>
+        <Link to="/roles">← {t('screen.roles')}</Link>
       </p>
-      <h1>{r ? `Role ${r.name}` : 'Role'}</h1>
+      <h1>{r ? t('role.title', { name: r.name }) : t('screen.role')}</h1>
       <ErrorBox error={role.error} />
-      {role.isPending && <Loading what="the role" />}
+      {role.isPending && <Loading what={t('role.what')} />}
       {r && (
         <div className="grid">
           <RoleDetails role={r} />

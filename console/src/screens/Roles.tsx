@@ -5,6 +5,7 @@ import { CreateRole } from '../roles/CreateRole'
 import { Link, useUrlSort } from '../router'
 import { useSession } from '../session'
 import { List, usePage } from '../ui/List'
+import { t } from '../i18n'
 
 const LIMIT = 50
 
@@ -21,42 +22,44 @@ export function Roles() {
   })
   return (
     <>
-      <h1>Roles</h1>
+      <h1>{t('screen.roles')}</h1>
       <p className="muted">
         A role gives its permissions to every user who holds it. A person may give, create and edit only roles
         at or below their own highest level, and act only on people whose level is below their own.
       </p>
       {session.can('roles:create') && !creating && (
         <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create role
+          {t('roles.create')}
         </button>
       )}
       {creating && <CreateRole onClose={() => setCreating(false)} />}
       <List
-        what="roles"
+        what={t('roles.what')}
         error={roles.error}
         pending={roles.isPending}
         items={roles.data?.items}
-        empty="No role yet."
+        empty={t('roles.none')}
         page={page}
         total={roles.data?.total}
         rowKey={(r) => r.id}
         sort={sort}
         columns={[
           {
-            title: 'Role',
+            key: 'role',
+            title: t('screen.role'),
             cell: (r) => (
               <>
                 <Link to={`/roles/${r.id}`}>{r.name}</Link>
-                {r.isSystem && <span className="muted"> (built in)</span>}
+                {r.isSystem && <span className="muted"> ({t('roles.builtIn')})</span>}
                 {r.description && <div className="muted">{r.description}</div>}
               </>
             ),
             sortBy: (r) => r.name,
           },
-          { title: 'Level', cell: (r) => r.level, sortBy: (r) => r.level },
+          { key: 'level', title: t('roles.level'), cell: (r) => r.level, sortBy: (r) => r.level },
           {
-            title: 'Permissions',
+            key: 'permissions',
+            title: t('screen.permissions'),
             cell: (r) => (r.permissions.length ? r.permissions.join(', ') : '—'),
             sortBy: (r) => r.permissions.length,
           },

@@ -16,6 +16,8 @@ import { audit } from './audit.js'
 import { keys } from './keys.js'
 import { applications } from './applications.js'
 import { federation } from './federation.js'
+import { publishable } from './publishable.js'
+import { roles } from './roles.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
 export const en = {
@@ -37,4 +39,6 @@ export const en = {
   ...keys,
   ...applications,
   ...federation,
+  ...publishable,
+  ...roles,
 } as const

@@ -18,6 +18,8 @@ import { audit } from './audit.js'
 import { keys } from './keys.js'
 import { applications } from './applications.js'
 import { federation } from './federation.js'
+import { publishable } from './publishable.js'
+import { roles } from './roles.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -40,4 +42,6 @@ export const ptBR: WordsOf<typeof en> = {
   ...keys,
   ...applications,
   ...federation,
+  ...publishable,
+  ...roles,
 }
