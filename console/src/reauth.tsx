@@ -3,6 +3,7 @@ import { ReauthenticationRequired, SecondFactorRequired } from '@tessera/client'
 import { signedInAs, tessera } from './api'
 import { useSession } from './session'
 import { FormFooter } from './ui/FormFooter'
+import { t } from './i18n'
 
 type Reauth = <R>(act: () => Promise<R>) => Promise<R>
 const ReauthContext = createContext<Reauth>((act) => act())
@@ -72,23 +73,23 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
             className="dialog"
             onSubmit={submit}
           >
-            <h2 id="reauth-title">Confirm it is you</h2>
-            <p>This needs a recent sign-in. Enter your password again to go on.</p>
+            <h2 id="reauth-title">{t('reauth.title')}</h2>
+            <p>{t('reauth.help')}</p>
             {mfaToken ? (
               <label>
-                Code
+                {t('account.code')}
                 <input ref={code} autoComplete="one-time-code" inputMode="numeric" required autoFocus />
               </label>
             ) : (
               <label>
-                Password
+                {t('signIn.password')}
                 <input ref={password} type="password" autoComplete="current-password" required autoFocus />
               </label>
             )}
             <FormFooter
-              submit="Confirm"
+              submit={t('reauth.confirm')}
               error={error}
-              onCancel={() => close(new Error('Cancelled: the action was not made.'))}
+              onCancel={() => close(new Error(t('reauth.cancelled')))}
             />
           </form>
         </div>

@@ -3,6 +3,9 @@ import { en } from '../../console/src/i18n/en/index.js'
 import { ptBR } from '../../console/src/i18n/pt-BR/index.js'
 import { t as tr } from '../../console/src/i18n/index.js'
 import { addWords, localeOf, lookup, setLocale, type Entry } from '../../console/src/ui/i18n.js'
+import { durationMessage } from '../../console/src/lib/durations.js'
+import { policyWords } from '../../console/src/lib/password-policy.js'
+import { validate } from '../../console/src/lib/schema.js'
 
 // The catalogue (issue 44): pt-BR has every key of en (the type says so: WordsOf<typeof en>; this says it at
 // run time too), no text is empty, the placeholders match; the lookup's params and plurals.
@@ -60,4 +63,28 @@ t.test('t(): params, plurals, numbers in the language, English when a key is mis
   t.equal(lookup('no.such.key'), 'no.such.key', 'an unknown key shows itself, not nothing')
   addWords('pt-BR', { 'kit.copy': '' } as Record<string, Entry>)
   t.equal(lookup('kit.copy'), '', 'a key the language has is its own, even empty (the test above forbids it)')
+})
+
+t.test('lib/ in Portuguese: the password rule, a form’s bound in time, the service’s too', async (t) => {
+  t.teardown(() => setLocale('en'))
+  addWords('pt-BR', ptBR)
+  setLocale('pt-BR')
+  t.equal(
+    policyWords({ minLength: 10, requireDigit: true, requireSymbol: true, rejectCommon: true }),
+    'Pelo menos 10 caracteres, com um dígito e um símbolo; não pode ser uma senha comum. ' +
+      'No máximo 72 bytes — cerca de 72 letras, menos com acentos ou emoji.',
+  )
+  const [issue] = validate({ type: 'integer', minimum: 60 }, 30)
+  t.equal(issue?.message, 'deve ser pelo menos 60', 'the form’s own check, in Portuguese')
+  t.equal(durationMessage(issue!.message, 60), 'deve ser de pelo menos 1 minuto', 'said in the field’s unit')
+  t.equal(
+    durationMessage('must be <= 86400', 3600),
+    'deve ser de no máximo 24 horas',
+    'Ajv’s words from the service',
+  )
+  t.equal(
+    durationMessage('deve ser um número inteiro', 60),
+    'deve ser um número inteiro',
+    'any other as it came',
+  )
 })

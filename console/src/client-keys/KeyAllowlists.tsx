@@ -6,6 +6,7 @@ import { parseList } from '../lib/key-usage'
 import { useSession } from '../session'
 import { useAction } from '../action'
 import { FormFooter } from '../ui/FormFooter'
+import { t } from '../i18n'
 
 type ClientKey = components['schemas']['ClientKey']
 
@@ -23,7 +24,7 @@ export function KeyAllowlists({ k }: { k: ClientKey }) {
     (updated) => {
       queries.setQueryData(['keys', k.id], updated)
       void queries.invalidateQueries({ queryKey: ['keys'] })
-      setSaved('Allowlists saved.')
+      setSaved(t('allow.saved'))
     },
   )
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -38,28 +39,28 @@ export function KeyAllowlists({ k }: { k: ClientKey }) {
   if (!session.can('client-keys:update') || k.status !== 'ACTIVE') {
     return (
       <section aria-labelledby="allowlists" className="panel">
-        <h2 id="allowlists">Allowlists</h2>
+        <h2 id="allowlists">{t('allow.title')}</h2>
         <dl className="facts">
-          <dt>IP allowlist</dt>
-          <dd>{k.ipAllowlist.length ? k.ipAllowlist.join(', ') : 'Any address'}</dd>
-          <dt>Allowed origins</dt>
-          <dd>{k.originAllowlist.length ? k.originAllowlist.join(', ') : 'Any origin'}</dd>
+          <dt>{t('allow.ip')}</dt>
+          <dd>{k.ipAllowlist.length ? k.ipAllowlist.join(', ') : t('allow.anyAddress')}</dd>
+          <dt>{t('pk.origins')}</dt>
+          <dd>{k.originAllowlist.length ? k.originAllowlist.join(', ') : t('allow.anyOrigin')}</dd>
         </dl>
       </section>
     )
   }
   return (
     <form aria-labelledby="allowlists" className="panel stack" onSubmit={submit}>
-      <h2 id="allowlists">Allowlists</h2>
+      <h2 id="allowlists">{t('allow.title')}</h2>
       <label>
-        IP allowlist
+        {t('allow.ip')}
         <textarea name="ips" rows={3} defaultValue={k.ipAllowlist.join('\n')} aria-describedby="ips-help" />
       </label>
       <p id="ips-help" className="muted">
-        CIDR ranges, IPv4 or IPv6, one a line (203.0.113.0/24). Empty: any address.
+        {t('allow.ipHelp')}
       </p>
       <label>
-        Allowed origins
+        {t('pk.origins')}
         <textarea
           name="origins"
           rows={3}
@@ -68,10 +69,9 @@ export function KeyAllowlists({ k }: { k: ClientKey }) {
         />
       </label>
       <p id="origins-help" className="muted">
-        Exact origins, one a line (https://app.example.com). Empty: any origin; a request without an Origin
-        header is always allowed.
+        {t('allow.originHelp')}
       </p>
-      <FormFooter submit="Save allowlists" error={save.error} pending={save.pending} status={saved} />
+      <FormFooter submit={t('allow.save')} error={save.error} pending={save.pending} status={saved} />
     </form>
   )
 }

@@ -2,10 +2,12 @@ import { useQuery } from '@tanstack/react-query'
 import type { components } from '@tessera/client'
 import { tessera } from '../api'
 import { LoginChart } from '../Chart'
+import { num } from '../ui/i18n'
 import { coversWindow, requestsPerHour } from '../lib/key-usage'
 import { ErrorBox, Loading } from '../ui/feedback'
 import { when } from '../ui/format'
 import { List, usePage } from '../ui/List'
+import { t } from '../i18n'
 
 type ClientKeyLog = components['schemas']['ClientKeyLog']
 
@@ -40,20 +42,20 @@ export function KeyUsage({ id }: { id: string }) {
   const s = stats.data
   return (
     <section aria-labelledby="usage" className="panel wide">
-      <h2 id="usage">Usage</h2>
+      <h2 id="usage">{t('usage.title')}</h2>
       <ErrorBox error={stats.error ?? day.error} />
       {s && (
         <dl className="stats">
           <div className="stat">
-            <dt>Requests, all time</dt>
-            <dd>{s.totalRequests}</dd>
+            <dt>{t('usage.all')}</dt>
+            <dd>{num(s.totalRequests)}</dd>
           </div>
           <div className="stat">
-            <dt>Requests, last 24 h</dt>
-            <dd>{s.last24h}</dd>
+            <dt>{t('usage.last24')}</dt>
+            <dd>{num(s.last24h)}</dd>
           </div>
           <div className="stat">
-            <dt>Answered 2xx / 4xx / 5xx</dt>
+            <dt>{t('usage.byStatus')}</dt>
             <dd>
               {s.byStatus['2xx']} / {s.byStatus['4xx']} / {s.byStatus['5xx']}
             </dd>
@@ -61,26 +63,24 @@ export function KeyUsage({ id }: { id: string }) {
         </dl>
       )}
       {day.isPending ? (
-        <Loading what="the usage chart" />
+        <Loading what={t('usage.chartWhat')} />
       ) : (
         day.data && (
           <>
             <LoginChart
-              title="Requests per hour, last 24 hours"
+              title={t('usage.perHour')}
               data={requestsPerHour(day.data.rows)}
               unit="hour"
-              what="requests"
-              names={['Answered', 'Refused or failed']}
+              what={t('usage.requests')}
+              names={[t('usage.answered'), t('usage.refused')]}
             />
-            {day.data.partial && (
-              <p className="muted">Only the latest {PAGE * MAX_PAGES} requests are charted.</p>
-            )}
+            {day.data.partial && <p className="muted">{t('usage.partial', { count: PAGE * MAX_PAGES })}</p>}
           </>
         )
       )}
       {s && s.topRoutes.length > 0 && (
         <>
-          <h3>Most used routes</h3>
+          <h3>{t('usage.routes')}</h3>
           <ul>
             {s.topRoutes.map((r) => (
               <li key={r.route}>
@@ -106,24 +106,24 @@ export function KeyLog({ id }: { id: string }) {
   })
   return (
     <section aria-labelledby="request-log" className="panel wide">
-      <h2 id="request-log">Request log</h2>
+      <h2 id="request-log">{t('usage.log')}</h2>
       <List
-        what="the request log"
+        what={t('usage.logWhat')}
         error={logs.error}
         pending={logs.isPending}
         items={logs.data?.items}
-        empty="No request made with this key yet."
+        empty={t('usage.none')}
         page={page}
         total={logs.data?.total}
-        region="Request log, scrollable"
+        region={t('usage.region')}
         rowKey={(r) => r.id}
         columns={[
-          { title: 'Time', cell: (r) => when(r.createdAt) },
-          { title: 'Request', cell: (r) => `${r.method} ${r.route}`, className: 'mono' },
-          { title: 'Status', cell: (r) => r.statusCode },
-          { title: 'Address', cell: (r) => r.ip },
-          { title: 'Origin', cell: (r) => r.origin ?? '—' },
-          { title: 'Request id', cell: (r) => r.requestId ?? '—', className: 'mono' },
+          { title: t('audit.time'), cell: (r) => when(r.createdAt) },
+          { title: t('usage.request'), cell: (r) => `${r.method} ${r.route}`, className: 'mono' },
+          { title: t('users.status'), cell: (r) => r.statusCode },
+          { title: t('overview.address'), cell: (r) => r.ip },
+          { title: t('usage.origin'), cell: (r) => r.origin ?? '—' },
+          { title: t('audit.requestId'), cell: (r) => r.requestId ?? '—', className: 'mono' },
         ]}
       />
     </section>

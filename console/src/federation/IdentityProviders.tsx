@@ -60,7 +60,7 @@ export function IdentityProviders() {
       <h1>{t('screen.identityProviders')}</h1>
       <p className="muted">{t('idp.help')}</p>
       <section aria-labelledby="callback" className="panel">
-        <h2 id="callback">Callback URL</h2>
+        <h2 id="callback">{t('idp.callback')}</h2>
         <p>{t('idp.register')}</p>
         <p>
           <code>{callbackUrl}</code> <CopyButton text={callbackUrl} name={t('idp.copyCallback')} />

@@ -39,7 +39,22 @@ const SAYS: Record<string, Key> = {
  * any other message as it came.
  */
 export function durationMessage(message: string, unit?: number): string {
+  const bound = boundOf(message)
+  return bound ? t(bound.says, { time: durationWords(bound.seconds, unit) }) : message
+}
+
+/** A bound in seconds from the service's words (English, Ajv's), or the form's own in the reader's language. */
+function boundOf(message: string): { says: Key; seconds: number } | null {
   const m = BOUND.exec(message)
-  if (!m) return message
-  return t(SAYS[m[1] as string] ?? 'duration.atLeast', { time: durationWords(Number(m[2]), unit) })
+  if (m) return { says: SAYS[m[1] as string] ?? 'duration.atLeast', seconds: Number(m[2]) }
+  for (const [form, says] of [
+    ['schema.min', 'duration.atLeast'],
+    ['schema.max', 'duration.atMost'],
+  ] as const) {
+    const [before = '', after = ''] = t(form, { n: '\u0000' }).split('\u0000')
+    const n = message.startsWith(before) && message.endsWith(after) ? message.slice(before.length) : ''
+    const digits = n.slice(0, n.length - after.length)
+    if (/^\d+$/.test(digits)) return { says, seconds: Number(digits) }
+  }
+  return null
 }

@@ -1,3 +1,5 @@
+import { t } from '../i18n/index.js'
+
 /** The part of JSON Schema (2020-12) that the document's request schemas use. */
 export interface JsonSchema {
   type?: string | string[]
@@ -49,51 +51,57 @@ export function validate(schema: JsonSchema, value: unknown, path = ''): Issue[]
   const actual = typeOf(value)
   if (schema.type !== undefined) {
     const types = Array.isArray(schema.type) ? schema.type : [schema.type]
-    if (!types.some((t) => typeMatches(t, actual))) {
-      add(`must be ${types.map((t) => (t === 'integer' ? 'a whole number' : t)).join(' or ')}`)
+    if (!types.some((ty) => typeMatches(ty, actual))) {
+      add(
+        t('schema.type', {
+          types: types.map((ty) => (ty === 'integer' ? t('schema.integer') : ty)).join(t('schema.or')),
+        }),
+      )
       return issues
     }
   }
-  if (schema.const !== undefined && value !== schema.const) add(`must be ${JSON.stringify(schema.const)}`)
-  if (schema.enum && !schema.enum.includes(value)) add(`must be one of ${schema.enum.join(', ')}`)
+  if (schema.const !== undefined && value !== schema.const)
+    add(t('schema.const', { value: JSON.stringify(schema.const) }))
+  if (schema.enum && !schema.enum.includes(value)) add(t('schema.enum', { values: schema.enum.join(', ') }))
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) add(`must be at least ${schema.minimum}`)
-    if (schema.maximum !== undefined && value > schema.maximum) add(`must be at most ${schema.maximum}`)
+    if (schema.minimum !== undefined && value < schema.minimum)
+      add(t('schema.min', { n: String(schema.minimum) }))
+    if (schema.maximum !== undefined && value > schema.maximum)
+      add(t('schema.max', { n: String(schema.maximum) }))
   }
   if (typeof value === 'string') {
     const length = [...value].length
     if (schema.minLength !== undefined && length < schema.minLength)
-      add(`must have at least ${schema.minLength} characters`)
+      add(t('schema.minLength', { n: String(schema.minLength) }))
     if (schema.maxLength !== undefined && length > schema.maxLength)
-      add(`must have at most ${schema.maxLength} characters`)
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
-      add('is not in the expected form')
+      add(t('schema.maxLength', { n: String(schema.maxLength) }))
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) add(t('schema.pattern'))
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems)
-      add(`must have at least ${schema.minItems} items`)
+      add(t('schema.minItems', { n: String(schema.minItems) }))
     if (schema.maxItems !== undefined && value.length > schema.maxItems)
-      add(`must have at most ${schema.maxItems} items`)
+      add(t('schema.maxItems', { n: String(schema.maxItems) }))
     if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
-      add('must not repeat an item')
+      add(t('schema.unique'))
     if (schema.items)
       value.forEach((v, i) => issues.push(...validate(schema.items as JsonSchema, v, `${path}/${i}`)))
   }
   if (actual === 'object') {
     const obj = value as Record<string, unknown>
-    for (const key of schema.required ?? []) if (!(key in obj)) add('is required', `${path}/${key}`)
+    for (const key of schema.required ?? []) if (!(key in obj)) add(t('schema.required'), `${path}/${key}`)
     if (schema.minProperties !== undefined && Object.keys(obj).length < schema.minProperties)
-      add('must not be empty')
+      add(t('schema.nonEmpty'))
     for (const [key, v] of Object.entries(obj)) {
       const sub = schema.properties?.[key]
       if (sub) issues.push(...validate(sub, v, `${path}/${key}`))
-      else if (schema.additionalProperties === false) add('is not a known setting', `${path}/${key}`)
+      else if (schema.additionalProperties === false) add(t('schema.unknown'), `${path}/${key}`)
       else if (typeof schema.additionalProperties === 'object')
         issues.push(...validate(schema.additionalProperties, v, `${path}/${key}`))
     }
   }
   if (schema.anyOf && !schema.anyOf.some((s) => validate(s, value, path).length === 0)) {
-    add(validate(schema.anyOf[0] as JsonSchema, value, path)[0]?.message ?? 'is not valid')
+    add(validate(schema.anyOf[0] as JsonSchema, value, path)[0]?.message ?? t('schema.invalid'))
   }
   return issues
 }
@@ -141,7 +149,7 @@ export function bodyIssuesOf(error: unknown): Issue[] {
       ? [
           {
             path: `/${d.path.slice(5).split('.').join('/')}`,
-            message: typeof d.message === 'string' ? d.message : 'is not valid',
+            message: typeof d.message === 'string' ? d.message : t('schema.invalid'),
           },
         ]
       : [],

@@ -8,7 +8,7 @@ import { FormFooter } from '../ui/FormFooter'
 import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
 import { createPasskey } from './webauthn'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 const KEY = ['me', 'passkeys']
 /** The most the list operation gives in one page. */
@@ -33,10 +33,10 @@ function Item(props: {
       <li>
         <form className="row" onSubmit={submit}>
           <label>
-            New name
+            {t('passkey.newName')}
             <input name="name" defaultValue={passkey.name} maxLength={64} required autoFocus />
           </label>
-          <FormFooter submit="Save name" onCancel={() => setRenaming(false)} layout="inline" />
+          <FormFooter submit={t('passkey.saveName')} onCancel={() => setRenaming(false)} layout="inline" />
         </form>
       </li>
     )
@@ -45,13 +45,17 @@ function Item(props: {
     <li>
       <PasskeyFacts passkey={passkey} />
       <span className="row">
-        <button type="button" onClick={() => setRenaming(true)} aria-label={`Rename ${passkey.name}`}>
-          Rename
+        <button
+          type="button"
+          onClick={() => setRenaming(true)}
+          aria-label={t('passkey.renameName', { name: passkey.name })}
+        >
+          {t('passkey.rename')}
         </button>
         <ConfirmButton
-          label={`Remove ${passkey.name}`}
-          confirm="Remove now"
-          warning="You can no longer sign in with it."
+          label={t('passkey.removeName', { name: passkey.name })}
+          confirm={t('passkey.removeNow')}
+          warning={t('passkey.removeWarning')}
           onConfirm={() => void props.remove(passkey.id)}
         />
       </span>
@@ -77,7 +81,7 @@ export function MyPasskeys() {
   const add = useAction(
     (name: string) => tessera.registerPasskey(createPasskey, name === '' ? undefined : name),
     (p) => {
-      setDone(`Passkey “${p.name}” added.`)
+      setDone(t('passkey.added', { name: p.name }))
       refresh()
     },
   )
@@ -85,14 +89,14 @@ export function MyPasskeys() {
     (id: string, name: string) =>
       tessera.PATCH('/api/v1/me/passkeys/{id}', { params: { path: { id } }, body: { name } }),
     (p) => {
-      setDone(`Renamed to “${p.name}”.`)
+      setDone(t('passkey.renamed', { name: p.name }))
       refresh()
     },
   )
   const remove = useAction(
     (id: string) => tessera.DELETE('/api/v1/me/passkeys/{id}', { params: { path: { id } } }),
     () => {
-      setDone('Passkey removed.')
+      setDone(t('passkey.removed'))
       refresh()
     },
   )
@@ -108,18 +112,18 @@ export function MyPasskeys() {
   const off = on === false || passkeysOff(list.error)
   return (
     <section aria-labelledby="passkeys" className="panel">
-      <h2 id="passkeys">Passkeys</h2>
+      <h2 id="passkeys">{t('passkey.title')}</h2>
       {off ? (
         <PasskeysOff />
       ) : (
         <>
           <List
-            what="your passkeys"
+            what={t('passkey.yours')}
             error={list.error ?? add.error ?? rename.error ?? remove.error}
             showError={(error) => <PasskeyError error={error} />}
             pending={list.isPending}
             items={items}
-            empty={list.error ? null : 'No passkey yet.'}
+            empty={list.error ? null : t('passkey.noneYet')}
           >
             {(passkeys) => (
               <ul className="list">
@@ -130,18 +134,16 @@ export function MyPasskeys() {
             )}
           </List>
           {total > items.length && (
-            <p className="muted">
-              The newest {items.length} of your {count(total, 'passkey', 'passkeys')} are shown.
-            </p>
+            <p className="muted">{t('passkey.newestOfYours', { shown: items.length, count: total })}</p>
           )}
           <p role="status">{done}</p>
           {!list.error && !list.isPending && (
             <form className="row" onSubmit={submit}>
               <label>
-                Name of the new passkey (optional)
+                {t('passkey.newPasskeyName')}
                 <input name="name" maxLength={64} />
               </label>
-              <FormFooter submit="Add a passkey" pending={add.pending} layout="inline" />
+              <FormFooter submit={t('passkey.add')} pending={add.pending} layout="inline" />
             </form>
           )}
         </>

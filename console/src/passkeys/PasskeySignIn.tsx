@@ -3,6 +3,7 @@ import { rememberSignIn, tessera } from '../api'
 import { useSession } from '../session'
 import { PasskeyError } from './common'
 import { signWithPasskey } from './webauthn'
+import { t } from '../i18n'
 
 /**
  * "Sign in with a passkey" (contract section 21), for the tenant in the sign-in form's Tenant field: the
@@ -50,7 +51,7 @@ export function PasskeySignIn({
     <div className="stack alternative">
       <PasskeyError error={error} />
       <button type="button" className="primary" onClick={() => void signIn()} disabled={pending}>
-        Sign in with a passkey
+        {t('passkey.signIn')}
       </button>
     </div>
   )

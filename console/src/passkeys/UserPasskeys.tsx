@@ -6,7 +6,7 @@ import { useAction } from '../action'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { List } from '../ui/List'
 import { PasskeyError, PasskeyFacts, PasskeysOff, passkeysOff, usePasskeysOn } from './common'
-import { count } from '../lib/plural'
+import { t } from '../i18n'
 
 /**
  * A user's page → Passkeys (contract sections 19 and 21), for administrators: the user's passkeys
@@ -30,7 +30,7 @@ export function UserPasskeys({ userId }: { userId: string }) {
     (id: string) =>
       tessera.DELETE('/api/v1/users/{userId}/passkeys/{id}', { params: { path: { userId, id } } }),
     () => {
-      setDone('Passkey removed.')
+      setDone(t('passkey.removed'))
       void queries.invalidateQueries({ queryKey: key })
     },
   )
@@ -39,18 +39,18 @@ export function UserPasskeys({ userId }: { userId: string }) {
   const removable = session.can('users:update')
   return (
     <section aria-labelledby="user-passkeys" className="panel">
-      <h2 id="user-passkeys">Passkeys</h2>
+      <h2 id="user-passkeys">{t('passkey.title')}</h2>
       {on === false || passkeysOff(list.error) ? (
         <PasskeysOff />
       ) : (
         <>
           <List
-            what="passkeys"
+            what={t('passkey.what')}
             error={list.error ?? remove.error}
             showError={(error) => <PasskeyError error={error} />}
             pending={list.isPending}
             items={items}
-            empty={list.error ? null : 'No passkey.'}
+            empty={list.error ? null : t('passkey.none')}
           >
             {(passkeys) => (
               <ul className="list">
@@ -59,9 +59,9 @@ export function UserPasskeys({ userId }: { userId: string }) {
                     <PasskeyFacts passkey={p} />
                     {removable && (
                       <ConfirmButton
-                        label={`Remove ${p.name}`}
-                        confirm="Remove now"
-                        warning="The user can no longer sign in with it."
+                        label={t('passkey.removeName', { name: p.name })}
+                        confirm={t('passkey.removeNow')}
+                        warning={t('passkey.userWarning')}
                         onConfirm={() => void remove.run(p.id)}
                       />
                     )}
@@ -71,9 +71,7 @@ export function UserPasskeys({ userId }: { userId: string }) {
             )}
           </List>
           {total > items.length && (
-            <p className="muted">
-              The newest {items.length} of {count(total, 'passkey', 'passkeys')} are shown.
-            </p>
+            <p className="muted">{t('passkey.newestOf', { shown: items.length, count: total })}</p>
           )}
           <p role="status">{done}</p>
         </>

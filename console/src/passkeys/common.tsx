@@ -4,6 +4,7 @@ import { tessera } from '../api'
 import { ErrorBox } from '../ui/feedback'
 import { when } from '../ui/format'
 import { browserProblem } from '../lib/webauthn-errors'
+import { t } from '../i18n'
 
 /** 409 PASSKEYS_DISABLED: the tenant has no auth_config.webauthn. Not a failure: a fact about the tenant. */
 export const passkeysOff = (err: unknown): boolean => isTesseraError(err, 'PASSKEYS_DISABLED')
@@ -26,8 +27,7 @@ export function usePasskeysOn(): boolean | undefined {
 export function PasskeysOff() {
   return (
     <p className="muted">
-      Passkeys are off for this tenant. An administrator turns them on with <code>auth_config.webauthn</code>{' '}
-      in Settings.
+      {t('passkey.off')} <code>auth_config.webauthn</code> {t('passkey.offAfter')}
     </p>
   )
 }
@@ -53,9 +53,12 @@ export function PasskeyError({ error }: { error: unknown }) {
 export function PasskeyFacts({ passkey }: { passkey: Passkey }) {
   return (
     <span>
-      <strong>{passkey.name}</strong> · added {when(passkey.createdAt)} · last used{' '}
-      {passkey.lastUsedAt ? when(passkey.lastUsedAt) : 'never'} ·{' '}
-      {passkey.backedUp ? 'backed up' : 'not backed up'}
+      <strong>{passkey.name}</strong> ·{' '}
+      {t('passkey.facts', {
+        added: when(passkey.createdAt),
+        used: passkey.lastUsedAt ? when(passkey.lastUsedAt) : t('passkey.never'),
+        backup: passkey.backedUp ? t('passkey.backedUp') : t('passkey.notBackedUp'),
+      })}
     </span>
   )
 }

@@ -8,6 +8,7 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/browser'
+import { t } from '../i18n'
 
 // The browser's side of a passkey (contract section 21): the options the service gave, handed to
 // navigator.credentials through @simplewebauthn/browser, and its answer, handed back to the service as it is.
@@ -18,7 +19,7 @@ import type {
  */
 async function browser() {
   if (typeof window.PublicKeyCredential === 'undefined') {
-    throw new DOMException('This browser has no passkey support (WebAuthn).', 'NotSupportedError')
+    throw new DOMException(t('passkey.noSupport'), 'NotSupportedError')
   }
   return import('@simplewebauthn/browser')
 }

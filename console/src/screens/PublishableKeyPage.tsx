@@ -26,7 +26,7 @@ function Revoke({ k }: { k: PublishableKey }) {
   return (
     <section aria-labelledby="pk-revoke" className="panel stack">
       <h2 id="pk-revoke">{t('account.revoke')}</h2>
-      <p className="muted">Sign-ups with the key are refused at once; pages that carry it stop working.</p>
+      <p className="muted">{t('pk.revokeHelp')}</p>
       <div className="row">
         <ConfirmButton
           label={t('keys.revokeName', { name: k.name })}
@@ -71,11 +71,11 @@ export function PublishableKeyPage({ id }: { id: string }) {
               <dd>
                 <span className="mono">{k.key}</span> <CopyButton text={k.key} />
               </dd>
-              <dt>Allowed origins</dt>
+              <dt>{t('pk.origins')}</dt>
               <dd>{k.allowedOrigins.join(', ')}</dd>
-              <dt>Default roles</dt>
+              <dt>{t('provider.defaultRoles')}</dt>
               <dd>{k.defaultRoles.join(', ') || t('form.none')}</dd>
-              <dt>Sign-ups per hour</dt>
+              <dt>{t('pk.perHour')}</dt>
               <dd>{k.signupsPerHour}</dd>
               <dt>{t('user.created')}</dt>
               <dd>{when(k.createdAt)}</dd>

@@ -23,10 +23,7 @@ export function Roles() {
   return (
     <>
       <h1>{t('screen.roles')}</h1>
-      <p className="muted">
-        A role gives its permissions to every user who holds it. A person may give, create and edit only roles
-        at or below their own highest level, and act only on people whose level is below their own.
-      </p>
+      <p className="muted">{t('roles.help')}</p>
       {session.can('roles:create') && !creating && (
         <button type="button" className="primary" onClick={() => setCreating(true)}>
           {t('roles.create')}

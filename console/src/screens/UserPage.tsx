@@ -70,7 +70,7 @@ function Details({ user }: { user: User }) {
             {t('users.status')}
             <select name="status" defaultValue={user.status}>
               <option value="ACTIVE">{t('status.ACTIVE')}</option>
-              <option value="INACTIVE">Inactive (disabled)</option>
+              <option value="INACTIVE">{t('user.inactiveDisabled')}</option>
               <option value="SUSPENDED">{t('status.SUSPENDED')}</option>
             </select>
           </label>

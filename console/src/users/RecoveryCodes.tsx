@@ -1,8 +1,9 @@
 import { CopyButton } from '../ui/CopyButton'
+import { t } from '../i18n'
 
 /** The recovery codes as a text file: one per line, with a line saying what they are. */
 function fileOf(codes: readonly string[], tenant: string): string {
-  return `Tessera recovery codes (tenant ${tenant}): each signs you in once without your authenticator.\n${codes.join('\n')}\n`
+  return `${t('codes.file', { tenant })}\n${codes.join('\n')}\n`
 }
 
 /** Saves the codes as recovery-codes.txt, from the page itself (no request). */
@@ -19,7 +20,7 @@ function download(codes: readonly string[], tenant: string): void {
 export function RecoveryCodes({ codes, tenant }: { codes: readonly string[]; tenant: string }) {
   return (
     <>
-      <ul className="codes" aria-label="Recovery codes">
+      <ul className="codes" aria-label={t('signIn.recovery')}>
         {codes.map((c) => (
           <li key={c}>
             <code>{c}</code>
@@ -27,9 +28,9 @@ export function RecoveryCodes({ codes, tenant }: { codes: readonly string[]; ten
         ))}
       </ul>
       <div className="row">
-        <CopyButton text={codes.join('\n')} label="Copy the codes" />
+        <CopyButton text={codes.join('\n')} label={t('codes.copy')} />
         <button type="button" onClick={() => download(codes, tenant)}>
-          Download the codes
+          {t('codes.download')}
         </button>
       </div>
     </>

@@ -6,6 +6,7 @@ import { useSession } from '../session'
 import { useAction } from '../action'
 import { Empty, ErrorBox, Loading } from '../ui/feedback'
 import { FormFooter } from '../ui/FormFooter'
+import { t } from '../i18n'
 
 type User = components['schemas']['User']
 
@@ -41,16 +42,16 @@ export function UserPermissions({ user }: { user: User }) {
   const grantable = known.names.filter((p) => !direct.includes(p)).sort()
   return (
     <section aria-labelledby="perms" className="panel">
-      <h2 id="perms">Permissions</h2>
+      <h2 id="perms">{t('screen.permissions')}</h2>
       <ErrorBox error={perms.error} />
       {perms.isPending ? (
-        <Loading what="permissions" />
+        <Loading what={t('role.permsWhat')} />
       ) : (
         perms.data && (
           <>
-            <h3>Granted directly</h3>
+            <h3>{t('perms.direct')}</h3>
             {direct.length === 0 ? (
-              <Empty>None.</Empty>
+              <Empty>{t('role.none')}</Empty>
             ) : (
               <ul className="chips">
                 {direct.map((p) => (
@@ -60,10 +61,10 @@ export function UserPermissions({ user }: { user: User }) {
                       <button
                         type="button"
                         onClick={() => void revoke.run(p)}
-                        aria-label={`Revoke permission ${p}`}
+                        aria-label={t('perms.revokeName', { name: p })}
                         disabled={revoke.pending}
                       >
-                        Revoke
+                        {t('account.revoke')}
                       </button>
                     )}
                   </li>
@@ -79,7 +80,7 @@ export function UserPermissions({ user }: { user: User }) {
                 }}
               >
                 <label>
-                  Permission to grant
+                  {t('perms.toGrant')}
                   <select name="permission">
                     {grantable.map((p) => (
                       <option key={p} value={p}>
@@ -88,25 +89,25 @@ export function UserPermissions({ user }: { user: User }) {
                     ))}
                   </select>
                 </label>
-                <FormFooter submit="Grant permission" pending={grant.pending} layout="inline" />
+                <FormFooter submit={t('perms.grant')} pending={grant.pending} layout="inline" />
               </form>
             )}
             <ErrorBox error={grant.error ?? revoke.error ?? known.error} />
             {perms.data.fromRoles.length > 0 && (
               <>
-                <h3>From roles</h3>
+                <h3>{t('perms.fromRoles')}</h3>
                 <ul>
                   {perms.data.fromRoles.map((r) => (
                     <li key={r.role}>
-                      {r.role}: {r.permissions.length ? r.permissions.join(', ') : 'none'}
+                      {r.role}: {r.permissions.length ? r.permissions.join(', ') : t('perms.none')}
                     </li>
                   ))}
                 </ul>
               </>
             )}
-            <h3>Effective</h3>
+            <h3>{t('perms.effective')}</h3>
             {perms.data.effective.length === 0 ? (
-              <Empty>None.</Empty>
+              <Empty>{t('role.none')}</Empty>
             ) : (
               <p>{perms.data.effective.join(', ')}</p>
             )}

@@ -74,4 +74,5 @@ export const federation = {
   'linked.what': 'your linked identities',
   'linked.none': 'No identity of another provider is linked to your account.',
   'linked.unlinkIt': 'Unlink it',
+  'idp.callback': 'Callback URL',
 } as const

@@ -18,6 +18,7 @@ import { applications } from './applications.js'
 import { federation } from './federation.js'
 import { publishable } from './publishable.js'
 import { roles } from './roles.js'
+import { passkeys } from './passkeys.js'
 
 // The English catalogue: every key of the console, by area (a file each), with its English text.
 export const en = {
@@ -41,4 +42,5 @@ export const en = {
   ...federation,
   ...publishable,
   ...roles,
+  ...passkeys,
 } as const

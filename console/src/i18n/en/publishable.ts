@@ -28,4 +28,5 @@ export const publishable = {
   'snippet.title': 'Sign-up snippet',
   'snippet.region': 'HTML of the sign-up snippet',
   'snippet.copy': 'Copy snippet',
+  'pk.revokeHelp': 'Sign-ups with the key are refused at once; pages that carry it stop working.',
 } as const

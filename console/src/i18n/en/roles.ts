@@ -45,4 +45,6 @@ export const roles = {
   'perm.none': 'No permission of your own yet.',
   'perm.deleteIt': 'Delete it',
   'perm.deleteWarning': 'Roles lose it at once; access tokens already issued keep it until they expire.',
+  'roles.help':
+    'A role gives its permissions to every user who holds it. A person may give, create and edit only roles at or below their own highest level, and act only on people whose level is below their own.',
 } as const

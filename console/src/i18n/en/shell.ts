@@ -27,4 +27,8 @@ export const shell = {
   'shell.noScreen': 'No screen here.',
   'shell.toOverview': 'Go to the overview.',
   'shell.title': '{title} · Tessera console',
+  'reauth.cancelled': 'Cancelled: the action was not made.',
+  'reauth.title': 'Confirm it is you',
+  'reauth.help': 'This needs a recent sign-in. Enter your password again to go on.',
+  'reauth.confirm': 'Confirm',
 } as const

@@ -30,4 +30,5 @@ export const user = {
   'user.deleteConfirm': 'Delete the user',
   'common.undone': 'This cannot be undone.',
   'user.what': 'the user',
+  'user.inactiveDisabled': 'Inactive (disabled)',
 } as const

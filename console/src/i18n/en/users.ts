@@ -19,4 +19,15 @@ export const users = {
   'status.ACTIVE': 'Active',
   'status.INACTIVE': 'Inactive',
   'status.SUSPENDED': 'Suspended',
+  'perms.revokeName': 'Revoke permission {name}',
+  'perms.none': 'none',
+  'codes.file':
+    'Tessera recovery codes (tenant {tenant}): each signs you in once without your authenticator.',
+  'perms.direct': 'Granted directly',
+  'perms.toGrant': 'Permission to grant',
+  'perms.grant': 'Grant permission',
+  'perms.fromRoles': 'From roles',
+  'perms.effective': 'Effective',
+  'codes.copy': 'Copy the codes',
+  'codes.download': 'Download the codes',
 } as const

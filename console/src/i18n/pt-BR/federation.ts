@@ -79,4 +79,5 @@ export const federation: WordsOf<typeof en> = {
   'linked.what': 'suas identidades vinculadas',
   'linked.none': 'Nenhuma identidade de outro provedor está vinculada à sua conta.',
   'linked.unlinkIt': 'Desvincular',
+  'idp.callback': 'URL de callback',
 }

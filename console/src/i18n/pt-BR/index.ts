@@ -20,6 +20,7 @@ import { applications } from './applications.js'
 import { federation } from './federation.js'
 import { publishable } from './publishable.js'
 import { roles } from './roles.js'
+import { passkeys } from './passkeys.js'
 
 // Brazilian Portuguese, in the words of the service's mails (src/modules/email/templates.ts): "você",
 // "senha", "e-mail", "conta". Loaded only when chosen (a dynamic import), outside the first load.
@@ -44,4 +45,5 @@ export const ptBR: WordsOf<typeof en> = {
   ...federation,
   ...publishable,
   ...roles,
+  ...passkeys,
 }

@@ -30,4 +30,6 @@ export const publishable: WordsOf<typeof en> = {
   'snippet.title': 'Trecho de cadastro',
   'snippet.region': 'HTML do trecho de cadastro',
   'snippet.copy': 'Copiar o trecho',
+  'pk.revokeHelp':
+    'Os cadastros com a chave são recusados na hora; as páginas que a usam param de funcionar.',
 }

@@ -47,4 +47,6 @@ export const roles: WordsOf<typeof en> = {
   'perm.none': 'Nenhuma permissão própria ainda.',
   'perm.deleteIt': 'Excluí-la',
   'perm.deleteWarning': 'Os papéis a perdem na hora; os tokens de acesso já emitidos a mantêm até expirarem.',
+  'roles.help':
+    'Um papel dá suas permissões a todo usuário que o tem. Uma pessoa só pode dar, criar e editar papéis no seu maior nível ou abaixo dele, e só pode agir sobre pessoas de nível abaixo do seu.',
 }

@@ -29,4 +29,8 @@ export const shell: WordsOf<typeof en> = {
   'shell.noScreen': 'Não há tela aqui.',
   'shell.toOverview': 'Ir para a visão geral.',
   'shell.title': '{title} · Console Tessera',
+  'reauth.cancelled': 'Cancelado: a ação não foi feita.',
+  'reauth.title': 'Confirme que é você',
+  'reauth.help': 'Isto exige um login recente. Digite sua senha de novo para continuar.',
+  'reauth.confirm': 'Confirmar',
 }

@@ -32,4 +32,5 @@ export const user: WordsOf<typeof en> = {
   'user.deleteConfirm': 'Excluir o usuário',
   'common.undone': 'Não é possível desfazer.',
   'user.what': 'o usuário',
+  'user.inactiveDisabled': 'Inativo (desativado)',
 }

@@ -21,4 +21,15 @@ export const users: WordsOf<typeof en> = {
   'status.ACTIVE': 'Ativo',
   'status.INACTIVE': 'Inativo',
   'status.SUSPENDED': 'Suspenso',
+  'perms.revokeName': 'Revogar a permissão {name}',
+  'perms.none': 'nenhuma',
+  'codes.file':
+    'Códigos de recuperação do Tessera (tenant {tenant}): cada um permite entrar uma vez sem o autenticador.',
+  'perms.direct': 'Concedidas diretamente',
+  'perms.toGrant': 'Permissão a conceder',
+  'perms.grant': 'Conceder a permissão',
+  'perms.fromRoles': 'Dos papéis',
+  'perms.effective': 'Efetivas',
+  'codes.copy': 'Copiar os códigos',
+  'codes.download': 'Baixar os códigos',
 }
