@@ -164,7 +164,7 @@ export function App() {
     return (
       <>
         {signingIn ? <SignIn /> : <ForgotPassword />}
-        <footer className="row">
+        <footer className="language-footer">
           <LanguageSwitch />
         </footer>
       </>

@@ -55,6 +55,9 @@ t.test(
     await page.getByText('1 usuário', { exact: true }).waitFor()
     await page.getByRole('button', { name: 'Criar usuário' }).waitFor()
     await page.getByRole('columnheader', { name: /Último login/ }).waitFor()
+    // A sort link is the same in every language: the column's key, not its Portuguese heading.
+    await page.getByRole('button', { name: /^Último login/ }).click()
+    await page.waitForURL(/[?&]sort=last-login\b/)
     await axeAtBothWidths(t, page, 'pt-users')
 
     await page.goto(`${origin}/console/settings`)

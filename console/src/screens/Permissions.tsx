@@ -167,6 +167,7 @@ export function Permissions() {
             sortBy: (p) => p.name,
           },
           {
+            key: 'description',
             title: t('role.description'),
             cell: (p) =>
               session.can('permissions:update') ? <Description permission={p} /> : (p.description ?? '—'),
