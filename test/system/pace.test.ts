@@ -4,13 +4,8 @@ import { sql } from 'kysely'
 import { buildTestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/db.js'
 import { createTenant } from '../helpers/fixtures.js'
-import {
-  BATCH_BUDGET_MS,
-  databaseBusy,
-  keepingPlace,
-  Pacer,
-  type SweepStep,
-} from '../../src/modules/system/pace.js'
+import { databaseBusy } from '../../src/modules/system/activity-queries.js'
+import { BATCH_BUDGET_MS, keepingPlace, Pacer, type SweepStep } from '../../src/modules/system/pace.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
 import { deleteUsageBefore } from '../../src/modules/client-keys/usage-queries.js'
 import { sweepExpiredPayloads } from '../../src/modules/oidc/payload-queries.js'
