@@ -75,7 +75,7 @@ export const HELP: Record<string, string> = {
   '/branding':
     'Your name, logo and colour on the sign-in, password reset and email confirmation pages, and on the sign-in page applications send people to.',
   '/branding/displayName': 'At most 64 characters.',
-  '/branding/logo': 'A PNG, JPEG or WebP image of at most 100 KB.',
+  '/branding/logo': 'A PNG, JPEG or WebP image of at most 45 KB.',
   '/branding/color':
     'The colour of the main button. Its text is black or white, whichever reads better on it.',
 }
