@@ -68,6 +68,12 @@ CI_COVERAGE_FLOORS ?=
 console: install ## Build the console into console/dist (only when missing or stale)
 	node scripts/build-console.mjs
 
+# The README's pictures of the console (docs/console-*.png): the service on an in-memory PGlite on loopback, a tenant
+# "Acme" filled through the API, Chromium (CHROMIUM_PATH, else /usr/bin/chromium) at 1440×900. See the script.
+.PHONY: pictures
+pictures: install console ## Remake the console's pictures in docs/ (a sample tenant "Acme", Chromium at 1440×900)
+	npx tsx scripts/console-pictures.ts
+
 # What runs where: the PGlite pass runs every file. The PostgreSQL pass runs every file but those listed in
 # test/single-pass.txt: files whose results do not depend on TEST_BACKEND (no database, a database of their
 # own choosing, or every back-end in one run: forEachBackend, backends(), twoInstances), which a second pass

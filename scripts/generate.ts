@@ -200,8 +200,6 @@ interface RouteOut {
   audit?: { action: string; target: string; changed?: string[]; refusalsOnly?: true }
   /** `x-protocol`: an endpoint whose request and answer an RFC fixes, handed to the protocol library whole. */
   protocol?: true
-  /** `x-body-limit`: the largest body in bytes, where it is not the service's 64 KiB. */
-  bodyLimit?: number
   bodyRequired: boolean
   successStatus: number
   schema: SchemaObj
@@ -288,9 +286,6 @@ function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
       }
       if (Object.keys(response).length) schema.response = response
       const rateLimit = op['x-rate-limit'] ?? null
-      const bodyLimit = op['x-body-limit']
-      if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && Number(bodyLimit) > 0))
-        throw new Error(`${id}: x-body-limit must be a positive integer`)
       routes.push({
         operationId: id,
         method: method.toUpperCase(),
@@ -303,7 +298,6 @@ function buildRoutes(doc: Obj, shared: SharedSchemas): RouteOut[] {
         ...(op['x-recent-auth'] === true ? { recentAuth: true as const } : {}),
         ...(isObj(op['x-audit']) ? { audit: auditOf(op['x-audit'], id) } : {}),
         ...(protocol ? { protocol: true as const } : {}),
-        ...(typeof bodyLimit === 'number' ? { bodyLimit } : {}),
         bodyRequired,
         successStatus: successStatus || 200,
         schema,

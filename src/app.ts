@@ -65,8 +65,7 @@ export interface HttpTimeouts {
  * Content-Length) and then dribbles, or goes silent, would hold its socket forever (slowloris).
  */
 export const HTTP_TIMEOUTS: HttpTimeouts = {
-  // Why 30 s: a request is at most 64 KiB (bodyLimit), which even a 3 KB/s client sends in time; the one
-  // larger body (a tenant's config with its logo, 192 KiB: x-body-limit) needs 7 KB/s.
+  // Why 30 s: the largest request is 64 KiB (bodyLimit), which even a 3 KB/s client sends in time.
   requestTimeout: 30_000,
   // Why 10 s: headers are at most 16 KiB (Node's limit) and normally arrive in one packet.
   headersTimeout: 10_000,

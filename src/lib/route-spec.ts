@@ -47,8 +47,6 @@ export interface RouteSpec {
    * path is validated here, and the protocol library (src/modules/oidc) answers the rest.
    */
   readonly protocol?: true
-  /** `x-body-limit`: the largest request body in bytes, where it is not the service's 64 KiB. */
-  readonly bodyLimit?: number
   readonly bodyRequired: boolean
   readonly successStatus: number
   readonly schema: {

@@ -53,8 +53,6 @@ function tableOptions(id: OperationId, { validateQuery = true }: RawRouteOptions
     method: spec.method,
     url: spec.url,
     schema: validateQuery ? schema : withoutQuery,
-    // Why per route: one operation takes a larger body (a tenant's config with its logo); the rest keep 64 KiB.
-    ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     config: {
       operationId: id,
       spec,

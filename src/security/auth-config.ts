@@ -34,7 +34,7 @@ export interface AuthConfig {
 /** A tenant's `auth_config.branding` (`BrandingConfig` in openapi/components/branding.yaml). */
 export interface BrandingConfig {
   displayName: string | null
-  /** A `data:` URL of a PNG, JPEG or WebP image, at most 100 KB decoded. */
+  /** A `data:` URL of a PNG, JPEG or WebP image, at most 45 KiB decoded. */
   logo: string | null
   /** `#rrggbb`. */
   color: string | null

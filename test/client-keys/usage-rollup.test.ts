@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createManualClock } from '../../src/lib/clock.js'
 import { buildTestApp } from '../helpers/app.js'
-import { createKey, createTenant, createUser, tokenFor } from '../helpers/fixtures.js'
+import { createKey, createTenant, createUser, platformKey, tokenFor } from '../helpers/fixtures.js'
 import { call } from '../helpers/call.js'
 import { insertUsageRows, type UsageRow } from '../../src/modules/client-keys/usage-queries.js'
 import { countableUntil } from '../../src/modules/client-keys/usage-rollup-queries.js'
@@ -130,5 +130,13 @@ t.test('getClientKeyStats: counted hours and the rows since', async (t) => {
       'no count older than the retention period',
     )
     t.equal((await stats()).totalRequests, 6, 'the 40-day-old request is gone from the counts too')
+  })
+
+  t.test("deleting the tenant takes its keys' counts", async (t) => {
+    t.ok((await hourly()).length > 0, 'counted hours before')
+    const res = await call(app, 'deleteTenant', platformKey, { params: { id: tenant.id } })
+    t.equal(res.status, 200)
+    t.same(await hourly(), [])
+    t.equal(await mark(), undefined)
   })
 })

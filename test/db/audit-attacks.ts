@@ -43,6 +43,8 @@ const removals = (tenantId: string) => [
   sql`select tessera_audit.expire(now() - interval '2 days', 10000)`,
   sql`select tessera_audit.expire(now() - interval '2 days', 10000) from users`,
   sql`select * from tessera_audit.expire_from(now() - interval '2 days', 10000, null)`,
+  // A cutoff before every row of the test: the call removes nothing, but runs its whole body.
+  sql`select * from tessera_audit.expire_from(now() - interval '45 days', 10, null)`,
   sql`select tessera_audit.mark_relocated(${tenantId}::pg_catalog.uuid)`,
   sql`select tessera_audit_relocate_out(${tenantId}::pg_catalog.uuid)`,
   sql`select tessera_audit_expire(now() - interval '2 days', 10000)`,
@@ -53,7 +55,7 @@ const evilFunction = (role: string) => sql`create or replace function public.tes
 language plpgsql as $fn$
 begin
   begin
-    execute ${`grant update, delete, truncate on tessera_audit.audit_log to "${role}"`};
+    execute ${sql.lit(`grant update, delete, truncate on tessera_audit.audit_log to "${role}"`)};
   exception when others then null;
   end;
   begin
@@ -287,6 +289,28 @@ export async function assertShadowingRefused(t: TapTest, session: Session, admin
     })
     await assertStillGuarded(t, session, { ...s, name: 'shadows' })
   })
+
+  await t.test(
+    'a temporary domain named like a type the functions cast to, whose check runs the role’s function',
+    async (t) => {
+      // Why domains: pg_temp is searched first for types, and a domain's CHECK would run as the owner. Why one
+      // at a time: with several, the function's own literals reach another domain and the call only recurses.
+      for (const d of ['timestamptz', 'int4', 'int8', 'uuid', 'text', 'bool', 'name', 'interval']) {
+        // One connection: a temporary type exists only in the session that made it.
+        await within(session, (pool) =>
+          pool.connection().execute(async (db) => {
+            await tryAll(db, [
+              evilFunction(role),
+              sql`create domain pg_temp.${sql.id(d)} as pg_catalog.${sql.id(d)} check (public.tessera_evil() is not null)`,
+            ])
+            for (const stmt of removals(tenantId)) await outcome(stmt.execute(db))
+            await tryAll(db, [sql`drop domain if exists pg_temp.${sql.id(d)}`])
+          }),
+        )
+        await assertStillGuarded(t, session, { ...s, name: `a domain named ${d}` })
+      }
+    },
+  )
 
   await t.test('past every attack, retention still removes what is old, and only that', async (t) => {
     await within(session, async (db) => {

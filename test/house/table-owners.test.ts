@@ -40,7 +40,7 @@ const EXCEPTIONS: Record<string, { tables: string[]; why: string }> = {
     why: 'the refresh is one statement, its audit row included; a call to the audit module would add a round trip',
   },
   'src/modules/tenants/routing/queries.ts': {
-    tables: ['client_key_usage', 'permissions'],
+    tables: ['client_key_usage', 'client_key_usage_hourly', 'client_key_usage_marks', 'permissions'],
     why: 'moving or deleting a tenant copies and purges every tenant table, by name (TENANT_TABLES)',
   },
 }

@@ -97,11 +97,9 @@ t.test('every operation: the gate and the body parser answer as the document dec
       t.equal(res.statusCode, 415, `${op}: 415 for a text body`)
     }
     if (declares(spec, 413)) {
-      // Past the route's own limit where it has one (x-body-limit), else the service's 64 KiB.
-      const limit = spec.bodyLimit ?? 64 * 1024
-      const big = JSON.stringify({ filler: 'x'.repeat(limit + 6 * 1024) })
+      const big = JSON.stringify({ filler: 'x'.repeat(70 * 1024) })
       const res = await send(spec, { headers: { ...auth, 'content-type': 'application/json' }, payload: big })
-      t.equal(res.statusCode, 413, `${op}: 413 for a body over ${limit / 1024} KiB`)
+      t.equal(res.statusCode, 413, `${op}: 413 for a body over 64 KiB`)
     }
     if (declares(spec, 429)) {
       const ip = nextIp()
@@ -119,7 +117,6 @@ t.test('every operation: the gate and the body parser answer as the document dec
 /** The required query of the operations that take one, so that the sweep reaches their handler. */
 const QUERIES: Record<string, string> = {
   listLoginProviders: '?tenantCode=sweep',
-  getLoginBranding: '?tenantCode=sweep',
   federationAuthorize: `?${new URLSearchParams({
     return_to: 'http://127.0.0.1:3000/console/',
     code_challenge: 'A'.repeat(43),

@@ -4,15 +4,11 @@ import { sql } from 'kysely'
 import { buildTestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/db.js'
 import { createTenant } from '../helpers/fixtures.js'
-import {
-  BATCH_BUDGET_MS,
-  databaseBusy,
-  keepingPlace,
-  Pacer,
-  type SweepStep,
-} from '../../src/modules/system/pace.js'
+import { databaseBusy } from '../../src/modules/system/activity-queries.js'
+import { BATCH_BUDGET_MS, keepingPlace, Pacer, type SweepStep } from '../../src/modules/system/pace.js'
 import { sweepOnce } from '../../src/modules/system/retention.js'
 import { deleteUsageBefore } from '../../src/modules/client-keys/usage-queries.js'
+import { sweepExpiredPayloads } from '../../src/modules/oidc/payload-queries.js'
 import { openPostgres } from '../../src/db/connect.js'
 
 // Retention's pacing (issue 45, src/modules/system/pace.ts): batches sized to a time budget, a pause after
@@ -160,4 +156,38 @@ t.test(
     t.equal(counts?.usage, 7)
     t.ok(slept.length >= 2, `paused after each full batch (${slept.length} pauses)`)
   },
+)
+
+t.test('sweepExpiredPayloads: expired payloads in expiry order from its lower bound on', (t) =>
+  forEachBackend(t, async (t, { db }) => {
+    const tenantId = randomUUID()
+    const now = new Date()
+    await db
+      .insertInto('tenants')
+      .values({ id: tenantId, name: 'pace', code: `p${tenantId.slice(0, 8)}`, auth_config: '{}' })
+      .execute()
+    const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000)
+    for (const [i, minutes] of [-50, -40, -30, -20, 10].entries())
+      await sql`insert into oidc_payloads (tenant_id, model, id, payload, expires_at)
+        values (${tenantId}, 'AccessToken', ${`t${i}`}, '{}', ${at(minutes)})`.execute(db)
+    await sql`insert into oidc_payloads (tenant_id, model, id, payload) values (${tenantId}, 'Client', 'c', '{}')`.execute(
+      db,
+    )
+    t.same(await sweepExpiredPayloads(db, { now, limit: 2, from: null }), { n: 2, last: at(-40) })
+    t.same(
+      await sweepExpiredPayloads(db, { now, limit: 2, from: at(-20) }),
+      { n: 1, last: at(-20) },
+      'from its bound',
+    )
+    t.same(await sweepExpiredPayloads(db, { now, limit: 2, from: null }), { n: 1, last: at(-30) })
+    t.same(await sweepExpiredPayloads(db, { now, limit: 2, from: null }), { n: 0, last: null })
+    const { rows } = await sql<{
+      id: string
+    }>`select id from oidc_payloads where tenant_id = ${tenantId} order by id`.execute(db)
+    t.same(
+      rows.map((r) => r.id),
+      ['c', 't4'],
+      'the live one and the one that never expires stay',
+    )
+  }),
 )

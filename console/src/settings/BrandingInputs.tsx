@@ -6,7 +6,8 @@ import { t } from '../i18n'
 
 /** The image types the API takes for a logo, and its largest size (openapi/components/branding.yaml). */
 const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp']
-const MAX_LOGO_BYTES = 100 * 1024
+// The service's own limit (src/modules/tenants/branding.ts): its base64 fits a 64 KiB body.
+const MAX_LOGO_BYTES = 45 * 1024
 
 /** What a brand input gets from the form: the field's id and aria attributes, its value and its setter. */
 export interface BrandInputProps {
@@ -16,7 +17,7 @@ export interface BrandInputProps {
   onChange: (value: unknown) => void
 }
 
-/** A file picker that turns a PNG, JPEG or WebP of at most 100 KB into a data: URL, with a preview. */
+/** A file picker that turns a PNG, JPEG or WebP of at most 45 KB into a data: URL, with a preview. */
 function LogoInput({ common, label, value, onChange }: BrandInputProps) {
   const [problem, setProblem] = useState('')
   const logo = typeof value === 'string' && value !== '' ? value : null
@@ -25,7 +26,7 @@ function LogoInput({ common, label, value, onChange }: BrandInputProps) {
     if (!file) return
     // Checked here for a message at once; the service checks the bytes again, whatever a page sends.
     if (!LOGO_TYPES.includes(file.type)) return setProblem(t('brand.chooseType'))
-    if (file.size > MAX_LOGO_BYTES) return setProblem(t('brand.tooBig'))
+    if (file.size > MAX_LOGO_BYTES) return setProblem(t('brand.tooBig', { kb: MAX_LOGO_BYTES / 1024 }))
     const reader = new FileReader()
     reader.onload = () => onChange(String(reader.result))
     reader.onerror = () => setProblem(t('brand.unreadable'))

@@ -10,13 +10,21 @@ import { sql, type Kysely, type Migration } from 'kysely'
 export const refreshSelectors: Migration = {
   async up(db: Kysely<unknown>) {
     await sql`alter table refresh_tokens add column by_selector boolean not null default false`.execute(db)
-    await sql`create unique index refresh_tokens_hashed on refresh_tokens (token_hash)
+    // Why "if not exists": on a large table an operator builds it first, CONCURRENTLY, without blocking the
+    // refreshes (docs/deployment.md, "Upgrading"); the build here then costs nothing.
+    await sql`create unique index if not exists refresh_tokens_hashed on refresh_tokens (token_hash)
       where not by_selector`.execute(db)
-    await sql`alter table refresh_tokens drop constraint refresh_tokens_token_hash_key`.execute(db)
+    await sql`alter table refresh_tokens drop constraint if exists refresh_tokens_token_hash_key`.execute(db)
   },
 
   async down(db: Kysely<unknown>) {
-    // Tokens of the new form cannot be read without the column: their sessions must sign in again.
+    // Tokens of the new form cannot be read without the column: their sessions end (revoked, so the sweep
+    // finds them and the session limit stops counting them), and their people sign in again.
+    await sql`update sessions set revoked_at = now(), revoked_reason = 'downgrade'
+      where revoked_at is null
+        and id in (select session_id from refresh_tokens where by_selector and replaced_by is null)`.execute(
+      db,
+    )
     await sql`delete from refresh_tokens where by_selector`.execute(db)
     await sql`alter table refresh_tokens add constraint refresh_tokens_token_hash_key unique (token_hash)`.execute(
       db,

@@ -6,7 +6,9 @@ import { asOwner, whoAmI } from './0002_audit_guard.js'
 // oldest entry of the created_at index, and walked every entry the batches before it had deleted (dead
 // until a vacuum) before it found a live row: a backlog's sweep slowed with every batch. Each batch now
 // starts where the last one ended. The same checks as expire: at most 10,000 rows, never a row inside the
-// configured period. Frozen once released.
+// configured period. Every type its body names is schema-qualified, as 0008's are: pg_temp is searched
+// first for types, so a temporary domain named `timestamptz` with a CHECK of the caller's would otherwise
+// run as the owner. Frozen once released.
 
 const PATH = sql.raw('pg_catalog, tessera_audit')
 
@@ -14,7 +16,7 @@ const EXPIRE_FROM = sql`create function tessera_audit.expire_from(p_before times
   p_from timestamptz) returns table (removed bigint, last timestamptz)
 language plpgsql security definer set search_path = ${PATH} as $fn$
 declare
-  v_days integer;
+  v_days pg_catalog.int4;
 begin
   if p_limit is null or p_limit operator(pg_catalog.<) 1 or p_limit operator(pg_catalog.>) 10000 then
     raise exception 'between 1 and 10000 rows per call' using errcode = '22023';
@@ -22,7 +24,7 @@ begin
   select s.retention_days into v_days from tessera_audit.settings s;
   if v_days is null then
     -- No period configured for this database: every row is kept.
-    return query select 0::bigint, null::timestamptz;
+    return query select 0::pg_catalog.int8, null::pg_catalog.timestamptz;
     return;
   end if;
   if p_before is null or p_before operator(pg_catalog.>)
@@ -35,7 +37,7 @@ begin
     delete from tessera_audit.audit_log a where a.id operator(pg_catalog.=) any (array(
       select o.id from tessera_audit.audit_log o
       where o.created_at operator(pg_catalog.<) p_before
-        and o.created_at operator(pg_catalog.>=) coalesce(p_from, '-infinity'::timestamptz)
+        and o.created_at operator(pg_catalog.>=) coalesce(p_from, '-infinity'::pg_catalog.timestamptz)
       order by o.created_at limit p_limit))
     returning a.created_at)
   select pg_catalog.count(*), pg_catalog.max(gone.created_at) from gone;

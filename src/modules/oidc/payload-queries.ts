@@ -361,14 +361,24 @@ export async function claimOwedLogouts(db: Kysely<Database>, limit: number): Pro
   return r.rows.map((row) => ({ tenantId: row.tenant_id, ...row.payload }))
 }
 
-/** Deletes up to `limit` expired payloads; how many it deleted (retention). */
-export async function sweepExpiredPayloads(db: Kysely<Database>, now: Date, limit: number): Promise<number> {
-  const r = await sql<{ n: number }>`with gone as (
-      delete from oidc_payloads where ctid in (
-        select ctid from oidc_payloads where expires_at < ${now} limit ${limit})
-      returning 1)
-    select count(*)::int as n from gone`.execute(db)
-  return r.rows[0]?.n ?? 0
+/**
+ * Retention: up to `limit` expired payloads, in expiry order from `from` on (system/pace.ts keeps the
+ * place); how many, and the expiry of the last. Refresh tokens live as long as their grant, so the table
+ * holds as many rows as there are authorizations, and a backlog's batches must not walk again what the
+ * ones before them deleted.
+ */
+export async function sweepExpiredPayloads(
+  db: Kysely<Database>,
+  p: { now: Date; limit: number; from: Date | null },
+): Promise<{ n: number; last: Date | null }> {
+  const from = p.from === null ? sql`true` : sql`expires_at >= ${p.from}::timestamptz`
+  const r = await sql<{ n: number; last: Date | string | null }>`with picked as (
+      select ctid, expires_at from oidc_payloads where expires_at < ${p.now} and ${from}
+      order by expires_at limit ${p.limit}
+    ), gone as (delete from oidc_payloads where ctid in (select ctid from picked) returning 1)
+    select (select count(*)::int from gone) as n, (select max(expires_at) from picked) as last`.execute(db)
+  const row = r.rows[0]
+  return { n: row?.n ?? 0, last: row?.last == null ? null : new Date(row.last) }
 }
 
 /** The user's grants (the applications they authorized), newest first. */

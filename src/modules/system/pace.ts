@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { databaseBusy } from './activity-queries.js'
 
 // How retention paces its batches (issue 45). Two rules: a batch stays well inside the 15-second query
 // timeout, whatever the table's state (its size follows the time the last one took); and while other
@@ -17,24 +18,6 @@ export interface PaceHooks {
   /** Whether another client is using the database now (default: databaseBusy). */
   busy?: () => Promise<boolean>
   sleep?: (ms: number) => Promise<void>
-}
-
-/**
- * Whether another client of this database ran a statement in the last second, or is in one now:
- * pg_stat_activity, read from shared memory, so it costs no table read. False where it cannot be read.
- */
-export async function databaseBusy(db: Kysely<Database>): Promise<boolean> {
-  try {
-    const { rows } = await sql<{ busy: boolean }>`select exists (select 1 from pg_stat_activity a
-      where a.datname = current_database() and a.backend_type = 'client backend'
-        and a.pid <> pg_backend_pid()
-        and (a.state <> 'idle' or a.state_change > clock_timestamp() - interval '1 second')) as busy`.execute(
-      db,
-    )
-    return rows[0]?.busy === true
-  } catch {
-    return false
-  }
 }
 
 const sleepFor = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

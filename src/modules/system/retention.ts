@@ -159,12 +159,13 @@ async function sweepSessions(
   await sweepEmailTables(conn, now)
   await deleteExpiredPasskeyChallenges(conn, now)
   // The OpenID provider's expired payloads (codes, tokens, sessions, interactions; contract section 23).
-  // Why no place kept: these tables hold minutes of rows, and a batch's statement finds them by expiry.
-  const unkept = (run: (batch: number) => Promise<number>) =>
-    keepingPlace(async (_from, batch) => ({ n: await run(batch), last: null }), pace(conn))
-  await unkept((batch) => sweepExpiredPayloads(conn, now, batch))
-  // Federated sign-ins' flows and login codes past their 10 minutes and 60 seconds (section 24).
-  await unkept((batch) => sweepFederation(conn, now, batch))
+  await keepingPlace((from, limit) => sweepExpiredPayloads(conn, { now, limit, from }), pace(conn))
+  // Federated sign-ins' flows and login codes past their 10 minutes and 60 seconds (section 24). Why no
+  // place kept: these tables hold minutes of rows.
+  await keepingPlace(
+    async (_from, batch) => ({ n: await sweepFederation(conn, now, batch), last: null }),
+    pace(conn),
+  )
   return { sessions: sessions + expired, refreshTokens, mfaTokens }
 }
 

@@ -2,8 +2,11 @@ import type { AppContext } from '../../context.js'
 import { fail } from '../../errors.js'
 import type { BrandingConfig } from '../../security/auth-config.js'
 
-/** The largest logo, decoded (issue 44): a sign-in page loads it before anyone has signed in. */
-const MAX_LOGO_BYTES = 100 * 1024
+/**
+ * The largest logo, decoded: 45 KiB, so that its base64 in a configuration's body stays inside the
+ * service's 64 KiB (contract section 1), and a sign-in page loads little before anyone has signed in.
+ */
+const MAX_LOGO_BYTES = 45 * 1024
 
 const NO_BRANDING: BrandingConfig = { displayName: null, logo: null, color: null }
 

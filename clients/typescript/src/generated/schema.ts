@@ -2611,7 +2611,7 @@ export interface components {
         AuthConfigPatch: {
             /** Format: int32 */
             accessTokenExpiresIn?: number;
-            /** @description Sets the sign-in pages' look (`BrandingConfigPatch`, merged key by key into the current one, then checked: 400 VALIDATION_ERROR naming the field when the logo's base64 is broken, its decoded size is over 100 KB or its bytes are not the image type it names), or drops it (null). */
+            /** @description Sets the sign-in pages' look (`BrandingConfigPatch`, merged key by key into the current one, then checked: 400 VALIDATION_ERROR naming the field when the logo's base64 is broken, its decoded size is over 45 KiB or its bytes are not the image type it names), or drops it (null). */
             branding?: components["schemas"]["BrandingConfigPatch"] | null;
             email?: components["schemas"]["EmailConfigPatch"];
             federation?: components["schemas"]["FederationConfigPatch"];
@@ -2710,9 +2710,9 @@ export interface components {
             displayName?: components["schemas"]["BrandingDisplayName"];
             logo?: components["schemas"]["BrandingLogo"];
         };
-        /** @description The name the sign-in pages show above the form (no control characters); null shows none. */
+        /** @description The name the sign-in pages show above the form: no control, format (bidi overrides, zero-width) or line separator characters, and not only spaces; null shows none. */
         BrandingDisplayName: string | null;
-        /** @description The logo, as a `data:` URL of a PNG, JPEG or WebP image in base64 (at most 100 KB decoded; its first bytes must be of the type it names). No SVG and no remote address: the sign-in page's Content-Security-Policy admits `data:` images only, and the service fetches nothing for it. Null shows none. */
+        /** @description The logo, as a `data:` URL of a PNG, JPEG or WebP image in base64 (at most 45 KiB decoded; its first bytes must be of the type it names). No SVG and no remote address: the sign-in page's Content-Security-Policy admits `data:` images only, and the service fetches nothing for it. Null shows none. */
         BrandingLogo: string | null;
         /**
          * @example {
@@ -9487,7 +9487,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_ERROR: `id` is not a UUID, or the patch has the wrong shape, out-of-range values or unknown properties; or `branding` is refused, naming the field: a `displayName` over 64 characters or with a control character, a `logo` that is not a `data:` URL of PNG, JPEG or WebP in base64 (SVG and remote addresses included), whose base64 is broken, which is over 100 KB decoded or whose bytes are not of the type it names, or a `color` that is not `#rrggbb`. */
+            /** @description VALIDATION_ERROR: `id` is not a UUID, or the patch has the wrong shape, out-of-range values or unknown properties; or `branding` is refused, naming the field: a `displayName` over 64 characters or with a control character, a `logo` that is not a `data:` URL of PNG, JPEG or WebP in base64 (SVG and remote addresses included), whose base64 is broken, which is over 45 KiB decoded or whose bytes are not of the type it names, or a `color` that is not `#rrggbb`. */
             400: components["responses"]["BadRequest"];
             /** @description UNAUTHORIZED: no credential, a malformed or badly signed token, an unknown, revoked or expired Client Key, or both a JWT and a Client Key. TOKEN_EXPIRED: the access token is past `exp` (error text `Token expired`). REAUTHENTICATION_REQUIRED: the body changes `email.resetUrl` or `email.verifyUrl` and the user's sign-in is not recent (see `x-recent-auth`). */
             401: components["responses"]["Unauthorized"];
@@ -9495,7 +9495,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description TENANT_NOT_FOUND: unknown tenant id, or another tenant's id for a caller outside the platform tenant. */
             404: components["responses"]["NotFound"];
-            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 192 KiB (room for `branding.logo`). */
+            /** @description PAYLOAD_TOO_LARGE: the request body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
             /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not `application/json`. */
             415: components["responses"]["UnsupportedMediaType"];

@@ -1,7 +1,7 @@
 // The words of settings/BrandingInputs.tsx.
 export const branding = {
   'brand.chooseType': 'Choose a PNG, JPEG or WebP image.',
-  'brand.tooBig': 'Choose an image of at most 100 KB.',
+  'brand.tooBig': 'Choose an image of at most {kb} KB.',
   'brand.unreadable': 'The image could not be read.',
   'brand.removeLogo': 'Remove the logo',
   'brand.ownColour': 'The console’s own',

@@ -68,7 +68,7 @@ export const settingsForm = {
   'help./branding':
     'Your name, logo and colour on the sign-in, password reset and email confirmation pages, and on the sign-in page applications send people to.',
   'help./branding/displayName': 'At most 64 characters.',
-  'help./branding/logo': 'A PNG, JPEG or WebP image of at most 100 KB.',
+  'help./branding/logo': 'A PNG, JPEG or WebP image of at most 45 KB.',
   'help./branding/color':
     'The colour of the main button. Its text is black or white, whichever reads better on it.',
   'section.sign-in': 'Sign-in',

@@ -3,7 +3,7 @@ import type { branding as en } from '../en/branding.js'
 
 export const branding: WordsOf<typeof en> = {
   'brand.chooseType': 'Escolha uma imagem PNG, JPEG ou WebP.',
-  'brand.tooBig': 'Escolha uma imagem de no máximo 100 KB.',
+  'brand.tooBig': 'Escolha uma imagem de no máximo {kb} KB.',
   'brand.unreadable': 'Não foi possível ler a imagem.',
   'brand.removeLogo': 'Remover o logotipo',
   'brand.ownColour': 'A do próprio console',

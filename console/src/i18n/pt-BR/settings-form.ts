@@ -72,7 +72,7 @@ export const settingsForm: WordsOf<typeof en> = {
   'help./branding':
     'Seu nome, logotipo e cor nas páginas de login, de redefinição de senha e de confirmação de e-mail, e na página de login para a qual os aplicativos enviam as pessoas.',
   'help./branding/displayName': 'No máximo 64 caracteres.',
-  'help./branding/logo': 'Uma imagem PNG, JPEG ou WebP de no máximo 100 KB.',
+  'help./branding/logo': 'Uma imagem PNG, JPEG ou WebP de no máximo 45 KB.',
   'help./branding/color':
     'A cor do botão principal. O texto dele fica preto ou branco, o que for mais legível.',
   'section.sign-in': 'Login',

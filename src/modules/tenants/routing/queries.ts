@@ -288,6 +288,10 @@ export async function deleteTenantFromMain(trx: Kysely<Database>, tenantId: stri
   // database, and usage rows have none at all.
   await purgeTenantRows(trx, tenantId, { tables: TENANT_TABLES.filter((t) => t !== AUDIT_TABLE) })
   await trx.deleteFrom('client_key_usage').where('tenant_id', '=', tenantId).execute()
+  // The counts of its keys' usage (no tenant column: a key's id names its tenant) go before the keys.
+  const keys = sql`(select id from client_keys where tenant_id = ${tenantId})`
+  await sql`delete from client_key_usage_hourly where key_id in ${keys}`.execute(trx)
+  await sql`delete from client_key_usage_marks where key_id in ${keys}`.execute(trx)
   const r = await trx.deleteFrom('tenants').where('id', '=', tenantId).executeTakeFirst()
   return Number(r.numDeletedRows) > 0
 }
