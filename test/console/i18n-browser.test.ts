@@ -68,6 +68,21 @@ t.test(
     await page.getByLabel('Validade do token de acesso', { exact: true }).waitFor()
     await axeAtBothWidths(t, page, 'pt-settings')
 
+    await page.goto(`${origin}/console/account`)
+    await h1(page, 'Conta')
+    await page.getByRole('heading', { level: 2, name: 'Segundo fator' }).waitFor()
+    await page.getByRole('button', { name: 'Alterar senha' }).waitFor()
+    await axeAtBothWidths(t, page, 'pt-account')
+
+    // The audit log's sentences are the catalogue's too.
+    await page.goto(`${origin}/console/audit-log`)
+    await h1(page, 'Registro de auditoria')
+    await page.getByRole('table').getByText('admin@acme.test entrou').first().waitFor()
+    await axeAtBothWidths(t, page, 'pt-audit-log')
+
+    await page.goto(`${origin}/console/settings`)
+    await h1(page, 'Configurações')
+
     // The switch: English at once, and after a reload (localStorage), though the browser still asks for pt-BR.
     await page.getByRole('combobox', { name: 'Idioma do console' }).selectOption('en')
     await h1(page, 'Settings')
