@@ -111,10 +111,10 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
             })}
           </ul>
         </nav>
+        <LanguageSwitch compact />
         <button type="button" onClick={() => void session.signOut()}>
           {t('shell.signOut')}
         </button>
-        <LanguageSwitch />
       </header>
       <main id="main">{children}</main>
     </>
