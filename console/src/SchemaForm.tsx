@@ -115,7 +115,7 @@ function Field({ path, schema, value, errors, onChange }: FieldProps) {
             checked={on}
             onChange={(e) => onChange(path, e.target.checked ? {} : null)}
           />{' '}
-          {labelAt(path)} on
+          {t('form.switchOn', { label: labelAt(path) })}
         </label>
         <Hint path={path} schema={schema} errors={errors} />
         {on &&

@@ -87,6 +87,7 @@ export const settingsForm = {
   'form.viaApi': '{set}: set through the API (see the API guide).',
   'form.set': '{count} set',
   'form.none': 'None',
+  'form.switchOn': '{label} on',
   'schema.type': 'must be {types}',
   'schema.integer': 'a whole number',
   'schema.or': ' or ',

@@ -91,6 +91,7 @@ export const settingsForm: WordsOf<typeof en> = {
   'form.viaApi': '{set}: definido pela API (veja o guia da API).',
   'form.set': '{count} definidos',
   'form.none': 'Nenhum',
+  'form.switchOn': 'Ativar: {label}',
   'schema.type': 'deve ser {types}',
   'schema.integer': 'um número inteiro',
   'schema.or': ' ou ',
