@@ -117,6 +117,7 @@ t.test('every operation: the gate and the body parser answer as the document dec
 /** The required query of the operations that take one, so that the sweep reaches their handler. */
 const QUERIES: Record<string, string> = {
   listLoginProviders: '?tenantCode=sweep',
+  getLoginBranding: '?tenantCode=sweep',
   federationAuthorize: `?${new URLSearchParams({
     return_to: 'http://127.0.0.1:3000/console/',
     code_challenge: 'A'.repeat(43),
