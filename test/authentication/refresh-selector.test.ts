@@ -24,10 +24,18 @@ t.test('refreshTokenLookup: the two forms, and anything else', async (t) => {
   const token = newSelectorToken(tenant, id)
   t.match(token, SELECTOR_FORM, '86 base64url characters')
   t.equal(refreshTokenTenant(token), tenant)
-  t.same(refreshTokenLookup(token), { id, hash: sha256Hex(token) }, 'found by its row id, then its hash')
+  t.same(
+    refreshTokenLookup(token),
+    { tenantId: tenant, id, hash: sha256Hex(token) },
+    'found by its row id, then its hash',
+  )
   const old = newRefreshTokenFor(tenant)
   t.equal(old.length, 64)
-  t.same(refreshTokenLookup(old), { id: null, hash: sha256Hex(old) }, 'the older form by its hash alone')
+  t.same(
+    refreshTokenLookup(old),
+    { tenantId: tenant, id: null, hash: sha256Hex(old) },
+    'the older form by its hash alone',
+  )
   t.equal(refreshTokenLookup(token.slice(0, 85)), null, 'a cut token')
   t.equal(refreshTokenLookup(`${token.slice(0, 85)}+`), null, 'not base64url')
   t.equal(refreshTokenLookup('x'.repeat(70)), null, 'neither length')

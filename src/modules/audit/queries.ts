@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely } from 'kysely'
 import type { AuditAction, AuditLogTable, Database } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
+import { keyedBatch } from '../../db/keyed-batch.js'
 
 /** Appends one audit row (through the handle given: the change's transaction, or one outside it). */
 export async function insertAuditRow(db: Kysely<Database>, row: Insertable<AuditLogTable>): Promise<void> {
@@ -71,7 +72,7 @@ export async function expireAuditRows(
     from tessera_audit.expire_from(now() - make_interval(days => ${p.days}::integer), ${p.batch}::integer,
       ${p.from}::timestamptz)`.execute(db)
   const row = r.rows[0]
-  return { n: Number(row?.n ?? 0), last: row?.last == null ? null : new Date(row.last) }
+  return keyedBatch(row)
 }
 
 /** The database's own audit retention period (null: kept), and whether the connected role may change it. */

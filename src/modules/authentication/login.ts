@@ -7,7 +7,7 @@ import { writeAudit, type RequestMeta } from '../audit/write.js'
 import { findUserForLogin } from '../users/queries.js'
 import { countLoginFailure, lockedError, throttleKey } from '../account/lockout.js'
 import { admitUser, completeLogin, loginFailure, tokensFor } from '../sessions/complete-login.js'
-import { newSelectorToken, refreshTokenLookup, refreshTokenTenant } from '../sessions/refresh-token.js'
+import { newSelectorToken, refreshTokenLookup } from '../sessions/refresh-token.js'
 import { secondFactorAtLogin } from '../otp/login-step.js'
 import { findRefreshToken, revokeSessions, rotateRefreshToken } from '../sessions/queries.js'
 
@@ -93,9 +93,8 @@ export async function login(ctx: AppContext, input: LoginInput, meta: RequestMet
  * (commit, then fail).
  */
 export async function refresh(ctx: AppContext, token: string, meta: RequestMeta) {
-  const tenantId = refreshTokenTenant(token)
   const lookup = refreshTokenLookup(token)
-  const tenant = tenantId && lookup ? await ctx.tenants.byId(tenantId) : null
+  const tenant = lookup ? await ctx.tenants.byId(lookup.tenantId) : null
   if (!tenant || !lookup) throw new AppError('INVALID_REFRESH_TOKEN')
   const db = ctx.dbs.forTenant(tenant.id)
   const nowMs = ctx.clock.now()

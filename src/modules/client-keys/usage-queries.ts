@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { paginate, type PageParams } from '../../db/paginate.js'
+import { fromKey, keyedBatch } from '../../db/keyed-batch.js'
 
 /** One request made with a key, as the usage log buffers and stores it. */
 export interface UsageRow {
@@ -97,12 +98,12 @@ export async function deleteUsageBefore(
   // planner took a sequential scan that read every row deleted before it (not yet vacuumed); ordered from
   // the start, the index scan walked their dead entries: either way a backlog's sweep slowed with every
   // batch, until one outlasted the query timeout (make bench-scale, 6.7M rows to go).
-  const from = p.from === null ? sql`true` : sql`created_at >= ${p.from}::timestamptz`
+  const from = fromKey(sql`created_at`, p.from)
   const { rows } = await sql<{ n: number; last: Date | string | null }>`with picked as (
       select id, created_at from client_key_usage where created_at < ${p.before} and ${from}
       order by created_at limit ${p.batch}
     ), gone as (delete from client_key_usage where id in (select id from picked) returning 1)
     select (select count(*)::int from gone) as n, (select max(created_at) from picked) as last`.execute(db)
   const row = rows[0]
-  return { n: row?.n ?? 0, last: row?.last == null ? null : new Date(row.last) }
+  return keyedBatch(row)
 }

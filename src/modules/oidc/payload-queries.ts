@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { GrantRow } from '../../security/grants.js'
 import { grantQueryParts, userRowPart } from '../permissions/grant-queries.js'
+import { fromKey, keyedBatch } from '../../db/keyed-batch.js'
 
 // The oidc_payloads table, the oidc module's: what `oidc-provider` stores through its adapter (adapter.ts),
 // one row per (tenant, model, id). Every statement names the tenant, so one tenant's provider never reads
@@ -371,14 +372,14 @@ export async function sweepExpiredPayloads(
   db: Kysely<Database>,
   p: { now: Date; limit: number; from: Date | null },
 ): Promise<{ n: number; last: Date | null }> {
-  const from = p.from === null ? sql`true` : sql`expires_at >= ${p.from}::timestamptz`
+  const from = fromKey(sql`expires_at`, p.from)
   const r = await sql<{ n: number; last: Date | string | null }>`with picked as (
       select ctid, expires_at from oidc_payloads where expires_at < ${p.now} and ${from}
       order by expires_at limit ${p.limit}
     ), gone as (delete from oidc_payloads where ctid in (select ctid from picked) returning 1)
     select (select count(*)::int from gone) as n, (select max(expires_at) from picked) as last`.execute(db)
   const row = r.rows[0]
-  return { n: row?.n ?? 0, last: row?.last == null ? null : new Date(row.last) }
+  return keyedBatch(row)
 }
 
 /** The user's grants (the applications they authorized), newest first. */

@@ -45,11 +45,18 @@ export function refreshTokenTenant(token: string): string | null {
   return uuidOf(Buffer.from(token, 'base64url').subarray(0, 16))
 }
 
-/** The lookup of a presented refresh token; null when it is not of either form. */
-export function refreshTokenLookup(token: string): RefreshTokenLookup | null {
-  if (refreshTokenTenant(token) === null) return null
+/**
+ * The lookup of a presented refresh token, with the tenant it names (decoded once, for the hot path);
+ * null when it is not of either form.
+ */
+export function refreshTokenLookup(token: string): (RefreshTokenLookup & { tenantId: string }) | null {
+  if ((token.length !== HASHED_LENGTH && token.length !== SELECTOR_LENGTH) || !BASE64URL.test(token))
+    return null
+  const bytes = Buffer.from(token, 'base64url')
+  const tenantId = uuidOf(bytes.subarray(0, 16))
+  if (tenantId === null) return null
   const hash = sha256Hex(token)
-  if (token.length === HASHED_LENGTH) return { id: null, hash }
-  const id = uuidOf(Buffer.from(token, 'base64url').subarray(16, 32))
-  return id ? { id, hash } : null
+  if (token.length === HASHED_LENGTH) return { tenantId, id: null, hash }
+  const id = uuidOf(bytes.subarray(16, 32))
+  return id ? { tenantId, id, hash } : null
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { fromKey, keyedBatch, type KeyedBatch } from '../../db/keyed-batch.js'
 
 // Retention's statements on the sessions and refresh_tokens tables (the authentication module's); the
 // batches, the lock and the routed databases are modules/system/retention.ts's.
@@ -18,19 +19,15 @@ export function givenLifetimes(ids: readonly string[], secs: readonly number[]):
 /** A day before `now`, as the statements compare it. */
 const dayBefore = (now: Date) => sql`${now}::timestamptz - interval '1 day'`
 
-/** The lower bound of a batch that keeps its place (system/pace.ts): from the key `from` on. */
-const fromKey = (key: RawBuilder<unknown>, from: Date | null) =>
-  from === null ? sql`true` : sql`${key} >= ${from}::timestamptz`
-
 type Batch = { now: Date; batch: number; from: Date | null }
-type Removed = { n: number; last: Date | null }
+type Removed = KeyedBatch
 
 /** The count and the last key of a batch: `with picked (key) …, gone (deleted rows) …`. */
 async function removed(db: Kysely<Database>, statement: RawBuilder<unknown>): Promise<Removed> {
   const { rows } = await sql<{ n: number; last: Date | string | null }>`${statement}
     select (select count(*)::int from gone) as n, (select max(key) from picked) as last`.execute(db)
   const row = rows[0]
-  return { n: row?.n ?? 0, last: row?.last == null ? null : new Date(row.last) }
+  return keyedBatch(row)
 }
 
 /**
